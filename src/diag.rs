@@ -1,0 +1,314 @@
+//! Diagnostics: findings with a stable code, a severity, a location and the catalog object they
+//! concern, rendered for people (rustc/cargo style) or as JSON for machines.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+/// How bad a finding is. Ordered from least to most severe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; never fails a run.
+    Info,
+    /// Accepted by OLM but likely a mistake.
+    Warning,
+    /// OLM (opm, the resolver or the catalog server) rejects this.
+    Error,
+}
+
+impl Severity {
+    /// The lowercase word used in text and JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// A place in a source file. Lines and columns are 1-based; 0 means unknown.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Location {
+    /// The file, as given on the command line joined with its path below the catalog root.
+    pub file: Arc<Path>,
+    /// 1-based line, 0 when unknown.
+    pub line: u32,
+    /// 1-based column, 0 when unknown.
+    pub column: u32,
+}
+
+impl Location {
+    /// A location at `line:column` of `file`.
+    pub fn new(file: Arc<Path>, line: u32, column: u32) -> Self {
+        Location { file, line, column }
+    }
+
+    /// Renders `file:line:column` (omitting unknown parts).
+    pub fn display(&self) -> String {
+        let mut s = self.file.display().to_string();
+        if self.line > 0 {
+            let _ = write!(s, ":{}", self.line);
+            if self.column > 0 {
+                let _ = write!(s, ":{}", self.column);
+            }
+        }
+        s
+    }
+}
+
+/// The catalog object a finding is about.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Subject {
+    /// Package name, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// Channel name, if the finding concerns a channel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// Bundle name, if the finding concerns a bundle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
+}
+
+impl Subject {
+    /// A subject naming only a package.
+    pub fn package(p: &str) -> Self {
+        Subject {
+            package: Some(p.to_string()),
+            ..Subject::default()
+        }
+    }
+    /// A subject naming a channel of a package.
+    pub fn channel(p: &str, c: &str) -> Self {
+        Subject {
+            package: Some(p.to_string()),
+            channel: Some(c.to_string()),
+            bundle: None,
+        }
+    }
+    /// A subject naming a bundle of a package.
+    pub fn bundle(p: &str, b: &str) -> Self {
+        Subject {
+            package: Some(p.to_string()),
+            channel: None,
+            bundle: Some(b.to_string()),
+        }
+    }
+    /// A subject naming a bundle as a channel entry.
+    pub fn entry(p: &str, c: &str, b: &str) -> Self {
+        Subject {
+            package: Some(p.to_string()),
+            channel: Some(c.to_string()),
+            bundle: Some(b.to_string()),
+        }
+    }
+
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(p) = &self.package {
+            parts.push(format!("package `{p}`"));
+        }
+        if let Some(c) = &self.channel {
+            parts.push(format!("channel `{c}`"));
+        }
+        if let Some(b) = &self.bundle {
+            parts.push(format!("bundle `{b}`"));
+        }
+        parts.join(", ")
+    }
+}
+
+/// One diagnostic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// Stable code such as `FBC045`.
+    pub code: &'static str,
+    /// Severity of this occurrence.
+    pub severity: Severity,
+    /// One-line description of what is wrong.
+    pub message: String,
+    /// Where it is, when known.
+    pub location: Option<Location>,
+    /// What it concerns.
+    pub subject: Subject,
+    /// What to do about it, when there is something useful to say.
+    pub help: Option<String>,
+}
+
+impl Finding {
+    /// A new finding with the code's default severity.
+    pub fn new(code: &'static crate::checks::Code, message: impl Into<String>) -> Self {
+        Finding {
+            code: code.code,
+            severity: code.severity,
+            message: message.into(),
+            location: None,
+            subject: Subject::default(),
+            help: None,
+        }
+    }
+    /// Sets the location.
+    pub fn at(mut self, loc: Option<Location>) -> Self {
+        self.location = loc;
+        self
+    }
+    /// Sets the subject.
+    pub fn about(mut self, s: Subject) -> Self {
+        self.subject = s;
+        self
+    }
+    /// Sets the help text.
+    pub fn help(mut self, h: impl Into<String>) -> Self {
+        self.help = Some(h.into());
+        self
+    }
+
+    fn sort_key(&self) -> (Option<&Location>, &'static str, &Subject, &String) {
+        (self.location.as_ref(), self.code, &self.subject, &self.message)
+    }
+}
+
+/// Sorts findings by file, line, column, code, subject and message, and removes exact duplicates,
+/// so that output is stable whatever order checks ran in.
+pub fn sort_findings(findings: &mut Vec<Finding>) {
+    findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    findings.dedup();
+}
+
+/// Counts of findings per severity.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Error-level findings.
+    pub errors: usize,
+    /// Warnings.
+    pub warnings: usize,
+    /// Informational findings.
+    pub infos: usize,
+}
+
+impl Summary {
+    /// Tallies `findings`.
+    pub fn of(findings: &[Finding]) -> Self {
+        let mut s = Summary::default();
+        for f in findings {
+            match f.severity {
+                Severity::Error => s.errors += 1,
+                Severity::Warning => s.warnings += 1,
+                Severity::Info => s.infos += 1,
+            }
+        }
+        s
+    }
+}
+
+/// Renders findings like rustc diagnostics:
+///
+/// ```text
+/// error[FBC045]: multiple channel heads found: a.v2, b.v3
+///   --> catalog/foo/catalog.yaml:12:1
+///    = package `foo`, channel `stable`
+///    = help: ...
+/// ```
+pub fn render_text(findings: &[Finding], color: bool) -> String {
+    let mut out = String::new();
+    for f in findings {
+        let (c0, c1) = if color {
+            match f.severity {
+                Severity::Error => ("\x1b[1;31m", "\x1b[0m"),
+                Severity::Warning => ("\x1b[1;33m", "\x1b[0m"),
+                Severity::Info => ("\x1b[1;36m", "\x1b[0m"),
+            }
+        } else {
+            ("", "")
+        };
+        let _ = writeln!(
+            out,
+            "{c0}{}[{}]{c1}: {}",
+            f.severity.as_str(),
+            f.code,
+            f.message
+        );
+        if let Some(loc) = &f.location {
+            let _ = writeln!(out, "  --> {}", loc.display());
+        }
+        let subject = f.subject.describe();
+        if !subject.is_empty() {
+            let _ = writeln!(out, "   = {subject}");
+        }
+        if let Some(h) = &f.help {
+            let _ = writeln!(out, "   = help: {h}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The one-line summary printed after text findings.
+pub fn render_summary(s: &Summary) -> String {
+    format!(
+        "{} error{}, {} warning{}, {} info",
+        s.errors,
+        if s.errors == 1 { "" } else { "s" },
+        s.warnings,
+        if s.warnings == 1 { "" } else { "s" },
+        s.infos
+    )
+}
+
+#[derive(Serialize)]
+struct JsonFinding<'a> {
+    code: &'a str,
+    severity: Severity,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<u32>,
+    #[serde(flatten)]
+    subject: &'a Subject,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    help: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    passed: bool,
+    summary: Summary,
+    findings: Vec<JsonFinding<'a>>,
+}
+
+/// Renders findings as one JSON document: `{passed, summary, findings: [...]}`.
+pub fn render_json(findings: &[Finding]) -> String {
+    let summary = Summary::of(findings);
+    let report = JsonReport {
+        passed: summary.errors == 0,
+        summary,
+        findings: findings
+            .iter()
+            .map(|f| JsonFinding {
+                code: f.code,
+                severity: f.severity,
+                message: &f.message,
+                file: f.location.as_ref().map(|l| l.file.display().to_string()),
+                line: f.location.as_ref().map(|l| l.line).filter(|l| *l > 0),
+                column: f.location.as_ref().map(|l| l.column).filter(|c| *c > 0),
+                subject: &f.subject,
+                help: f.help.as_deref(),
+            })
+            .collect(),
+    };
+    let mut s = serde_json::to_string_pretty(&report).unwrap_or_else(|_| "{}".to_string());
+    s.push('\n');
+    s
+}
+
+/// Joins a catalog root and a relative path for display.
+pub fn display_path(root: &Path, rel: &Path) -> PathBuf {
+    root.join(rel)
+}
