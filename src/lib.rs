@@ -1,14 +1,11 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! olmctl: package Kubernetes operators for OLM and manage their lifecycle.
+//!
+//! The library holds everything; the `olmctl` binary is a thin command line over it.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub mod checks;
+pub mod diag;
+pub mod fbc;
+pub mod range;
+pub mod imageref;
+pub mod model;
+pub mod cli;

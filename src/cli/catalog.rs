@@ -1,0 +1,286 @@
+//! `olmctl catalog ...`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use clap::{Subcommand, ValueEnum};
+use serde::Serialize;
+
+use super::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, out, use_color};
+use crate::diag::{Severity, render_json, render_summary, render_text};
+use crate::fbc::load::{Loaded, list_files, load};
+use crate::fbc::write::{Format, canonical, write_blobs};
+use crate::model::Index;
+use crate::model::chain::{Head, heads};
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogCmd {
+    /// Validate catalogs: every opm rule plus the serve-time and runtime failures opm misses.
+    /// Exit 0 when clean, 1 when error-level findings exist, 2 when input cannot be read.
+    Validate {
+        /// Catalog directories (or files); several are composed like one catalog.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+    /// Rewrite a catalog in opm's canonical form: one directory per package.
+    Fmt {
+        /// The catalog directory.
+        dir: PathBuf,
+        /// Encoding of the written files.
+        #[arg(long, value_enum, default_value_t = FmtFormat::Yaml)]
+        format: FmtFormat,
+        /// Write the formatted catalog to this directory instead of rewriting DIR in place.
+        #[arg(long, conflicts_with = "check")]
+        out: Option<PathBuf>,
+        /// Write nothing; exit 1 if DIR is not already in canonical form.
+        #[arg(long)]
+        check: bool,
+    },
+    /// List packages, default channels and channels with their head and entry count.
+    Ls {
+        /// Catalog directories (or files).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FmtFormat {
+    /// YAML documents (`catalog.yaml`).
+    Yaml,
+    /// A JSON stream (`catalog.json`).
+    Json,
+}
+
+pub fn run(cmd: CatalogCmd) -> u8 {
+    match cmd {
+        CatalogCmd::Validate { dirs, output } => validate(&dirs, output),
+        CatalogCmd::Fmt {
+            dir,
+            format,
+            out,
+            check,
+        } => fmt(&dir, format, out.as_deref(), check),
+        CatalogCmd::Ls { dirs, output } => ls(&dirs, output),
+    }
+}
+
+fn load_or_report(dirs: &[PathBuf]) -> Result<Loaded, u8> {
+    load(dirs).map_err(|e| {
+        eprintln!("error: cannot read catalog: {e}");
+        EXIT_USAGE
+    })
+}
+
+fn validate(dirs: &[PathBuf], output: Output) -> u8 {
+    let loaded = match load_or_report(dirs) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let findings = crate::checks::fbc::validate(&loaded);
+    match output {
+        Output::Json => out(&render_json(&findings)),
+        Output::Text => {
+            let mut s = render_text(&findings, use_color());
+            let summary = crate::diag::Summary::of(&findings);
+            s.push_str(&format!(
+                "{}: {} ({} files, {} packages, {} channels, {} bundles)\n",
+                if summary.errors == 0 { "ok" } else { "failed" },
+                render_summary(&summary),
+                loaded.files,
+                loaded.cfg.packages.len(),
+                loaded.cfg.channels.len(),
+                loaded.cfg.bundles.len()
+            ));
+            out(&s);
+        }
+    }
+    if findings.iter().any(|f| f.severity == Severity::Error) {
+        EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    }
+}
+
+/// The files `fmt` writes: relative path to contents.
+pub fn formatted_files(loaded: &Loaded, format: Format) -> Vec<(PathBuf, String)> {
+    canonical(&loaded.cfg)
+        .into_iter()
+        .map(|(pkg, nodes)| {
+            let name = format!("catalog.{}", format.ext());
+            let rel = if pkg.is_empty() { PathBuf::from(name) } else { Path::new(&pkg).join(name) };
+            let mut s = String::new();
+            write_blobs(&nodes, format, &mut s);
+            (rel, s)
+        })
+        .collect()
+}
+
+fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8 {
+    let format = match format {
+        FmtFormat::Yaml => Format::Yaml,
+        FmtFormat::Json => Format::Json,
+    };
+    let loaded = match load_or_report(&[dir.to_path_buf()]) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    if !loaded.problems.is_empty() {
+        let findings = crate::checks::fbc::validate(&loaded);
+        let blocking: Vec<_> = findings
+            .into_iter()
+            .filter(|f| f.code == "FBC001" || f.code == "FBC002" || f.code == "FBC003")
+            .collect();
+        if !blocking.is_empty() {
+            eprint!("{}", render_text(&blocking, false));
+            eprintln!("error: not formatting a catalog that does not load; fix the errors above");
+            return EXIT_FINDINGS;
+        }
+    }
+    let files = formatted_files(&loaded, format);
+    for (rel, _) in &files {
+        if rel.components().count() > 2 || rel.parent().is_some_and(|p| p.as_os_str() == ".." || p.as_os_str() == ".") {
+            eprintln!("error: package name {} is not a valid single path element", rel.display());
+            return EXIT_USAGE;
+        }
+    }
+    if check {
+        let existing: BTreeSet<PathBuf> = match list_files(dir) {
+            Ok(f) => f.into_iter().collect(),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        };
+        let wanted: BTreeSet<PathBuf> = files.iter().map(|(r, _)| dir.join(r)).collect();
+        let mut differ = Vec::new();
+        for (rel, text) in &files {
+            let p = dir.join(rel);
+            if std::fs::read_to_string(&p).ok().as_deref() != Some(text.as_str()) {
+                differ.push(p.display().to_string());
+            }
+        }
+        differ.extend(existing.difference(&wanted).map(|p| format!("{} (not a canonical file)", p.display())));
+        if differ.is_empty() {
+            return EXIT_OK;
+        }
+        for d in differ {
+            eprintln!("would reformat: {d}");
+        }
+        return EXIT_FINDINGS;
+    }
+    let target = out_dir.unwrap_or(dir);
+    let old = if out_dir.is_none() { list_files(dir).unwrap_or_default() } else { Vec::new() };
+    for (rel, text) in &files {
+        let p = target.join(rel);
+        if let Some(parent) = p.parent()
+            && let Err(e) = std::fs::create_dir_all(parent)
+        {
+            eprintln!("error: cannot create {}: {e}", parent.display());
+            return EXIT_USAGE;
+        }
+        if let Err(e) = std::fs::write(&p, text) {
+            eprintln!("error: cannot write {}: {e}", p.display());
+            return EXIT_USAGE;
+        }
+    }
+    // In place: remove the catalog files whose content now lives in the canonical files.
+    let written: BTreeSet<PathBuf> = files.iter().map(|(r, _)| target.join(r)).collect();
+    for f in old {
+        if !written.contains(&f) {
+            if let Err(e) = std::fs::remove_file(&f) {
+                eprintln!("error: cannot remove {}: {e}", f.display());
+                return EXIT_USAGE;
+            }
+            if let Some(parent) = f.parent() {
+                let _ = std::fs::remove_dir(parent); // only succeeds when empty
+            }
+        }
+    }
+    EXIT_OK
+}
+
+#[derive(Serialize)]
+struct LsChannel {
+    name: String,
+    head: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    heads: Vec<String>,
+    entries: usize,
+}
+
+#[derive(Serialize)]
+struct LsPackage {
+    name: String,
+    #[serde(rename = "defaultChannel")]
+    default_channel: String,
+    bundles: usize,
+    channels: Vec<LsChannel>,
+}
+
+/// The `ls` listing of a loaded catalog.
+fn listing(loaded: &Loaded) -> Vec<LsPackage> {
+    let idx = Index::new(&loaded.cfg);
+    idx.packages
+        .iter()
+        .map(|(name, view)| LsPackage {
+            name: name.to_string(),
+            default_channel: view.package().map(|p| p.default_channel.clone()).unwrap_or_default(),
+            bundles: view.bundles.len(),
+            channels: view
+                .channels
+                .iter()
+                .map(|(cname, cs)| {
+                    let (head, hs) = match heads(&cs[0].entries) {
+                        Head::One(h) => (Some(h.to_string()), Vec::new()),
+                        Head::None => (None, Vec::new()),
+                        Head::Many(v) => (None, v.iter().map(|s| s.to_string()).collect()),
+                    };
+                    LsChannel {
+                        name: cname.to_string(),
+                        head,
+                        heads: hs,
+                        entries: cs[0].entries.len(),
+                    }
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn ls(dirs: &[PathBuf], output: Output) -> u8 {
+    let loaded = match load_or_report(dirs) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let pkgs = listing(&loaded);
+    match output {
+        Output::Json => {
+            let v = serde_json::json!({ "packages": pkgs });
+            out(&format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default()));
+        }
+        Output::Text => {
+            let mut s = String::new();
+            for p in &pkgs {
+                s.push_str(&format!("{}  (default channel: {}, {} bundles)\n", p.name, p.default_channel, p.bundles));
+                for c in &p.channels {
+                    let head = match (&c.head, c.heads.is_empty()) {
+                        (Some(h), _) => h.clone(),
+                        (None, true) => "<no head>".into(),
+                        (None, false) => format!("<several heads: {}>", c.heads.join(", ")),
+                    };
+                    let mark = if c.name == p.default_channel { "*" } else { " " };
+                    s.push_str(&format!("  {mark} {:<24} head {:<48} {} entries\n", c.name, head, c.entries));
+                }
+            }
+            out(&s);
+        }
+    }
+    EXIT_OK
+}

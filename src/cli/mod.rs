@@ -1,0 +1,113 @@
+//! The `olmctl` command line. The binary only calls [`main`]; everything here is library code so
+//! that tests can drive it in-process.
+
+mod catalog;
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Exit status: no error-level findings.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: error-level findings.
+pub const EXIT_FINDINGS: u8 = 1;
+/// Exit status: usage or I/O error.
+pub const EXIT_USAGE: u8 = 2;
+
+/// Package Kubernetes operators for OLM: validate, format and inspect File-Based Catalogs.
+#[derive(Debug, Parser)]
+#[command(name = "olmctl", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Work with File-Based Catalogs.
+    #[command(subcommand)]
+    Catalog(catalog::CatalogCmd),
+    /// Explain a diagnostic code (e.g. `olmctl explain FBC029`).
+    Explain {
+        /// The code.
+        code: String,
+    },
+    /// List every diagnostic code.
+    Codes {
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+}
+
+/// Text for people or JSON for machines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// Human-readable text.
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+/// Whether to colour text written to stdout.
+pub fn use_color() -> bool {
+    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+}
+
+/// Writes `s` to stdout, ignoring a closed pipe.
+pub fn out(s: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(s.as_bytes());
+    let _ = o.flush();
+}
+
+/// Runs the CLI with the process arguments.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    ExitCode::from(run(cli))
+}
+
+/// Runs a parsed command line and returns the exit status.
+pub fn run(cli: Cli) -> u8 {
+    match cli.command {
+        Command::Catalog(c) => catalog::run(c),
+        Command::Explain { code } => match crate::checks::find(&code) {
+            Some(c) => {
+                out(&format!("{} ({}): {}\n", c.code, c.severity.as_str(), c.summary));
+                EXIT_OK
+            }
+            None => {
+                eprintln!("error: unknown code `{code}` (run `olmctl codes` for the list)");
+                EXIT_USAGE
+            }
+        },
+        Command::Codes { output } => {
+            let codes = crate::checks::all_codes();
+            match output {
+                Output::Text => {
+                    let mut s = String::new();
+                    for c in codes {
+                        s.push_str(&format!("{}  {:<7}  {}\n", c.code, c.severity.as_str(), c.summary));
+                    }
+                    out(&s);
+                }
+                Output::Json => {
+                    let v: Vec<_> = codes
+                        .iter()
+                        .map(|c| serde_json::json!({"code": c.code, "severity": c.severity.as_str(), "summary": c.summary}))
+                        .collect();
+                    out(&format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default()));
+                }
+            }
+            EXIT_OK
+        }
+    }
+}

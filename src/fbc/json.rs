@@ -1,0 +1,1 @@
+//! JSON streams to positioned [`super::node::Node`] trees (placeholder, being written).

@@ -1,0 +1,1 @@
+//! blang/semver v4 ranges (placeholder, being written).
