@@ -1398,7 +1398,7 @@ mod tests {
         ) {
             match Range::parse(&s) {
                 Ok(r) => {
-                    prop_assert_eq!(r.to_string(), &s);
+                    prop_assert_eq!(r.to_string(), s.clone());
                     let _ = r.contains(&probe);
                     let _ = r.upper_bound();
                 }

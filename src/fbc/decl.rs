@@ -29,8 +29,8 @@ pub struct Src {
 /// A package icon.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Icon {
-    /// Base64 image data as written.
-    pub base64data: String,
+    /// Base64 image data as written (shared: icons are large).
+    pub base64data: Arc<str>,
     /// Where `base64data` is.
     pub data_pos: Pos,
     /// The media type, e.g. `image/svg+xml`.
@@ -382,7 +382,7 @@ fn decode_package(o: &Obj<'_>, src: Src, issues: &mut Vec<Issue>) -> Package {
             .string("mediatype", issues)
             .unwrap_or((String::new(), e.value.pos));
         Some(Icon {
-            base64data,
+            base64data: Arc::from(base64data),
             data_pos,
             mediatype,
             mediatype_pos,

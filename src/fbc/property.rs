@@ -2,6 +2,8 @@
 //! typed values; every value also keeps its original node, so unknown types and large opaque
 //! values (CSV metadata, bundle objects) round-trip untouched without being re-encoded.
 
+use std::sync::Arc;
+
 use super::decode::{Issue, Obj};
 use super::node::{Node, Pos, Value};
 
@@ -83,8 +85,9 @@ pub enum Typed {
 pub struct Property {
     /// The `type` string.
     pub type_: String,
-    /// The original `value` node (what is written back out).
-    pub value: Node,
+    /// The original `value` node (what is written back out); shared, so cloning a bundle does
+    /// not copy large values such as CSV metadata or bundle objects.
+    pub value: Arc<Node>,
     /// The decoded form.
     pub typed: Typed,
     /// Where the property object starts.
@@ -126,10 +129,11 @@ pub fn decode_list(items: &[Node], path: &str, issues: &mut Vec<Issue>) -> Vec<P
         };
         o.check_keys(&["type", "value"], issues);
         let type_ = o.string("type", issues).map(|x| x.0).unwrap_or_default();
-        let value = o
-            .get("value")
-            .map(|e| e.value.clone())
-            .unwrap_or_else(|| Node::new(item.pos, Value::Null));
+        let value = Arc::new(
+            o.get("value")
+                .map(|e| e.value.clone())
+                .unwrap_or_else(|| Node::new(item.pos, Value::Null)),
+        );
         let typed = decode_value(&type_, &value, &format!("{ppath}.value"), issues);
         out.push(Property {
             type_,

@@ -363,8 +363,16 @@ mod tests {
 
     #[test]
     fn anchors_aliases_and_merge_keys() {
-        let d = docs("base: &b {x: 1, y: 2}\nc:\n  <<: *b\n  y: 3\n");
-        assert_eq!(d[0].to_json(), r#"{"base":{"x":1,"y":2},"c":{"x":1,"y":3}}"#);
+        let d = docs("base: &b {p: 1, q: 2}\nc:\n  <<: *b\n  q: 3\n");
+        assert_eq!(d[0].to_json(), r#"{"base":{"p":1,"q":2},"c":{"p":1,"q":3}}"#);
+    }
+
+    #[test]
+    fn yaml11_boolean_keys_like_go_yaml_v2() {
+        // go-yaml v2 resolves `y`/`n`/`on`/`off` to booleans even as keys; sigs.k8s.io/yaml then
+        // writes them as "true"/"false" JSON keys.
+        let d = docs("y: 1\nOff: 2\n");
+        assert_eq!(d[0].to_json(), r#"{"false":2,"true":1}"#);
     }
 
     #[test]
@@ -378,5 +386,31 @@ mod tests {
     fn numeric_keys_become_strings() {
         let d = docs("1: a\ntrue: b\n");
         assert_eq!(d[0].to_json(), r#"{"1":"a","true":"b"}"#);
+    }
+
+    proptest::proptest! {
+        /// Arbitrary text never panics the reader: it either parses or reports a position.
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+            let _ = parse_documents(&text, |_| {});
+        }
+
+        /// YAML-ish text built from catalog-like tokens never panics either, and any error
+        /// points inside the text.
+        #[test]
+        fn structured_noise_never_panics(parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "schema: olm.bundle\n", "- ", "  ", "name: a\n", "---\n", "{", "}", "[", "]",
+                ": ", "&a ", "*a", "<<: *a\n", "'", "\"", "|\n", ">-\n", "#c\n", "\t", "? ",
+                "!!str ", "\n", "x", ",",
+            ]),
+            0..40,
+        )) {
+            let text: String = parts.concat();
+            if let Err(e) = parse_documents(&text, |_| {}) {
+                let lines = text.lines().count().max(1) as u32 + 1;
+                proptest::prop_assert!(e.line <= lines, "line {} beyond {}", e.line, lines);
+            }
+        }
     }
 }
