@@ -15,7 +15,8 @@
 //!
 //! * the text is split on ASCII spaces, except that a space after `>`, `<` or `=` does not
 //!   split (so `>= 1.0.0` is one comparator); tokens of a single byte are silently dropped
-//!   (so `! 1.0.0` means `1.0.0`, and `*` or `x` alone is an empty range);
+//!   (so `! 1.0.0` means `1.0.0`, and `*` or `x` alone leaves nothing, which blang reports as
+//!   `Last element in range is '||'`);
 //! * any token containing an `x` anywhere goes through the wildcard rewriting, so a
 //!   pre-release such as `1.0.0-x` or `>1.0.0-fox` is rejected (blang issue #75), an unknown
 //!   operator in front of a wildcard is dropped (`^1.2.x` means `=1.2.0`), `1.x.x` is taken as
@@ -123,6 +124,12 @@ impl Comparator {
 impl Range {
     /// Parses `s` exactly as blang/semver v4 `ParseRange` does (see the module documentation
     /// for the grammar and its quirks).
+    ///
+    /// # Errors
+    ///
+    /// Whatever blang rejects, with blang's message: a misplaced `||`, a piece without a
+    /// digit, an unknown operator, a version that is not strict semver. Also an empty
+    /// alternative (`a || || b`), which blang accepts but cannot evaluate.
     pub fn parse(s: &str) -> Result<Range, RangeError> {
         let parts = split_and_trim(s);
         let or_parts = split_or_parts(parts)?;

@@ -4,6 +4,7 @@
 //! files say, with positions); `crate::model` builds the validated model on top of it.
 
 pub mod decl;
+pub mod emit_yaml;
 pub mod decode;
 pub mod json;
 pub mod load;
