@@ -168,7 +168,12 @@ impl Finding {
     }
 
     fn sort_key(&self) -> (Option<&Location>, &'static str, &Subject, &String) {
-        (self.location.as_ref(), self.code, &self.subject, &self.message)
+        (
+            self.location.as_ref(),
+            self.code,
+            &self.subject,
+            &self.message,
+        )
     }
 }
 

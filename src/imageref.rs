@@ -89,7 +89,9 @@ fn digest_ok(d: &str) -> Result<(), RefError> {
     let alg_ok = !alg.is_empty()
         && alg.split(['-', '_', '+', '.']).all(|p| {
             let b = p.as_bytes();
-            !b.is_empty() && b[0].is_ascii_alphabetic() && b.iter().all(|c| c.is_ascii_alphanumeric())
+            !b.is_empty()
+                && b[0].is_ascii_alphabetic()
+                && b.iter().all(|c| c.is_ascii_alphanumeric())
         });
     if !alg_ok || hex.len() < 32 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
         return Err("invalid reference format".into());
@@ -135,9 +137,7 @@ pub fn validate(s: &str) -> Result<(), RefError> {
     // ParseNormalizedNamed's domain split: the first component is a domain when it contains
     // '.' or ':', is `localhost`, or has upper-case letters.
     let (domain, path) = match name.split_once('/') {
-        Some((d, p))
-            if d.contains(['.', ':']) || d == "localhost" || d.to_lowercase() != d =>
-        {
+        Some((d, p)) if d.contains(['.', ':']) || d == "localhost" || d.to_lowercase() != d => {
             (Some(d), p)
         }
         _ => (None, name),
@@ -184,7 +184,10 @@ mod tests {
     fn rejects_bad_references() {
         for (r, why) in [
             ("quay.io/foo/bar@ssha256:abc", "bad algorithm"),
-            ("quay.io/foo/bar@md5:d41d8cd98f00b204e9800998ecf8427e", "unsupported"),
+            (
+                "quay.io/foo/bar@md5:d41d8cd98f00b204e9800998ecf8427e",
+                "unsupported",
+            ),
             ("quay.io/foo/bar@sha256:abc", "short"),
             ("quay.io/Foo/bar:v1", "uppercase"),
             ("quay.io/foo/bar:", "empty tag"),

@@ -3,9 +3,9 @@
 //! The library holds everything; the `olmctl` binary is a thin command line over it.
 
 pub mod checks;
+pub mod cli;
 pub mod diag;
 pub mod fbc;
-pub mod range;
 pub mod imageref;
 pub mod model;
-pub mod cli;
+pub mod range;

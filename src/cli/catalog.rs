@@ -114,7 +114,11 @@ pub fn formatted_files(loaded: &Loaded, format: Format) -> Vec<(PathBuf, String)
         .into_iter()
         .map(|(pkg, nodes)| {
             let name = format!("catalog.{}", format.ext());
-            let rel = if pkg.is_empty() { PathBuf::from(name) } else { Path::new(&pkg).join(name) };
+            let rel = if pkg.is_empty() {
+                PathBuf::from(name)
+            } else {
+                Path::new(&pkg).join(name)
+            };
             let mut s = String::new();
             write_blobs(&nodes, format, &mut s);
             (rel, s)
@@ -145,8 +149,15 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
     }
     let files = formatted_files(&loaded, format);
     for (rel, _) in &files {
-        if rel.components().count() > 2 || rel.parent().is_some_and(|p| p.as_os_str() == ".." || p.as_os_str() == ".") {
-            eprintln!("error: package name {} is not a valid single path element", rel.display());
+        if rel.components().count() > 2
+            || rel
+                .parent()
+                .is_some_and(|p| p.as_os_str() == ".." || p.as_os_str() == ".")
+        {
+            eprintln!(
+                "error: package name {} is not a valid single path element",
+                rel.display()
+            );
             return EXIT_USAGE;
         }
     }
@@ -166,7 +177,11 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
                 differ.push(p.display().to_string());
             }
         }
-        differ.extend(existing.difference(&wanted).map(|p| format!("{} (not a canonical file)", p.display())));
+        differ.extend(
+            existing
+                .difference(&wanted)
+                .map(|p| format!("{} (not a canonical file)", p.display())),
+        );
         if differ.is_empty() {
             return EXIT_OK;
         }
@@ -176,7 +191,11 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
         return EXIT_FINDINGS;
     }
     let target = out_dir.unwrap_or(dir);
-    let old = if out_dir.is_none() { list_files(dir).unwrap_or_default() } else { Vec::new() };
+    let old = if out_dir.is_none() {
+        list_files(dir).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     for (rel, text) in &files {
         let p = target.join(rel);
         if let Some(parent) = p.parent()
@@ -231,7 +250,10 @@ fn listing(loaded: &Loaded) -> Vec<LsPackage> {
         .iter()
         .map(|(name, view)| LsPackage {
             name: name.to_string(),
-            default_channel: view.package().map(|p| p.default_channel.clone()).unwrap_or_default(),
+            default_channel: view
+                .package()
+                .map(|p| p.default_channel.clone())
+                .unwrap_or_default(),
             bundles: view.bundles.len(),
             channels: view
                 .channels
@@ -263,20 +285,33 @@ fn ls(dirs: &[PathBuf], output: Output) -> u8 {
     match output {
         Output::Json => {
             let v = serde_json::json!({ "packages": pkgs });
-            out(&format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default()));
+            out(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&v).unwrap_or_default()
+            ));
         }
         Output::Text => {
             let mut s = String::new();
             for p in &pkgs {
-                s.push_str(&format!("{}  (default channel: {}, {} bundles)\n", p.name, p.default_channel, p.bundles));
+                s.push_str(&format!(
+                    "{}  (default channel: {}, {} bundles)\n",
+                    p.name, p.default_channel, p.bundles
+                ));
                 for c in &p.channels {
                     let head = match (&c.head, c.heads.is_empty()) {
                         (Some(h), _) => h.clone(),
                         (None, true) => "<no head>".into(),
                         (None, false) => format!("<several heads: {}>", c.heads.join(", ")),
                     };
-                    let mark = if c.name == p.default_channel { "*" } else { " " };
-                    s.push_str(&format!("  {mark} {:<24} head {:<48} {} entries\n", c.name, head, c.entries));
+                    let mark = if c.name == p.default_channel {
+                        "*"
+                    } else {
+                        " "
+                    };
+                    s.push_str(&format!(
+                        "  {mark} {:<24} head {:<48} {} entries\n",
+                        c.name, head, c.entries
+                    ));
                 }
             }
             out(&s);

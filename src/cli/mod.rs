@@ -81,7 +81,12 @@ pub fn run(cli: Cli) -> u8 {
         Command::Catalog(c) => catalog::run(c),
         Command::Explain { code } => match crate::checks::find(&code) {
             Some(c) => {
-                out(&format!("{} ({}): {}\n", c.code, c.severity.as_str(), c.summary));
+                out(&format!(
+                    "{} ({}): {}\n",
+                    c.code,
+                    c.severity.as_str(),
+                    c.summary
+                ));
                 EXIT_OK
             }
             None => {
@@ -95,7 +100,12 @@ pub fn run(cli: Cli) -> u8 {
                 Output::Text => {
                     let mut s = String::new();
                     for c in codes {
-                        s.push_str(&format!("{}  {:<7}  {}\n", c.code, c.severity.as_str(), c.summary));
+                        s.push_str(&format!(
+                            "{}  {:<7}  {}\n",
+                            c.code,
+                            c.severity.as_str(),
+                            c.summary
+                        ));
                     }
                     out(&s);
                 }
@@ -104,7 +114,10 @@ pub fn run(cli: Cli) -> u8 {
                         .iter()
                         .map(|c| serde_json::json!({"code": c.code, "severity": c.severity.as_str(), "summary": c.summary}))
                         .collect();
-                    out(&format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default()));
+                    out(&format!(
+                        "{}\n",
+                        serde_json::to_string_pretty(&v).unwrap_or_default()
+                    ));
                 }
             }
             EXIT_OK

@@ -399,7 +399,10 @@ fn decode_package(o: &Obj<'_>, src: Src, issues: &mut Vec<Issue>) -> Package {
 }
 
 fn decode_channel(o: &Obj<'_>, src: Src, issues: &mut Vec<Issue>) -> Channel {
-    o.check_keys(&["schema", "package", "name", "entries", "properties"], issues);
+    o.check_keys(
+        &["schema", "package", "name", "entries", "properties"],
+        issues,
+    );
     let mut entries = Vec::new();
     for (i, item) in o.list("entries", issues).iter().enumerate() {
         let path = format!("entries[{i}]");
@@ -457,7 +460,9 @@ fn decode_bundle(o: &Obj<'_>, src: Src, issues: &mut Vec<Issue>) -> Bundle {
             pos: item.pos,
         });
     }
-    let (image, image_pos) = o.string("image", issues).unwrap_or((String::new(), src.pos));
+    let (image, image_pos) = o
+        .string("image", issues)
+        .unwrap_or((String::new(), src.pos));
     Bundle {
         package: s(o, "package", issues),
         name: s(o, "name", issues),

@@ -58,7 +58,9 @@ pub struct Obj<'a> {
 /// `foldName` also folds; field names here are ASCII so plain lowercase equality suffices).
 fn fold_eq(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.eq_ignore_ascii_case(b)
-        || a.chars().flat_map(char::to_lowercase).eq(b.chars().flat_map(char::to_lowercase))
+        || a.chars()
+            .flat_map(char::to_lowercase)
+            .eq(b.chars().flat_map(char::to_lowercase))
 }
 
 impl<'a> Obj<'a> {
@@ -221,7 +223,10 @@ mod tests {
         let n = doc("DefaultChannel: a\ndefaultChannel: b\nDEFAULTCHANNEL: c\n");
         let mut issues = Vec::new();
         let o = Obj::new(&n, "", &mut issues).expect("object");
-        assert_eq!(o.string("defaultChannel", &mut issues).map(|x| x.0), Some("b".into()));
+        assert_eq!(
+            o.string("defaultChannel", &mut issues).map(|x| x.0),
+            Some("b".into())
+        );
         o.check_keys(&["defaultChannel"], &mut issues);
         let miscased = issues
             .iter()

@@ -4,8 +4,8 @@
 //! files say, with positions); `crate::model` builds the validated model on top of it.
 
 pub mod decl;
-pub mod emit_yaml;
 pub mod decode;
+pub mod emit_yaml;
 pub mod json;
 pub mod load;
 pub mod node;

@@ -153,7 +153,10 @@ fn decode_value(type_: &str, value: &Node, vpath: &str, issues: &mut Vec<Issue>)
             Some(o) => {
                 o.check_keys(&["packageName", "version", "release"], issues);
                 Typed::Package {
-                    package_name: o.string("packageName", issues).map(|x| x.0).unwrap_or_default(),
+                    package_name: o
+                        .string("packageName", issues)
+                        .map(|x| x.0)
+                        .unwrap_or_default(),
                     version: o.string("version", issues).map(|x| x.0).unwrap_or_default(),
                     release: o.string("release", issues).map(|x| x.0),
                 }
@@ -175,8 +178,14 @@ fn decode_value(type_: &str, value: &Node, vpath: &str, issues: &mut Vec<Issue>)
             Some(o) => {
                 o.check_keys(&["packageName", "versionRange"], issues);
                 Typed::PackageRequired {
-                    package_name: o.string("packageName", issues).map(|x| x.0).unwrap_or_default(),
-                    version_range: o.string("versionRange", issues).map(|x| x.0).unwrap_or_default(),
+                    package_name: o
+                        .string("packageName", issues)
+                        .map(|x| x.0)
+                        .unwrap_or_default(),
+                    version_range: o
+                        .string("versionRange", issues)
+                        .map(|x| x.0)
+                        .unwrap_or_default(),
                 }
             }
             None => Typed::Broken,
@@ -243,7 +252,7 @@ pub fn check_base64(s: &str) -> Result<(), usize> {
         n += 1;
         last = i;
     }
-    if n % 4 != 0 || pad > 2 {
+    if !n.is_multiple_of(4) || pad > 2 {
         return Err(if n == 0 { 0 } else { last });
     }
     Ok(())
@@ -292,7 +301,9 @@ mod tests {
     fn wrong_shapes_are_broken_with_paths() {
         let (p, issues) = props("- type: olm.package\n  value: {packageName: foo, version: 1}\n");
         assert_eq!(p[0].typed, Typed::Broken);
-        assert!(matches!(&issues[0], Issue::Type { path, .. } if path == "properties[0].value.version"));
+        assert!(
+            matches!(&issues[0], Issue::Type { path, .. } if path == "properties[0].value.version")
+        );
     }
 
     #[test]

@@ -81,7 +81,12 @@ fn properties(fields: &mut Vec<(&str, Node)>, props: &[Property]) {
     if !props.is_empty() {
         let items = props
             .iter()
-            .map(|p| map(vec![("type", str_node(&p.type_)), ("value", sorted(&p.value))]))
+            .map(|p| {
+                map(vec![
+                    ("type", str_node(&p.type_)),
+                    ("value", sorted(&p.value)),
+                ])
+            })
             .collect();
         fields.push(("properties", seq(items)));
     }
@@ -95,7 +100,11 @@ pub fn package_node(p: &Package) -> Node {
         ("defaultChannel", str_node(&p.default_channel)),
     ];
     if let Some(icon) = &p.icon {
-        let data: String = icon.base64data.chars().filter(|c| *c != '\n' && *c != '\r').collect();
+        let data: String = icon
+            .base64data
+            .chars()
+            .filter(|c| *c != '\n' && *c != '\r')
+            .collect();
         f.push((
             "icon",
             map(vec![
@@ -153,7 +162,12 @@ pub fn bundle_node(b: &Bundle) -> Node {
         let items = b
             .related_images
             .iter()
-            .map(|r| map(vec![("name", str_node(&r.name)), ("image", str_node(&r.image))]))
+            .map(|r| {
+                map(vec![
+                    ("name", str_node(&r.name)),
+                    ("image", str_node(&r.image)),
+                ])
+            })
             .collect();
         f.push(("relatedImages", seq(items)));
     }
@@ -170,7 +184,10 @@ pub fn deprecations_node(d: &Deprecations) -> Node {
             if !e.reference.name.is_empty() {
                 r.push(("name", str_node(&e.reference.name)));
             }
-            map(vec![("reference", map(r)), ("message", str_node(&e.message))])
+            map(vec![
+                ("reference", map(r)),
+                ("message", str_node(&e.message)),
+            ])
         })
         .collect();
     map(vec![
@@ -207,7 +224,10 @@ pub fn canonical(cfg: &DeclarativeConfig) -> Vec<(String, Vec<Node>)> {
     if !idx.global_others.is_empty() {
         let mut others = idx.global_others.clone();
         others.sort_by(|a, b| a.schema.cmp(&b.schema));
-        out.push((String::new(), others.iter().map(|o| other_node(o)).collect()));
+        out.push((
+            String::new(),
+            others.iter().map(|o| other_node(o)).collect(),
+        ));
     }
     out
 }
@@ -283,7 +303,10 @@ mod tests {
         let n = map(vec![
             ("schema", str_node("olm.package")),
             ("e", seq(vec![])),
-            ("l", Node::new(Pos::default(), Value::Seq(vec![str_node("a")]))),
+            (
+                "l",
+                Node::new(Pos::default(), Value::Seq(vec![str_node("a")])),
+            ),
             ("m", map(vec![])),
         ]);
         let mut out = String::new();

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 
-use super::node::{Entry, Node, Pos, Value};
 use super::ParseError;
+use super::node::{Entry, Node, Pos, Value};
 
 enum Frame {
     Seq {
@@ -180,12 +180,22 @@ fn apply_merges(entries: &mut Vec<Entry>, merges: Vec<Node>, pos: Pos) -> Result
                 for it in items {
                     match it.value {
                         Value::Map(e) => v.push(e),
-                        _ => return Err(ParseError::at(it.pos, "map merge requires a map or a list of maps")),
+                        _ => {
+                            return Err(ParseError::at(
+                                it.pos,
+                                "map merge requires a map or a list of maps",
+                            ));
+                        }
                     }
                 }
                 v
             }
-            _ => return Err(ParseError::at(pos, "map merge requires a map or a list of maps")),
+            _ => {
+                return Err(ParseError::at(
+                    pos,
+                    "map merge requires a map or a list of maps",
+                ));
+            }
         };
         for src in sources {
             for e in src {
@@ -346,7 +356,9 @@ mod tests {
 
     #[test]
     fn documents_positions_and_empty_documents() {
-        let d = docs("---\n---\nschema: olm.package\nname: foo\n---\n# only a comment\n---\nschema: x\n");
+        let d = docs(
+            "---\n---\nschema: olm.package\nname: foo\n---\n# only a comment\n---\nschema: x\n",
+        );
         assert_eq!(d.len(), 2);
         assert_eq!(d[0].pos, Pos::new(3, 1));
         let e = d[0].sorted_entries();
@@ -358,13 +370,19 @@ mod tests {
     #[test]
     fn quoted_scalars_stay_strings_and_tags_apply() {
         let d = docs("a: 'yes'\nb: !!str 12\nc: \"1.0\"\nd: |\n  x\n");
-        assert_eq!(d[0].to_json(), r#"{"a":"yes","b":"12","c":"1.0","d":"x\n"}"#);
+        assert_eq!(
+            d[0].to_json(),
+            r#"{"a":"yes","b":"12","c":"1.0","d":"x\n"}"#
+        );
     }
 
     #[test]
     fn anchors_aliases_and_merge_keys() {
         let d = docs("base: &b {p: 1, q: 2}\nc:\n  <<: *b\n  q: 3\n");
-        assert_eq!(d[0].to_json(), r#"{"base":{"p":1,"q":2},"c":{"p":1,"q":3}}"#);
+        assert_eq!(
+            d[0].to_json(),
+            r#"{"base":{"p":1,"q":2},"c":{"p":1,"q":3}}"#
+        );
     }
 
     #[test]

@@ -66,7 +66,11 @@ impl<'a> Index<'a> {
                 .push(b);
         }
         for d in &cfg.deprecations {
-            idx.packages.entry(&d.package).or_default().deprecations.push(d);
+            idx.packages
+                .entry(&d.package)
+                .or_default()
+                .deprecations
+                .push(d);
         }
         for o in &cfg.others {
             if o.package.is_empty() {

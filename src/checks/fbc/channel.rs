@@ -20,33 +20,82 @@ pub fn check(idx: &Index<'_>, sink: &mut Sink) {
             let (file, pos) = (&first.src.file, first.src.pos);
             if !known_package {
                 for c in blobs {
-                    sink.push(&CHANNEL_UNKNOWN_PACKAGE, format!("unknown package \"{pkg}\" for channel \"{name}\""), &c.src.file, c.src.pos, subj.clone())
-                        .help = Some(if pkg.is_empty() { "set `package` on the channel".into() } else { format!("add an olm.package blob named \"{pkg}\" or fix the channel's `package`") });
+                    sink.push(
+                        &CHANNEL_UNKNOWN_PACKAGE,
+                        format!("unknown package \"{pkg}\" for channel \"{name}\""),
+                        &c.src.file,
+                        c.src.pos,
+                        subj.clone(),
+                    )
+                    .help = Some(if pkg.is_empty() {
+                        "set `package` on the channel".into()
+                    } else {
+                        format!(
+                            "add an olm.package blob named \"{pkg}\" or fix the channel's `package`"
+                        )
+                    });
                 }
             }
             if name.is_empty() {
                 for c in blobs {
-                    sink.push(&CHANNEL_NO_NAME, format!("package \"{pkg}\" contains channel with no name"), &c.src.file, c.src.pos, subj.clone());
+                    sink.push(
+                        &CHANNEL_NO_NAME,
+                        format!("package \"{pkg}\" contains channel with no name"),
+                        &c.src.file,
+                        c.src.pos,
+                        subj.clone(),
+                    );
                 }
                 continue;
             }
             for dup in blobs.iter().skip(1) {
-                sink.push(&DUPLICATE_CHANNEL, format!("package \"{pkg}\" has duplicate channel \"{name}\""), &dup.src.file, dup.src.pos, subj.clone())
-                    .help = Some(format!("the first definition is at {}:{}", file.display(), pos.line));
+                sink.push(
+                    &DUPLICATE_CHANNEL,
+                    format!("package \"{pkg}\" has duplicate channel \"{name}\""),
+                    &dup.src.file,
+                    dup.src.pos,
+                    subj.clone(),
+                )
+                .help = Some(format!(
+                    "the first definition is at {}:{}",
+                    file.display(),
+                    pos.line
+                ));
             }
             if first.entries.is_empty() {
-                sink.push(&EMPTY_CHANNEL, "channel must contain at least one bundle", file, pos, subj.clone());
+                sink.push(
+                    &EMPTY_CHANNEL,
+                    "channel must contain at least one bundle",
+                    file,
+                    pos,
+                    subj.clone(),
+                );
                 continue;
             }
             let mut seen = HashSet::new();
             for e in &first.entries {
                 let esubj = Subject::entry(pkg, name, &e.name);
                 if e.name.is_empty() {
-                    sink.push(&ENTRY_NO_NAME, "channel entry has no name", file, e.pos, subj.clone());
+                    sink.push(
+                        &ENTRY_NO_NAME,
+                        "channel entry has no name",
+                        file,
+                        e.pos,
+                        subj.clone(),
+                    );
                     continue;
                 }
                 if !seen.insert(e.name.as_str()) {
-                    sink.push(&DUPLICATE_ENTRY, format!("invalid package \"{pkg}\", channel \"{name}\": duplicate entry \"{}\"", e.name), file, e.pos, esubj.clone());
+                    sink.push(
+                        &DUPLICATE_ENTRY,
+                        format!(
+                            "invalid package \"{pkg}\", channel \"{name}\": duplicate entry \"{}\"",
+                            e.name
+                        ),
+                        file,
+                        e.pos,
+                        esubj.clone(),
+                    );
                 }
                 if known_package && !view.bundles.contains_key(e.name.as_str()) {
                     sink.push(&ENTRY_NO_BUNDLE, format!("no olm.bundle blob found in package \"{pkg}\" for channel entry \"{}\"", e.name), file, e.pos, esubj.clone())
@@ -54,7 +103,13 @@ pub fn check(idx: &Index<'_>, sink: &mut Sink) {
                 }
                 for (i, s) in e.skips.iter().enumerate() {
                     if s.is_empty() {
-                        sink.push(&EMPTY_SKIP, format!("skip[{i}] is empty"), file, e.pos, esubj.clone());
+                        sink.push(
+                            &EMPTY_SKIP,
+                            format!("skip[{i}] is empty"),
+                            file,
+                            e.pos,
+                            esubj.clone(),
+                        );
                     }
                 }
                 if !e.skip_range.is_empty()
@@ -73,7 +128,12 @@ fn graph(c: &crate::fbc::decl::Channel, pkg: &str, name: &str, sink: &mut Sink) 
     let r = analyze(c);
     let subj = Subject::channel(pkg, name);
     let (file, pos) = (&c.src.file, c.src.pos);
-    let entry_pos = |n: &str| c.entries.iter().find(|e| e.name == n).map_or(pos, |e| e.pos);
+    let entry_pos = |n: &str| {
+        c.entries
+            .iter()
+            .find(|e| e.name == n)
+            .map_or(pos, |e| e.pos)
+    };
     match &r.head {
         Head::None => {
             sink.push(&NO_HEAD, "no channel head found in graph", file, pos, subj.clone()).help =
@@ -86,7 +146,16 @@ fn graph(c: &crate::fbc::decl::Channel, pkg: &str, name: &str, sink: &mut Sink) 
         Head::One(_) => {}
     }
     if let Some(cy) = &r.cycle {
-        sink.push(&CYCLE, format!("detected cycle in replaces chain of upgrade graph: {}", cy.join(" -> ")), file, entry_pos(cy[0]), subj.clone());
+        sink.push(
+            &CYCLE,
+            format!(
+                "detected cycle in replaces chain of upgrade graph: {}",
+                cy.join(" -> ")
+            ),
+            file,
+            entry_pos(cy[0]),
+            subj.clone(),
+        );
     }
     if !r.stranded.is_empty() {
         sink.push(&STRANDED, format!("channel contains one or more stranded bundles: {}", r.stranded.join(", ")), file, entry_pos(r.stranded[0]), subj)

@@ -61,7 +61,13 @@ fn blob(file: &std::sync::Arc<std::path::Path>, b: &BlobIssue, sink: &mut Sink) 
     let subj = subject(b);
     match &b.issue {
         EnvelopeOrField::NotAnObject { found, pos } => {
-            sink.push(&ENVELOPE, format!("a catalog blob must be an object, found {found}"), file, *pos, subj);
+            sink.push(
+                &ENVELOPE,
+                format!("a catalog blob must be an object, found {found}"),
+                file,
+                *pos,
+                subj,
+            );
         }
         EnvelopeOrField::MissingSchema { pos } => {
             sink.push(&ENVELOPE, "blob is missing root schema field", file, *pos, subj).help =
@@ -80,20 +86,55 @@ fn blob(file: &std::sync::Arc<std::path::Path>, b: &BlobIssue, sink: &mut Sink) 
     }
 }
 
-fn field(file: &std::sync::Arc<std::path::Path>, what: &str, issue: &Issue, subj: Subject, sink: &mut Sink) {
+fn field(
+    file: &std::sync::Arc<std::path::Path>,
+    what: &str,
+    issue: &Issue,
+    subj: Subject,
+    sink: &mut Sink,
+) {
     match issue {
-        Issue::Type { path, expected, found, pos } => {
+        Issue::Type {
+            path,
+            expected,
+            found,
+            pos,
+        } => {
             let in_property = path.starts_with("properties[") && path.contains(".value");
-            let code = if in_property { &BAD_PROPERTY } else { &FIELD_TYPE };
-            sink.push(code, format!("{what}: `{path}` must be {expected}, found {found}"), file, *pos, subj);
+            let code = if in_property {
+                &BAD_PROPERTY
+            } else {
+                &FIELD_TYPE
+            };
+            sink.push(
+                code,
+                format!("{what}: `{path}` must be {expected}, found {found}"),
+                file,
+                *pos,
+                subj,
+            );
         }
-        Issue::Unknown { path, suggestion, pos } => {
-            let f = sink.push(&UNKNOWN_FIELD, format!("{what}: unknown field `{path}` is ignored by OLM"), file, *pos, subj);
+        Issue::Unknown {
+            path,
+            suggestion,
+            pos,
+        } => {
+            let f = sink.push(
+                &UNKNOWN_FIELD,
+                format!("{what}: unknown field `{path}` is ignored by OLM"),
+                file,
+                *pos,
+                subj,
+            );
             if let Some(s) = suggestion {
                 f.help = Some(format!("did you mean `{s}`?"));
             }
         }
-        Issue::Miscased { path, canonical, pos } => {
+        Issue::Miscased {
+            path,
+            canonical,
+            pos,
+        } => {
             sink.push(
                 &MISCASED_FIELD,
                 format!("{what}: field `{path}` matches `{canonical}` only case-insensitively"),
@@ -104,7 +145,13 @@ fn field(file: &std::sync::Arc<std::path::Path>, what: &str, issue: &Issue, subj
             .help = Some(format!("write it as `{canonical}`"));
         }
         Issue::Invalid { path, message, pos } => {
-            sink.push(&BAD_BASE64, format!("{what}: `{path}`: {message}"), file, *pos, subj);
+            sink.push(
+                &BAD_BASE64,
+                format!("{what}: `{path}`: {message}"),
+                file,
+                *pos,
+                subj,
+            );
         }
     }
 }
