@@ -72,7 +72,19 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    ExitCode::from(run(cli))
+    // Run on a large stack: catalog values may nest deeply and are walked recursively.
+    let worker = std::thread::Builder::new()
+        .stack_size(crate::fbc::load::PARSER_STACK)
+        .spawn(move || run(cli));
+    let code = match worker.map(|h| h.join()) {
+        Ok(Ok(code)) => code,
+        Ok(Err(_)) => EXIT_USAGE,
+        Err(e) => {
+            eprintln!("error: cannot start worker thread: {e}");
+            EXIT_USAGE
+        }
+    };
+    ExitCode::from(code)
 }
 
 /// Runs a parsed command line and returns the exit status.

@@ -11,6 +11,10 @@ use super::ParseError;
 use super::decl::{BlobIssue, DeclarativeConfig, decode_blob};
 use super::{json, yaml};
 
+/// Stack size of parser threads and of the CLI's worker thread: nested values are walked
+/// recursively (JSON encoding, sorting, emitting) and may nest `json::MAX_DEPTH` levels deep.
+pub const PARSER_STACK: usize = 256 << 20;
+
 /// The name of opm's per-directory ignore file.
 pub const INDEX_IGNORE: &str = ".indexignore";
 
@@ -160,24 +164,33 @@ pub fn load(roots: &[PathBuf]) -> Result<Loaded, LoadError> {
     let chunks: Vec<Vec<(usize, Slot)>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= files.len() {
-                            break;
+                // Large stacks: values nest up to MAX_DEPTH levels and later passes recurse.
+                std::thread::Builder::new()
+                    .stack_size(PARSER_STACK)
+                    .spawn_scoped(s, || {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            if i >= files.len() {
+                                break;
+                            }
+                            mine.push((i, Some(parse_file(&files[i]))));
                         }
-                        mine.push((i, Some(parse_file(&files[i]))));
-                    }
-                    mine
-                })
+                        mine
+                    })
             })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| LoadError {
+                path: PathBuf::new(),
+                message: format!("cannot start parser threads: {e}"),
+            })?;
+        Ok::<_, LoadError>(
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect(),
+        )
+    })?;
     for chunk in chunks {
         for (i, r) in chunk {
             results[i] = r;

@@ -94,6 +94,12 @@ pub fn parse_documents(text: &str, mut on_doc: impl FnMut(Node)) -> Result<(), P
                 node
             }
             Event::SequenceStart(anchor, _) => {
+                if stack.len() >= super::json::MAX_DEPTH {
+                    return Err(ParseError::at(
+                        pos,
+                        format!("nesting is deeper than {} levels", super::json::MAX_DEPTH),
+                    ));
+                }
                 stack.push(Frame::Seq {
                     pos,
                     anchor,
@@ -102,6 +108,12 @@ pub fn parse_documents(text: &str, mut on_doc: impl FnMut(Node)) -> Result<(), P
                 continue;
             }
             Event::MappingStart(anchor, _) => {
+                if stack.len() >= super::json::MAX_DEPTH {
+                    return Err(ParseError::at(
+                        pos,
+                        format!("nesting is deeper than {} levels", super::json::MAX_DEPTH),
+                    ));
+                }
                 stack.push(Frame::Map {
                     pos,
                     anchor,
@@ -398,6 +410,14 @@ mod tests {
         let err = parse_documents("a: b\n  c: d\n", |_| {}).expect_err("bad yaml");
         assert_eq!(err.line, 2);
         assert!(err.column > 0);
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let text = "[".repeat(20_000);
+        let err = parse_documents(&text, |_| {}).expect_err("too deep");
+        assert_eq!(err.line, 1);
+        assert!(err.message.contains("deeper than 10000"), "{}", err.message);
     }
 
     #[test]
