@@ -1,0 +1,93 @@
+//! Shared helpers for integration tests: write a small catalog into a temp dir and validate it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use olmctl::diag::{Finding, Severity};
+
+/// The real fixture catalog (read in place).
+pub fn fixture_catalog() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/catalogs/v4.18")
+}
+
+/// Writes `files` (relative path, content) below a new temp dir.
+pub fn write_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (rel, text) in files {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, text).expect("write");
+    }
+    dir
+}
+
+/// Loads and validates a directory.
+pub fn validate_dir(dir: &Path) -> Vec<Finding> {
+    let loaded = olmctl::fbc::load::load(&[dir.to_path_buf()]).expect("catalog loads");
+    olmctl::checks::fbc::validate(&loaded)
+}
+
+/// Writes `files` and validates them.
+pub fn findings(files: &[(&str, &str)]) -> Vec<Finding> {
+    let dir = write_tree(files);
+    validate_dir(dir.path())
+}
+
+/// Error-level findings only.
+pub fn errors(f: &[Finding]) -> Vec<&Finding> {
+    f.iter().filter(|x| x.severity == Severity::Error).collect()
+}
+
+/// The findings with `code`.
+pub fn with_code<'a>(f: &'a [Finding], code: &str) -> Vec<&'a Finding> {
+    f.iter().filter(|x| x.code == code).collect()
+}
+
+/// Asserts exactly one finding of `code` exists, at `file` (suffix) and `line` (and `col` when
+/// given), and returns it.
+pub fn one_at<'a>(
+    f: &'a [Finding],
+    code: &str,
+    file: &str,
+    line: u32,
+    col: Option<u32>,
+) -> &'a Finding {
+    let hits = with_code(f, code);
+    assert_eq!(hits.len(), 1, "expected one {code}, got: {f:#?}");
+    let h = hits[0];
+    let loc = h.location.as_ref().expect("finding has a location");
+    assert!(
+        loc.file.ends_with(file),
+        "{code}: file {} should end with {file}",
+        loc.file.display()
+    );
+    assert_eq!(loc.line, line, "{code} line: {h:#?}");
+    if let Some(c) = col {
+        assert_eq!(loc.column, c, "{code} column: {h:#?}");
+    }
+    h
+}
+
+/// A valid package blob plus channel and bundles, for building cases on.
+pub const PKG: &str = "---
+schema: olm.package
+name: foo
+defaultChannel: stable
+";
+
+/// A bundle blob of package foo at `version` named `foo.v<version>`.
+pub fn bundle(version: &str) -> String {
+    format!(
+        "---
+schema: olm.bundle
+package: foo
+name: foo.v{version}
+image: quay.io/foo/bundle:v{version}
+properties:
+- type: olm.package
+  value:
+    packageName: foo
+    version: {version}
+"
+    )
+}
