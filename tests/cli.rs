@@ -1,0 +1,205 @@
+//! The `olmctl` binary: exit codes, JSON output, fmt round trips, ls.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::*;
+
+fn olmctl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_olmctl"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run olmctl")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exit code")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().expect("utf-8 path")
+}
+
+const GOOD: &str = "---
+schema: olm.package
+name: foo
+defaultChannel: stable
+---
+schema: olm.channel
+package: foo
+name: stable
+entries:
+- name: foo.v1.0.0
+- name: foo.v1.1.0
+  replaces: foo.v1.0.0
+  skipRange: '>=0.9.0 <1.1.0'
+";
+
+fn good_tree() -> tempfile::TempDir {
+    let text = format!("{GOOD}{}{}", bundle("1.0.0"), bundle("1.1.0"));
+    write_tree(&[("foo/catalog.yaml", &text)])
+}
+
+#[test]
+fn exit_codes() {
+    let good = good_tree();
+    assert_eq!(code(&olmctl(&["catalog", "validate", p(good.path())])), 0);
+    let bad = write_tree(&[("c.yaml", "schema: olm.package\nname: foo\n")]);
+    assert_eq!(code(&olmctl(&["catalog", "validate", p(bad.path())])), 1);
+    assert_eq!(code(&olmctl(&["catalog", "validate", "/nonexistent/catalog"])), 2);
+    assert_eq!(code(&olmctl(&["catalog", "validate", "--bogus", p(good.path())])), 2);
+    assert_eq!(code(&olmctl(&["catalog", "validate"])), 2);
+}
+
+#[test]
+fn warnings_alone_exit_zero() {
+    let text = format!("{GOOD}{}{}", bundle("1.0.0"), bundle("1.1.0")).replace("  skipRange", "  skiprange");
+    let t = write_tree(&[("c.yaml", &text)]);
+    let o = olmctl(&["catalog", "validate", p(t.path())]);
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).contains("warning[FBC005]"), "{}", stdout(&o));
+}
+
+#[test]
+fn json_output_for_machines() {
+    let bad = write_tree(&[("c.yaml", "schema: olm.package\nname: foo\n")]);
+    let o = olmctl(&["catalog", "validate", "-o", "json", p(bad.path())]);
+    assert_eq!(code(&o), 1);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["passed"], false);
+    assert!(v["summary"]["errors"].as_u64().expect("count") >= 2);
+    let f = &v["findings"][0];
+    assert!(f["code"].as_str().expect("code").starts_with("FBC"));
+    assert!(f["file"].as_str().expect("file").ends_with("c.yaml"));
+    assert_eq!(f["line"], 1);
+    assert_eq!(f["package"], "foo");
+    let good = good_tree();
+    let o = olmctl(&["catalog", "validate", "--output", "json", p(good.path())]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["passed"], true);
+    assert_eq!(v["findings"].as_array().expect("array").len(), 0);
+}
+
+#[test]
+fn output_is_deterministic() {
+    let bad = write_tree(&[
+        ("a.yaml", "schema: olm.package\nname: foo\n"),
+        ("b.yaml", "schema: olm.package\nname: bar\ndefaultChannel: x\n"),
+        ("c.json", "{\"schema\": 1}"),
+    ]);
+    let a = stdout(&olmctl(&["catalog", "validate", p(bad.path())]));
+    for _ in 0..3 {
+        assert_eq!(a, stdout(&olmctl(&["catalog", "validate", p(bad.path())])));
+    }
+}
+
+#[test]
+fn explain_and_codes() {
+    let o = olmctl(&["explain", "fbc029"]);
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).starts_with("FBC029 (error): "), "{}", stdout(&o));
+    assert_eq!(code(&olmctl(&["explain", "NOPE1"])), 2);
+    let o = olmctl(&["codes", "-o", "json"]);
+    let v: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).expect("json");
+    let codes: Vec<&str> = v.iter().map(|c| c["code"].as_str().expect("code")).collect();
+    let mut uniq = codes.clone();
+    uniq.dedup();
+    assert_eq!(codes, uniq);
+    assert_eq!(codes.len(), olmctl::checks::fbc::CODES.len());
+}
+
+#[test]
+fn fmt_out_revalidates_and_is_stable() {
+    for format in ["yaml", "json"] {
+        let src = good_tree();
+        let out1 = tempfile::tempdir().expect("tmp");
+        let out2 = tempfile::tempdir().expect("tmp");
+        let o = olmctl(&["catalog", "fmt", p(src.path()), "--format", format, "--out", p(out1.path())]);
+        assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        let file = out1.path().join("foo").join(format!("catalog.{format}"));
+        assert!(file.is_file());
+        assert_eq!(code(&olmctl(&["catalog", "validate", p(out1.path())])), 0);
+        assert_eq!(code(&olmctl(&["catalog", "fmt", "--check", "--format", format, p(out1.path())])), 0);
+        olmctl(&["catalog", "fmt", p(out1.path()), "--format", format, "--out", p(out2.path())]);
+        let a = std::fs::read(&file).expect("read");
+        let b = std::fs::read(out2.path().join("foo").join(format!("catalog.{format}"))).expect("read");
+        assert_eq!(a, b, "formatting twice differs ({format})");
+    }
+}
+
+#[test]
+fn fmt_check_flags_unformatted() {
+    let src = write_tree(&[(
+        "x/any-name.yml",
+        &format!("{GOOD}{}{}", bundle("1.0.0"), bundle("1.1.0")),
+    )]);
+    let o = olmctl(&["catalog", "fmt", "--check", p(src.path())]);
+    assert_eq!(code(&o), 1);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("would reformat"));
+}
+
+#[test]
+fn fmt_in_place_writes_one_file_per_package() {
+    let mut pkg_bar = GOOD.replace("foo", "bar");
+    pkg_bar.push_str(&bundle("1.0.0").replace("foo", "bar"));
+    pkg_bar.push_str(&bundle("1.1.0").replace("foo", "bar"));
+    let t = write_tree(&[
+        ("one.yaml", &format!("{GOOD}{}", bundle("1.0.0"))),
+        ("sub/two.yaml", &bundle("1.1.0")),
+        ("bar.yaml", &pkg_bar),
+        ("notes.txt", "ignored\n"),
+        (".indexignore", "notes.txt\n"),
+    ]);
+    let o = olmctl(&["catalog", "fmt", p(t.path())]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let files = olmctl::fbc::load::list_files(t.path()).expect("list");
+    let rel: Vec<String> = files
+        .iter()
+        .map(|f| f.strip_prefix(t.path()).expect("under").display().to_string())
+        .collect();
+    assert_eq!(rel, vec!["bar/catalog.yaml", "foo/catalog.yaml"]);
+    assert!(t.path().join("notes.txt").is_file(), "ignored files stay");
+    assert!(!t.path().join("sub").exists(), "emptied directories are removed");
+    assert_eq!(code(&olmctl(&["catalog", "validate", p(t.path())])), 0);
+}
+
+#[test]
+fn fmt_refuses_broken_catalogs() {
+    let t = write_tree(&[("c.yaml", "schema: olm.package\n  x: : y\n")]);
+    let o = olmctl(&["catalog", "fmt", p(t.path())]);
+    assert_eq!(code(&o), 1);
+    assert_eq!(std::fs::read_to_string(t.path().join("c.yaml")).expect("kept"), "schema: olm.package\n  x: : y\n");
+}
+
+#[test]
+fn ls_text_and_json() {
+    let t = good_tree();
+    let o = olmctl(&["catalog", "ls", "-o", "json", p(t.path())]);
+    assert_eq!(code(&o), 0);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let pkg = &v["packages"][0];
+    assert_eq!(pkg["name"], "foo");
+    assert_eq!(pkg["defaultChannel"], "stable");
+    assert_eq!(pkg["bundles"], 2);
+    assert_eq!(pkg["channels"][0]["head"], "foo.v1.1.0");
+    assert_eq!(pkg["channels"][0]["entries"], 2);
+    let text = stdout(&olmctl(&["catalog", "ls", p(t.path())]));
+    assert!(text.contains("* stable"), "{text}");
+    assert!(text.contains("foo.v1.1.0"), "{text}");
+}
+
+#[test]
+fn repo_catalog_is_valid() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog");
+    let o = olmctl(&["catalog", "validate", p(&dir)]);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    let o = olmctl(&["catalog", "fmt", "--check", p(&dir)]);
+    assert_eq!(code(&o), 0, "catalog/ is not in canonical form: {}", String::from_utf8_lossy(&o.stderr));
+}
