@@ -53,14 +53,21 @@ fn exit_codes() {
     assert_eq!(code(&olmctl(&["catalog", "validate", p(good.path())])), 0);
     let bad = write_tree(&[("c.yaml", "schema: olm.package\nname: foo\n")]);
     assert_eq!(code(&olmctl(&["catalog", "validate", p(bad.path())])), 1);
-    assert_eq!(code(&olmctl(&["catalog", "validate", "/nonexistent/catalog"])), 2);
-    assert_eq!(code(&olmctl(&["catalog", "validate", "--bogus", p(good.path())])), 2);
+    assert_eq!(
+        code(&olmctl(&["catalog", "validate", "/nonexistent/catalog"])),
+        2
+    );
+    assert_eq!(
+        code(&olmctl(&["catalog", "validate", "--bogus", p(good.path())])),
+        2
+    );
     assert_eq!(code(&olmctl(&["catalog", "validate"])), 2);
 }
 
 #[test]
 fn warnings_alone_exit_zero() {
-    let text = format!("{GOOD}{}{}", bundle("1.0.0"), bundle("1.1.0")).replace("  skipRange", "  skiprange");
+    let text = format!("{GOOD}{}{}", bundle("1.0.0"), bundle("1.1.0"))
+        .replace("  skipRange", "  skiprange");
     let t = write_tree(&[("c.yaml", &text)]);
     let o = olmctl(&["catalog", "validate", p(t.path())]);
     assert_eq!(code(&o), 0);
@@ -91,7 +98,10 @@ fn json_output_for_machines() {
 fn output_is_deterministic() {
     let bad = write_tree(&[
         ("a.yaml", "schema: olm.package\nname: foo\n"),
-        ("b.yaml", "schema: olm.package\nname: bar\ndefaultChannel: x\n"),
+        (
+            "b.yaml",
+            "schema: olm.package\nname: bar\ndefaultChannel: x\n",
+        ),
         ("c.json", "{\"schema\": 1}"),
     ]);
     let a = stdout(&olmctl(&["catalog", "validate", p(bad.path())]));
@@ -108,7 +118,10 @@ fn explain_and_codes() {
     assert_eq!(code(&olmctl(&["explain", "NOPE1"])), 2);
     let o = olmctl(&["codes", "-o", "json"]);
     let v: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).expect("json");
-    let codes: Vec<&str> = v.iter().map(|c| c["code"].as_str().expect("code")).collect();
+    let codes: Vec<&str> = v
+        .iter()
+        .map(|c| c["code"].as_str().expect("code"))
+        .collect();
     let mut uniq = codes.clone();
     uniq.dedup();
     assert_eq!(codes, uniq);
@@ -121,15 +134,42 @@ fn fmt_out_revalidates_and_is_stable() {
         let src = good_tree();
         let out1 = tempfile::tempdir().expect("tmp");
         let out2 = tempfile::tempdir().expect("tmp");
-        let o = olmctl(&["catalog", "fmt", p(src.path()), "--format", format, "--out", p(out1.path())]);
+        let o = olmctl(&[
+            "catalog",
+            "fmt",
+            p(src.path()),
+            "--format",
+            format,
+            "--out",
+            p(out1.path()),
+        ]);
         assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
         let file = out1.path().join("foo").join(format!("catalog.{format}"));
         assert!(file.is_file());
         assert_eq!(code(&olmctl(&["catalog", "validate", p(out1.path())])), 0);
-        assert_eq!(code(&olmctl(&["catalog", "fmt", "--check", "--format", format, p(out1.path())])), 0);
-        olmctl(&["catalog", "fmt", p(out1.path()), "--format", format, "--out", p(out2.path())]);
+        assert_eq!(
+            code(&olmctl(&[
+                "catalog",
+                "fmt",
+                "--check",
+                "--format",
+                format,
+                p(out1.path())
+            ])),
+            0
+        );
+        olmctl(&[
+            "catalog",
+            "fmt",
+            p(out1.path()),
+            "--format",
+            format,
+            "--out",
+            p(out2.path()),
+        ]);
         let a = std::fs::read(&file).expect("read");
-        let b = std::fs::read(out2.path().join("foo").join(format!("catalog.{format}"))).expect("read");
+        let b =
+            std::fs::read(out2.path().join("foo").join(format!("catalog.{format}"))).expect("read");
         assert_eq!(a, b, "formatting twice differs ({format})");
     }
 }
@@ -162,11 +202,19 @@ fn fmt_in_place_writes_one_file_per_package() {
     let files = olmctl::fbc::load::list_files(t.path()).expect("list");
     let rel: Vec<String> = files
         .iter()
-        .map(|f| f.strip_prefix(t.path()).expect("under").display().to_string())
+        .map(|f| {
+            f.strip_prefix(t.path())
+                .expect("under")
+                .display()
+                .to_string()
+        })
         .collect();
     assert_eq!(rel, vec!["bar/catalog.yaml", "foo/catalog.yaml"]);
     assert!(t.path().join("notes.txt").is_file(), "ignored files stay");
-    assert!(!t.path().join("sub").exists(), "emptied directories are removed");
+    assert!(
+        !t.path().join("sub").exists(),
+        "emptied directories are removed"
+    );
     assert_eq!(code(&olmctl(&["catalog", "validate", p(t.path())])), 0);
 }
 
@@ -175,7 +223,10 @@ fn fmt_refuses_broken_catalogs() {
     let t = write_tree(&[("c.yaml", "schema: olm.package\n  x: : y\n")]);
     let o = olmctl(&["catalog", "fmt", p(t.path())]);
     assert_eq!(code(&o), 1);
-    assert_eq!(std::fs::read_to_string(t.path().join("c.yaml")).expect("kept"), "schema: olm.package\n  x: : y\n");
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("c.yaml")).expect("kept"),
+        "schema: olm.package\n  x: : y\n"
+    );
 }
 
 #[test]
@@ -201,5 +252,10 @@ fn repo_catalog_is_valid() {
     let o = olmctl(&["catalog", "validate", p(&dir)]);
     assert_eq!(code(&o), 0, "{}", stdout(&o));
     let o = olmctl(&["catalog", "fmt", "--check", p(&dir)]);
-    assert_eq!(code(&o), 0, "catalog/ is not in canonical form: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        code(&o),
+        0,
+        "catalog/ is not in canonical form: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

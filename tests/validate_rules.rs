@@ -64,10 +64,14 @@ fn cases() -> Vec<Case> {
     let entry_channel = |entries: &str| {
         format!("---\nschema: olm.channel\npackage: foo\nname: stable\nentries:\n{entries}")
     };
-    let deprecations = |entries: &str| {
-        format!("---\nschema: olm.deprecations\npackage: foo\nentries:\n{entries}")
-    };
-    let three = format!("{PKG}{}{}{}", bundle("1.0.0"), bundle("2.0.0"), bundle("3.0.0"));
+    let deprecations =
+        |entries: &str| format!("---\nschema: olm.deprecations\npackage: foo\nentries:\n{entries}");
+    let three = format!(
+        "{PKG}{}{}{}",
+        bundle("1.0.0"),
+        bundle("2.0.0"),
+        bundle("3.0.0")
+    );
     let two = format!("{PKG}{}{}", bundle("1.0.0"), bundle("2.0.0"));
     vec![
         // Syntax and envelopes.
@@ -81,9 +85,27 @@ fn cases() -> Vec<Case> {
         case("FBC002", base(), "---\nname: x\n", 2, Some(1)),
         case("FBC002", base(), "schema: x.y\nSchema: x.y\n", 2, Some(1)),
         // Fields.
-        case("FBC003", pkg_and_bundle(), &entry_channel("- name: foo.v1.0.0\n  replaces: 7\n"), 7, Some(13)),
-        case("FBC004", pkg_and_bundle(), &entry_channel("- name: foo.v1.0.0\n  replace: foo.v0.9.0\n"), 7, Some(3)),
-        case("FBC005", pkg_and_bundle(), &entry_channel("- name: foo.v1.0.0\n  Replaces: foo.v0.9.0\n"), 7, Some(3)),
+        case(
+            "FBC003",
+            pkg_and_bundle(),
+            &entry_channel("- name: foo.v1.0.0\n  replaces: 7\n"),
+            7,
+            Some(13),
+        ),
+        case(
+            "FBC004",
+            pkg_and_bundle(),
+            &entry_channel("- name: foo.v1.0.0\n  replace: foo.v0.9.0\n"),
+            7,
+            Some(3),
+        ),
+        case(
+            "FBC005",
+            pkg_and_bundle(),
+            &entry_channel("- name: foo.v1.0.0\n  Replaces: foo.v0.9.0\n"),
+            7,
+            Some(3),
+        ),
         case(
             "FBC006",
             channel_and_bundle(),
@@ -92,11 +114,35 @@ fn cases() -> Vec<Case> {
             Some(15),
         ),
         // Packages.
-        case("FBC010", base(), "---\nschema: olm.package\ndefaultChannel: x\n", 2, Some(1)),
+        case(
+            "FBC010",
+            base(),
+            "---\nschema: olm.package\ndefaultChannel: x\n",
+            2,
+            Some(1),
+        ),
         case("FBC011", base(), PKG, 2, Some(1)),
-        case("FBC012", base(), "---\nschema: olm.package\nname: foo.bar\ndefaultChannel: x\n", 2, Some(1)),
-        case("FBC013", channel_and_bundle(), "---\nschema: olm.package\nname: foo\n", 2, Some(1)),
-        case("FBC014", channel_and_bundle(), "---\nschema: olm.package\nname: foo\ndefaultChannel: beta\n", 2, Some(1)),
+        case(
+            "FBC012",
+            base(),
+            "---\nschema: olm.package\nname: foo.bar\ndefaultChannel: x\n",
+            2,
+            Some(1),
+        ),
+        case(
+            "FBC013",
+            channel_and_bundle(),
+            "---\nschema: olm.package\nname: foo\n",
+            2,
+            Some(1),
+        ),
+        case(
+            "FBC014",
+            channel_and_bundle(),
+            "---\nschema: olm.package\nname: foo\ndefaultChannel: beta\n",
+            2,
+            Some(1),
+        ),
         case("FBC015", String::new(), PKG, 2, Some(1)),
         case(
             "FBC016",
@@ -106,38 +152,138 @@ fn cases() -> Vec<Case> {
             Some(14),
         ),
         // Channels.
-        case("FBC020", base(), "---\nschema: olm.channel\npackage: bar\nname: x\nentries:\n- name: a\n", 2, Some(1)),
-        case("FBC021", base(), "---\nschema: olm.channel\npackage: foo\nentries:\n- name: foo.v1.0.0\n", 2, Some(1)),
+        case(
+            "FBC020",
+            base(),
+            "---\nschema: olm.channel\npackage: bar\nname: x\nentries:\n- name: a\n",
+            2,
+            Some(1),
+        ),
+        case(
+            "FBC021",
+            base(),
+            "---\nschema: olm.channel\npackage: foo\nentries:\n- name: foo.v1.0.0\n",
+            2,
+            Some(1),
+        ),
         case("FBC022", base(), CH_STABLE, 2, Some(1)),
-        case("FBC023", pkg_and_bundle(), &entry_channel("- name: foo.v1.0.0\n- name: foo.v1.0.0\n"), 7, None),
-        case("FBC024", pkg_and_bundle(), "---\nschema: olm.channel\npackage: foo\nname: stable\nentries: []\n", 2, Some(1)),
-        case("FBC025", pkg_and_bundle(), &entry_channel("- name: foo.v1.0.0\n- name: foo.v9.0.0\n  replaces: foo.v1.0.0\n"), 7, None),
-        case("FBC026", two.clone(), &entry_channel("- name: foo.v1.0.0\n  replaces: foo.v2.0.0\n- name: foo.v2.0.0\n  replaces: foo.v1.0.0\n"), 2, Some(1)),
-        case("FBC027", two.clone(), &entry_channel("- name: foo.v1.0.0\n- name: foo.v2.0.0\n"), 2, Some(1)),
+        case(
+            "FBC023",
+            pkg_and_bundle(),
+            &entry_channel("- name: foo.v1.0.0\n- name: foo.v1.0.0\n"),
+            7,
+            None,
+        ),
+        case(
+            "FBC024",
+            pkg_and_bundle(),
+            "---\nschema: olm.channel\npackage: foo\nname: stable\nentries: []\n",
+            2,
+            Some(1),
+        ),
+        case(
+            "FBC025",
+            pkg_and_bundle(),
+            &entry_channel("- name: foo.v1.0.0\n- name: foo.v9.0.0\n  replaces: foo.v1.0.0\n"),
+            7,
+            None,
+        ),
+        case(
+            "FBC026",
+            two.clone(),
+            &entry_channel(
+                "- name: foo.v1.0.0\n  replaces: foo.v2.0.0\n- name: foo.v2.0.0\n  replaces: foo.v1.0.0\n",
+            ),
+            2,
+            Some(1),
+        ),
+        case(
+            "FBC027",
+            two.clone(),
+            &entry_channel("- name: foo.v1.0.0\n- name: foo.v2.0.0\n"),
+            2,
+            Some(1),
+        ),
         case(
             "FBC028",
             three.clone(),
-            &entry_channel("- name: foo.v1.0.0\n  replaces: foo.v2.0.0\n- name: foo.v2.0.0\n  replaces: foo.v1.0.0\n- name: foo.v3.0.0\n  replaces: foo.v1.0.0\n"),
+            &entry_channel(
+                "- name: foo.v1.0.0\n  replaces: foo.v2.0.0\n- name: foo.v2.0.0\n  replaces: foo.v1.0.0\n- name: foo.v3.0.0\n  replaces: foo.v1.0.0\n",
+            ),
             6,
             None,
         ),
         case(
             "FBC029",
             three.clone(),
-            &entry_channel("- name: foo.v1.0.0\n- name: foo.v2.0.0\n  replaces: foo.v1.0.0\n- name: foo.v3.0.0\n  skips:\n  - foo.v2.0.0\n"),
+            &entry_channel(
+                "- name: foo.v1.0.0\n- name: foo.v2.0.0\n  replaces: foo.v1.0.0\n- name: foo.v3.0.0\n  skips:\n  - foo.v2.0.0\n",
+            ),
             6,
             None,
         ),
-        case("FBC030", pkg_and_bundle(), &entry_channel("- name: foo.v1.0.0\n  skips:\n  - \"\"\n"), 6, None),
-        case("FBC031", pkg_and_bundle(), &entry_channel("- name: foo.v1.0.0\n  skipRange: '>v0.1.0'\n"), 7, Some(14)),
-        case("FBC032", pkg_and_bundle(), &entry_channel("- name: foo.v1.0.0\n- replaces: foo.v1.0.0\n"), 7, None),
+        case(
+            "FBC030",
+            pkg_and_bundle(),
+            &entry_channel("- name: foo.v1.0.0\n  skips:\n  - \"\"\n"),
+            6,
+            None,
+        ),
+        case(
+            "FBC031",
+            pkg_and_bundle(),
+            &entry_channel("- name: foo.v1.0.0\n  skipRange: '>v0.1.0'\n"),
+            7,
+            Some(14),
+        ),
+        case(
+            "FBC032",
+            pkg_and_bundle(),
+            &entry_channel("- name: foo.v1.0.0\n- replaces: foo.v1.0.0\n"),
+            7,
+            None,
+        ),
         // Bundles.
-        case("FBC040", base(), "---\nschema: olm.bundle\nname: x.v1\nimage: quay.io/x/y:v1\n", 2, Some(1)),
-        case("FBC041", base(), "---\nschema: olm.bundle\npackage: bar\nname: bar.v1\nimage: quay.io/x/y:v1\n", 2, Some(1)),
+        case(
+            "FBC040",
+            base(),
+            "---\nschema: olm.bundle\nname: x.v1\nimage: quay.io/x/y:v1\n",
+            2,
+            Some(1),
+        ),
+        case(
+            "FBC041",
+            base(),
+            "---\nschema: olm.bundle\npackage: bar\nname: bar.v1\nimage: quay.io/x/y:v1\n",
+            2,
+            Some(1),
+        ),
         case("FBC042", base(), &bundle("1.0.0"), 2, Some(1)),
-        case("FBC043", format!("{PKG}{CH_STABLE}"), &bundle_with_props("- type: olm.package\n  value:\n    packageName: foo\n    version: 1\n"), 10, Some(14)),
-        case("FBC044", format!("{PKG}{CH_STABLE}"), "---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/foo/bundle:v1\n", 2, Some(1)),
-        case("FBC045", format!("{PKG}{CH_STABLE}"), &bundle_with_props("- type: olm.package\n  value:\n    packageName: bar\n    version: 1.0.0\n"), 7, None),
+        case(
+            "FBC043",
+            format!("{PKG}{CH_STABLE}"),
+            &bundle_with_props(
+                "- type: olm.package\n  value:\n    packageName: foo\n    version: 1\n",
+            ),
+            10,
+            Some(14),
+        ),
+        case(
+            "FBC044",
+            format!("{PKG}{CH_STABLE}"),
+            "---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/foo/bundle:v1\n",
+            2,
+            Some(1),
+        ),
+        case(
+            "FBC045",
+            format!("{PKG}{CH_STABLE}"),
+            &bundle_with_props(
+                "- type: olm.package\n  value:\n    packageName: bar\n    version: 1.0.0\n",
+            ),
+            7,
+            None,
+        ),
         case(
             "FBC046",
             format!("{PKG}{CH_STABLE}"),
@@ -152,12 +298,50 @@ fn cases() -> Vec<Case> {
             10,
             None,
         ),
-        case("FBC048", format!("{PKG}{CH_STABLE}"), &bundle_with_props("- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0.1\n"), 7, None),
-        case("FBC049", format!("{PKG}{CH_STABLE}"), &bundle_with_props("- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n    release: '!!!'\n"), 7, None),
+        case(
+            "FBC048",
+            format!("{PKG}{CH_STABLE}"),
+            &bundle_with_props(
+                "- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0.1\n",
+            ),
+            7,
+            None,
+        ),
+        case(
+            "FBC049",
+            format!("{PKG}{CH_STABLE}"),
+            &bundle_with_props(
+                "- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n    release: '!!!'\n",
+            ),
+            7,
+            None,
+        ),
         case("FBC050", base(), &bundle("2.0.0"), 2, Some(1)),
-        case("FBC051", format!("{PKG}{CH_STABLE}"), &bundle_with_props("- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n    release: '1'\n"), 2, Some(1)),
-        case("FBC052", format!("{PKG}{CH_STABLE}"), &bundle_with_props("- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0+b1\n    release: '1'\n"), 7, None),
-        case("FBC053", format!("{PKG}{CH_STABLE}"), "---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nproperties:\n- type: olm.package\n  value: {packageName: foo, version: 1.0.0}\n", 2, Some(1)),
+        case(
+            "FBC051",
+            format!("{PKG}{CH_STABLE}"),
+            &bundle_with_props(
+                "- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n    release: '1'\n",
+            ),
+            2,
+            Some(1),
+        ),
+        case(
+            "FBC052",
+            format!("{PKG}{CH_STABLE}"),
+            &bundle_with_props(
+                "- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0+b1\n    release: '1'\n",
+            ),
+            7,
+            None,
+        ),
+        case(
+            "FBC053",
+            format!("{PKG}{CH_STABLE}"),
+            "---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nproperties:\n- type: olm.package\n  value: {packageName: foo, version: 1.0.0}\n",
+            2,
+            Some(1),
+        ),
         Case {
             base: String::new(),
             ..case(
@@ -174,13 +358,39 @@ fn cases() -> Vec<Case> {
         case(
             "FBC055",
             format!("{PKG}{CH_STABLE}"),
-            &bundle_with_props("- type: olm.package\n  value: {packageName: foo, version: 1.0.0}\n- type: olm.csv.metadata\n  value: {displayName: A}\n- type: olm.csv.metadata\n  value: {displayName: B}\n"),
+            &bundle_with_props(
+                "- type: olm.package\n  value: {packageName: foo, version: 1.0.0}\n- type: olm.csv.metadata\n  value: {displayName: A}\n- type: olm.csv.metadata\n  value: {displayName: B}\n",
+            ),
             11,
             None,
         ),
-        case("FBC056", format!("{PKG}{CH_STABLE}"), &bundle_with_props("- type: olm.package\n  value: {packageName: foo, version: 1.0.0}\n- type: olm.maxOpenShiftVersion\n  value: 4.10\n"), 10, Some(10)),
-        case("FBC057", format!("{PKG}{CH_STABLE}"), &bundle_with_props("- type: olm.package\n  value: {packageName: foo, version: 1.0.0}\n- type: olm.package.required\n  value: {packageName: bar, versionRange: '^1.0.0'}\n"), 10, Some(10)),
-        case("FBC058", format!("{PKG}{CH_STABLE}"), &bundle_with_props("- type: olm.package\n  value: {packageName: foo, version: 1.0.0}\n- type: olm.gvk\n  value: {group: a.io, kind: '', version: v1}\n"), 10, Some(10)),
+        case(
+            "FBC056",
+            format!("{PKG}{CH_STABLE}"),
+            &bundle_with_props(
+                "- type: olm.package\n  value: {packageName: foo, version: 1.0.0}\n- type: olm.maxOpenShiftVersion\n  value: 4.10\n",
+            ),
+            10,
+            Some(10),
+        ),
+        case(
+            "FBC057",
+            format!("{PKG}{CH_STABLE}"),
+            &bundle_with_props(
+                "- type: olm.package\n  value: {packageName: foo, version: 1.0.0}\n- type: olm.package.required\n  value: {packageName: bar, versionRange: '^1.0.0'}\n",
+            ),
+            10,
+            Some(10),
+        ),
+        case(
+            "FBC058",
+            format!("{PKG}{CH_STABLE}"),
+            &bundle_with_props(
+                "- type: olm.package\n  value: {packageName: foo, version: 1.0.0}\n- type: olm.gvk\n  value: {group: a.io, kind: '', version: v1}\n",
+            ),
+            10,
+            Some(10),
+        ),
         case(
             "FBC059",
             format!("{PKG}{CH_STABLE}"),
@@ -189,19 +399,81 @@ fn cases() -> Vec<Case> {
             None,
         ),
         // Deprecations.
-        case("FBC060", base(), "---\nschema: olm.deprecations\nentries:\n- reference: {schema: olm.package}\n  message: gone\n", 2, Some(1)),
-        case("FBC061", base(), "---\nschema: olm.deprecations\npackage: bar\nentries:\n- reference: {schema: olm.package}\n  message: gone\n", 2, Some(1)),
+        case(
+            "FBC060",
+            base(),
+            "---\nschema: olm.deprecations\nentries:\n- reference: {schema: olm.package}\n  message: gone\n",
+            2,
+            Some(1),
+        ),
+        case(
+            "FBC061",
+            base(),
+            "---\nschema: olm.deprecations\npackage: bar\nentries:\n- reference: {schema: olm.package}\n  message: gone\n",
+            2,
+            Some(1),
+        ),
         Case {
-            base: format!("{}{}", base(), deprecations("- reference: {schema: olm.package}\n  message: gone\n")),
-            ..case("FBC062", String::new(), &deprecations("- reference: {schema: olm.channel, name: stable}\n  message: gone\n"), 2, Some(1))
+            base: format!(
+                "{}{}",
+                base(),
+                deprecations("- reference: {schema: olm.package}\n  message: gone\n")
+            ),
+            ..case(
+                "FBC062",
+                String::new(),
+                &deprecations(
+                    "- reference: {schema: olm.channel, name: stable}\n  message: gone\n",
+                ),
+                2,
+                Some(1),
+            )
         },
-        case("FBC063", base(), &deprecations("- reference: {name: stable}\n  message: gone\n"), 5, None),
-        case("FBC064", base(), &deprecations("- reference: {schema: olm.package}\n  message: a\n- reference: {schema: olm.package}\n  message: b\n"), 7, None),
-        case("FBC065", base(), &deprecations("- reference: {schema: olm.bundle, name: foo.v9.0.0}\n  message: gone\n"), 5, None),
-        case("FBC066", base(), &deprecations("- reference: {schema: olm.package}\n  message: \"\"\n"), 5, None),
+        case(
+            "FBC063",
+            base(),
+            &deprecations("- reference: {name: stable}\n  message: gone\n"),
+            5,
+            None,
+        ),
+        case(
+            "FBC064",
+            base(),
+            &deprecations(
+                "- reference: {schema: olm.package}\n  message: a\n- reference: {schema: olm.package}\n  message: b\n",
+            ),
+            7,
+            None,
+        ),
+        case(
+            "FBC065",
+            base(),
+            &deprecations("- reference: {schema: olm.bundle, name: foo.v9.0.0}\n  message: gone\n"),
+            5,
+            None,
+        ),
+        case(
+            "FBC066",
+            base(),
+            &deprecations("- reference: {schema: olm.package}\n  message: \"\"\n"),
+            5,
+            None,
+        ),
         // Custom schemas.
-        case("FBC070", base(), "---\nschema: \"#bad\"\nname: x\n", 2, Some(1)),
-        case("FBC071", format!("{}---\nschema: x.custom\npackage: foo\nname: a\n", base()), "---\nschema: x.custom\npackage: foo\nname: a\n", 2, Some(1)),
+        case(
+            "FBC070",
+            base(),
+            "---\nschema: \"#bad\"\nname: x\n",
+            2,
+            Some(1),
+        ),
+        case(
+            "FBC071",
+            format!("{}---\nschema: x.custom\npackage: foo\nname: a\n", base()),
+            "---\nschema: x.custom\npackage: foo\nname: a\n",
+            2,
+            Some(1),
+        ),
     ]
 }
 
@@ -218,7 +490,11 @@ fn every_code_has_a_failing_case_at_the_right_place() {
     }
     let covered: std::collections::BTreeSet<&str> = cases.iter().map(|c| c.code).collect();
     for code in olmctl::checks::fbc::CODES {
-        assert!(covered.contains(code.code), "no test case for {}", code.code);
+        assert!(
+            covered.contains(code.code),
+            "no test case for {}",
+            code.code
+        );
     }
 }
 
@@ -273,7 +549,12 @@ fn unknown_field_suggests_the_real_one() {
 // opm's reference cases (alpha/model/model_test.go TestValidReplacesChain, TestChannelHead).
 
 fn channel_case(entries: &str) -> Vec<olmctl::diag::Finding> {
-    let three = format!("{PKG}{}{}{}", bundle("1.0.0"), bundle("2.0.0"), bundle("3.0.0"));
+    let three = format!(
+        "{PKG}{}{}{}",
+        bundle("1.0.0"),
+        bundle("2.0.0"),
+        bundle("3.0.0")
+    );
     findings(&[
         ("base.yaml", &three),
         (
@@ -289,7 +570,10 @@ fn opm_stranded_case() {
         "- name: foo.v3.0.0\n  skips: [foo.v2.0.0]\n- name: foo.v2.0.0\n  replaces: foo.v1.0.0\n- name: foo.v1.0.0\n",
     );
     let h = one_at(&f, "FBC029", "ch.yaml", 10, None);
-    assert_eq!(h.message, "channel contains one or more stranded bundles: foo.v1.0.0");
+    assert_eq!(
+        h.message,
+        "channel contains one or more stranded bundles: foo.v1.0.0"
+    );
     assert_eq!(errors(&f).len(), 1, "{f:#?}");
 }
 
@@ -347,7 +631,9 @@ fn release_versions_normalize_names_and_count_as_distinct_versions() {
     );
     let f = findings(&[("c.yaml", &text)]);
     assert!(f.is_empty(), "{f:#?}");
-    let dup = text.replace("release: '2'", "release: '1'").replace("foo-v1.0.0-2", "foo-v1.0.0-1x");
+    let dup = text
+        .replace("release: '2'", "release: '1'")
+        .replace("foo-v1.0.0-2", "foo-v1.0.0-1x");
     let f = findings(&[("c.yaml", &dup)]);
     let h = one_at(&f, "FBC054", "c.yaml", 2, Some(1));
     assert_eq!(
@@ -397,11 +683,11 @@ fn indexignore_is_honoured() {
     assert!(with_ignore.is_empty(), "{with_ignore:#?}");
     let without = findings(&[("foo/catalog.yaml", &base()), ("README.md", readme)]);
     assert!(!errors(&without).is_empty());
-    assert!(
-        without
-            .iter()
-            .all(|f| f.location.as_ref().is_some_and(|l| l.file.ends_with("README.md")))
-    );
+    assert!(without.iter().all(|f| {
+        f.location
+            .as_ref()
+            .is_some_and(|l| l.file.ends_with("README.md"))
+    }));
     // Patterns are scoped to their directory.
     let scoped = findings(&[
         ("foo/catalog.yaml", &base()),
@@ -421,7 +707,10 @@ fn json_and_yaml_files_mix_in_one_tree() {
 
 #[test]
 fn malformed_json_reports_position() {
-    let f = findings(&[("x.json", "{\"schema\": \"olm.package\",\n  \"name\": \"a\"\n  \"x\": 1}\n")]);
+    let f = findings(&[(
+        "x.json",
+        "{\"schema\": \"olm.package\",\n  \"name\": \"a\"\n  \"x\": 1}\n",
+    )]);
     let h = one_at(&f, "FBC001", "x.json", 3, Some(3));
     assert!(h.message.starts_with("cannot parse file:"), "{}", h.message);
 }

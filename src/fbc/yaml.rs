@@ -254,7 +254,17 @@ pub fn resolve_plain(s: &str) -> Result<Value, String> {
         _ => {}
     }
     let first = s.as_bytes()[0];
-    if first.is_ascii_digit() || matches!(first, b'+' | b'-' | b'.') {
+    if first == b'.' {
+        // go-yaml v2 hands text starting with `.` to strconv.ParseFloat as written (no
+        // underscore removal), so `._0` stays a string.
+        if is_yaml_float(s)
+            && let Ok(f) = s.parse::<f64>()
+        {
+            return Ok(Value::Number(f));
+        }
+        return Ok(Value::Str(s.to_string()));
+    }
+    if first.is_ascii_digit() || matches!(first, b'+' | b'-') {
         let plain: String = s.chars().filter(|c| *c != '_').collect();
         if let Some(f) = parse_go_int(&plain) {
             return Ok(Value::Number(f));
@@ -360,6 +370,8 @@ mod tests {
         assert_eq!(resolve_plain("1_000"), Ok(Value::Number(1000.0)));
         assert_eq!(resolve_plain("1.0"), Ok(Value::Number(1.0)));
         assert_eq!(resolve_plain(".5"), Ok(Value::Number(0.5)));
+        assert_eq!(resolve_plain("._0"), Ok(Value::Str("._0".into())));
+        assert_eq!(resolve_plain("1_0.5"), Ok(Value::Number(10.5)));
         assert_eq!(resolve_plain("1.2.3"), Ok(Value::Str("1.2.3".into())));
         assert_eq!(resolve_plain("~"), Ok(Value::Null));
         assert_eq!(resolve_plain("v1"), Ok(Value::Str("v1".into())));
