@@ -6,6 +6,7 @@ pub mod checks;
 pub mod cli;
 pub mod diag;
 pub mod fbc;
+pub mod graph;
 pub mod imageref;
 pub mod model;
 pub mod range;
