@@ -2,6 +2,7 @@
 //! `olmctl explain CODE` prints it and `olmctl codes` lists them all.
 
 pub mod fbc;
+pub mod graph;
 
 use crate::diag::Severity;
 
@@ -19,6 +20,7 @@ pub struct Code {
 /// Every code olmctl can report, sorted by code.
 pub fn all_codes() -> Vec<&'static Code> {
     let mut v: Vec<&'static Code> = fbc::CODES.to_vec();
+    v.extend(graph::CODES.iter().copied());
     v.sort_by_key(|c| c.code);
     v
 }

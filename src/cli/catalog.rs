@@ -48,6 +48,56 @@ pub enum CatalogCmd {
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
         output: Output,
     },
+    /// The upgrade path a subscription follows from an installed bundle, one resolution per hop.
+    /// Exit 0 when it ends at the channel head (or --to), 1 when users get stuck earlier.
+    Path {
+        /// The catalog directory.
+        dir: PathBuf,
+        /// Package name.
+        #[arg(long, short = 'p')]
+        package: String,
+        /// Installed bundle: a CSV name or a version (need not be in the catalog).
+        #[arg(long)]
+        from: String,
+        /// Channel (default: the package's default channel).
+        #[arg(long, short = 'c')]
+        channel: Option<String>,
+        /// Stop at this bundle (CSV name or version).
+        #[arg(long)]
+        to: Option<String>,
+        /// Resolution rules.
+        #[arg(long, value_enum, default_value_t = super::graph::SemanticsArg::V0)]
+        semantics: super::graph::SemanticsArg,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+    /// Lint upgrade graphs for what strands users under OLM v0 or v1 (cycles, several heads,
+    /// stranded or unreachable entries, downgrade edges, skipRanges above the bundle, ...).
+    /// Exit 0 when no error-level finding, 1 otherwise, 2 when input cannot be read.
+    Lint {
+        /// Catalog directories (or files).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+    /// Draw upgrade graphs.
+    Graph {
+        /// Catalog directories (or files).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Only this package.
+        #[arg(long, short = 'p')]
+        package: Option<String>,
+        /// Only this channel.
+        #[arg(long, short = 'c')]
+        channel: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = super::graph::GraphFormat::Text)]
+        format: super::graph::GraphFormat,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -68,6 +118,30 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             check,
         } => fmt(&dir, format, out.as_deref(), check),
         CatalogCmd::Ls { dirs, output } => ls(&dirs, output),
+        CatalogCmd::Path {
+            dir,
+            package,
+            from,
+            channel,
+            to,
+            semantics,
+            output,
+        } => super::graph::path(
+            dir,
+            &package,
+            &from,
+            channel.as_deref(),
+            to.as_deref(),
+            semantics,
+            output,
+        ),
+        CatalogCmd::Lint { dirs, output } => super::graph::lint(&dirs, output),
+        CatalogCmd::Graph {
+            dirs,
+            package,
+            channel,
+            format,
+        } => super::graph::graph(&dirs, package.as_deref(), channel.as_deref(), format),
     }
 }
 
@@ -84,11 +158,16 @@ fn validate(dirs: &[PathBuf], output: Output) -> u8 {
         Err(c) => return c,
     };
     let findings = crate::checks::fbc::validate(&loaded);
+    report(&findings, &loaded, output)
+}
+
+/// Prints findings (text or JSON) and returns the exit status: 1 when any is an error.
+pub fn report(findings: &[crate::diag::Finding], loaded: &Loaded, output: Output) -> u8 {
     match output {
-        Output::Json => out(&render_json(&findings)),
+        Output::Json => out(&render_json(findings)),
         Output::Text => {
-            let mut s = render_text(&findings, use_color());
-            let summary = crate::diag::Summary::of(&findings);
+            let mut s = render_text(findings, use_color());
+            let summary = crate::diag::Summary::of(findings);
             s.push_str(&format!(
                 "{}: {} ({} files, {} packages, {} channels, {} bundles)\n",
                 if summary.errors == 0 { "ok" } else { "failed" },

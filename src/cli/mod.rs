@@ -2,6 +2,7 @@
 //! that tests can drive it in-process.
 
 mod catalog;
+mod graph;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;

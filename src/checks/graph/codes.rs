@@ -1,0 +1,28 @@
+//! Upgrade-graph lint codes. Codes are never renumbered; retired codes are not reused.
+
+use crate::checks::Code;
+use crate::diag::Severity::{Error, Warning};
+
+macro_rules! codes {
+    ($($name:ident = $code:literal, $sev:expr, $summary:literal;)*) => {
+        $(
+            #[doc = $summary]
+            pub static $name: Code = Code { code: $code, severity: $sev, summary: $summary };
+        )*
+        /// Every GRAPH code.
+        pub static CODES: &[&Code] = &[$(&$name),*];
+    };
+}
+
+codes! {
+    CYCLE = "GRAPH001", Error, "The upgrade edges form a cycle, or an entry replaces itself.";
+    HEADS = "GRAPH002", Error, "A channel has several heads; OLM v0 needs one replacement chain.";
+    STRANDED = "GRAPH003", Error, "An entry is neither on the replaces chain from the head nor skipped.";
+    SKIPPED_IN_CHAIN = "GRAPH004", Warning, "A skipped entry sits inside the replaces chain: OLM v0 ignores its edges, so users below it depend on other entries.";
+    BAD_SKIP_RANGE = "GRAPH005", Error, "A skipRange does not parse; OLM v0 silently ignores it.";
+    SKIP_RANGE_ABOVE = "GRAPH006", Warning, "A skipRange admits versions at or above the bundle's own version.";
+    DOWNGRADE = "GRAPH007", Warning, "A replaces or skips edge goes to a lower version (OLM v1 never takes it).";
+    V0_STUCK = "GRAPH008", Error, "From this entry OLM v0 never reaches the channel head: users stay behind forever.";
+    V1_STUCK = "GRAPH009", Warning, "From this entry OLM v1 stops before the channel head (downgrade edges, pre-release heads).";
+    DEFAULT_CHANNEL_MISSING = "GRAPH011", Error, "The package's default channel does not exist.";
+}

@@ -1,0 +1,210 @@
+//! Upgrade-graph lint (`olmctl catalog lint`): graphs that `opm validate` may accept but that
+//! break or strand users under OLM v0 or v1. Each check works on the [`crate::graph`] model.
+
+pub mod codes;
+
+use std::sync::Arc;
+
+use petgraph::graph::NodeIndex;
+
+pub use codes::CODES;
+
+use super::fbc::Sink;
+use crate::diag::{Finding, Subject, sort_findings};
+use crate::fbc::decl::DeclarativeConfig;
+use crate::graph::path::{Semantics, Stop, resolve};
+use crate::graph::{CatalogGraphs, ChannelGraph, EdgeKind, Installed, compare_versions};
+use crate::model::chain::{Head, analyze};
+use codes::*;
+
+/// Lints every channel of `cfg`.
+pub fn lint(cfg: &DeclarativeConfig) -> Vec<Finding> {
+    let graphs = CatalogGraphs::build(cfg, None);
+    let mut sink = Sink::default();
+    for (pkg, chans) in &graphs.packages {
+        if let Some(def) = graphs.default_channels.get(pkg)
+            && !chans.contains_key(def)
+            && let Some(p) = cfg.packages.iter().find(|p| &p.name == pkg)
+        {
+            sink.push(
+                &DEFAULT_CHANNEL_MISSING,
+                format!("default channel \"{def}\" does not exist: subscriptions without a channel cannot resolve"),
+                &p.src.file,
+                p.src.pos,
+                Subject::package(pkg),
+            );
+        }
+        for g in chans.values() {
+            channel(g, &mut sink);
+        }
+    }
+    let mut f = sink.findings;
+    sort_findings(&mut f);
+    f
+}
+
+fn at(g: &ChannelGraph<'_>, n: NodeIndex) -> (Arc<std::path::Path>, crate::fbc::node::Pos) {
+    (g.source.src.file.clone(), g.entry(n).pos)
+}
+
+fn channel(g: &ChannelGraph<'_>, sink: &mut Sink) {
+    let file = g.source.src.file.clone();
+    let subj = |n: NodeIndex| Subject::entry(&g.package, &g.channel, &g.graph[n].name);
+    let chain = analyze(g.source);
+    match &chain.head {
+        Head::None => {
+            sink.push(
+                &CYCLE,
+                "no channel head: every entry is replaced or skipped, the edges form a cycle",
+                &file,
+                g.source.src.pos,
+                Subject::channel(&g.package, &g.channel),
+            );
+        }
+        Head::Many(hs) => {
+            sink.push(
+                &HEADS,
+                format!(
+                    "{} channel heads ({}): OLM v0 refuses to resolve this channel",
+                    hs.len(),
+                    hs.join(", ")
+                ),
+                &file,
+                g.source.src.pos,
+                Subject::channel(&g.package, &g.channel),
+            );
+        }
+        Head::One(_) => {}
+    }
+    if let Some(cy) = &chain.cycle {
+        sink.push(
+            &CYCLE,
+            format!("replaces chain loops: {}", cy.join(" -> ")),
+            &file,
+            g.source.src.pos,
+            Subject::channel(&g.package, &g.channel),
+        );
+    }
+    for s in &chain.stranded {
+        if let Some(n) = g.node(s) {
+            let (f, p) = at(g, n);
+            sink.push(
+                &STRANDED,
+                format!("{s} is stranded: not on the replaces chain from the head and not skipped"),
+                &f,
+                p,
+                subj(n),
+            );
+        }
+    }
+    for n in g.graph.node_indices() {
+        let e = g.entry(n);
+        let (f, p) = at(g, n);
+        if e.replaces == e.name {
+            sink.push(
+                &CYCLE,
+                format!("{} replaces itself", e.name),
+                &f,
+                p,
+                subj(n),
+            );
+        }
+        // A skipped entry that the chain runs through: OLM v0 ignores its own edges.
+        if g.graph[n].skipped && !e.replaces.is_empty() && g.node(&e.replaces).is_some() {
+            sink.push(&SKIPPED_IN_CHAIN, format!("{} is skipped but sits in the replaces chain (replaces {}): OLM v0 never lands on it and ignores its edges", e.name, e.replaces), &f, p, subj(n))
+                .help = Some("name the older bundles directly from an entry that is not skipped (skips are not transitive)".into());
+        }
+        if !e.skip_range.is_empty() {
+            match &g.ranges[n.index()] {
+                None => {
+                    sink.push(
+                        &BAD_SKIP_RANGE,
+                        format!(
+                            "skipRange \"{}\" does not parse: OLM v0 silently ignores it",
+                            e.skip_range
+                        ),
+                        &f,
+                        e.skip_range_pos,
+                        subj(n),
+                    );
+                }
+                Some(r) => {
+                    if let Some(v) = &g.graph[n].version {
+                        let above = match r.upper_bound() {
+                            None => true,
+                            Some((ub, incl)) => ub > *v || (ub == *v && incl),
+                        };
+                        if above {
+                            sink.push(&SKIP_RANGE_ABOVE, format!("skipRange \"{}\" admits versions at or above the bundle's own version {v}", e.skip_range), &f, e.skip_range_pos, subj(n))
+                                .help = Some(format!("bound it below the bundle, e.g. \"<{v}\""));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for edge in g.graph.edge_indices() {
+        let Some((from, to)) = g.graph.edge_endpoints(edge) else {
+            continue;
+        };
+        let kind = g.graph[edge].kind;
+        if kind != EdgeKind::SkipRange
+            && g.graph[from].version.is_some()
+            && g.graph[to].version.is_some()
+            && compare_versions(g.graph[to].key(), g.graph[from].key()).is_lt()
+        {
+            let (f, p) = at(g, to);
+            sink.push(
+                &DOWNGRADE,
+                format!(
+                    "{} ({}) {} {} ({}): an upgrade edge that goes down in version",
+                    g.graph[to].name,
+                    g.graph[to].version_str(),
+                    kind.as_str(),
+                    g.graph[from].name,
+                    g.graph[from].version_str()
+                ),
+                &f,
+                p,
+                subj(to),
+            )
+            .help = Some("OLM v1 never takes it; OLM v0 does".into());
+        }
+    }
+    let Some(head) = g.head else { return };
+    for n in g.graph.node_indices() {
+        if n == head {
+            continue;
+        }
+        let (f, p) = at(g, n);
+        let p0 = resolve(g, Installed::of(g, n), Semantics::V0, None);
+        if p0.stop != Stop::Head {
+            sink.push(&V0_STUCK, format!("OLM v0 users on {} stop at {} and never reach the head {}", g.graph[n].name, p0.end, g.graph[head].name), &f, p, subj(n))
+                .help = Some("OLM v0 only lands on entries of the replaces chain that are not skipped; make such an entry name this bundle (replaces, skips or skipRange)".into());
+        }
+        let p1 = resolve(g, Installed::of(g, n), Semantics::V1, None);
+        if p1.stop != Stop::Head {
+            let end = g.node(&p1.end).unwrap_or(n);
+            let why = if compare_versions(g.graph[head].key(), g.graph[end].key()).is_le() {
+                format!(
+                    "the head {} ({}) is not a higher version than {}",
+                    g.graph[head].name,
+                    g.graph[head].version_str(),
+                    g.graph[end].version_str()
+                )
+            } else {
+                "no newer direct successor".to_string()
+            };
+            sink.push(
+                &V1_STUCK,
+                format!(
+                    "OLM v1 users on {} stop at {}: {why}",
+                    g.graph[n].name, p1.end
+                ),
+                &f,
+                p,
+                subj(n),
+            );
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! `olmctl catalog path` and `olmctl catalog graph`.
+
+use std::path::PathBuf;
+
+use clap::ValueEnum;
+
+use super::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, out};
+use crate::fbc::load::{Loaded, load};
+use crate::graph::path::{Semantics, Stop, UpgradePath, parse_installed, resolve};
+use crate::graph::{CatalogGraphs, ChannelGraph, render};
+
+/// `--semantics`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SemanticsArg {
+    /// OLM v0: closest to the channel head among direct successors; skipped entries never.
+    V0,
+    /// OLM v1: highest version among direct successors; skipped entries allowed.
+    V1,
+}
+
+impl From<SemanticsArg> for Semantics {
+    fn from(s: SemanticsArg) -> Self {
+        match s {
+            SemanticsArg::V0 => Semantics::V0,
+            SemanticsArg::V1 => Semantics::V1,
+        }
+    }
+}
+
+/// `--format` of `catalog graph`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    /// Markdown with mermaid diagrams (one per package; per channel for very large packages).
+    Mermaid,
+    /// Graphviz DOT.
+    Dot,
+    /// Indented text.
+    Text,
+    /// Nodes, typed edges and heads as JSON.
+    Json,
+}
+
+pub fn load_catalog(dirs: &[PathBuf]) -> Result<Loaded, u8> {
+    load(dirs).map_err(|e| {
+        eprintln!("error: cannot read catalog: {e}");
+        EXIT_USAGE
+    })
+}
+
+/// Finds the channel graph for `package`/`channel` (default channel when `None`).
+fn channel_graph<'g, 'a>(
+    graphs: &'g CatalogGraphs<'a>,
+    package: &str,
+    channel: Option<&str>,
+) -> Result<&'g ChannelGraph<'a>, String> {
+    let Some(chans) = graphs.packages.get(package) else {
+        let known: Vec<&str> = graphs.packages.keys().map(String::as_str).collect();
+        return Err(format!(
+            "package `{package}` is not in the catalog (packages: {})",
+            known.join(", ")
+        ));
+    };
+    let name = match channel {
+        Some(c) => c.to_string(),
+        None => graphs
+            .default_channels
+            .get(package)
+            .cloned()
+            .ok_or_else(|| {
+                format!("package `{package}` has no olm.package blob; pass --channel")
+            })?,
+    };
+    chans.get(&name).ok_or_else(|| {
+        let known: Vec<&str> = chans.keys().map(String::as_str).collect();
+        format!(
+            "package `{package}` has no channel `{name}` (channels: {})",
+            known.join(", ")
+        )
+    })
+}
+
+fn path_text(p: &UpgradePath) -> String {
+    let sem = match p.semantics {
+        Semantics::V0 => "OLM v0",
+        Semantics::V1 => "OLM v1",
+    };
+    let mut s = format!("{}/{} ({sem}): {}", p.package, p.channel, p.from);
+    for h in &p.hops {
+        match &h.range {
+            Some(r) => s.push_str(&format!("\n  -> {} {} (skipRange {r})", h.to, h.version)),
+            None => s.push_str(&format!(
+                "\n  -> {} {} ({})",
+                h.to,
+                h.version,
+                h.edge.as_str()
+            )),
+        }
+    }
+    let why = match p.stop {
+        Stop::Head => "the channel head".to_string(),
+        Stop::Target => "the requested target".to_string(),
+        Stop::NoUpgrade => match &p.head {
+            Some(h) => format!("no further upgrade; the channel head {h} is not reached"),
+            None => "no further upgrade; the channel has no single head".to_string(),
+        },
+        Stop::Loop => "a loop: the picks go round in a cycle".to_string(),
+    };
+    s.push_str(&format!("\nends at {}: {why}\n", p.end));
+    s
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn path(
+    dir: PathBuf,
+    package: &str,
+    from: &str,
+    channel: Option<&str>,
+    to: Option<&str>,
+    semantics: SemanticsArg,
+    output: Output,
+) -> u8 {
+    let loaded = match load_catalog(&[dir]) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let graphs = CatalogGraphs::build(&loaded.cfg, Some(package));
+    let g = match channel_graph(&graphs, package, channel) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let target = match to {
+        Some(t) => match parse_installed(g, t)
+            .name
+            .as_deref()
+            .and_then(|n| g.node(n))
+        {
+            Some(n) => Some(n),
+            None => {
+                eprintln!(
+                    "error: --to `{t}` is not an entry of channel `{}`",
+                    g.channel
+                );
+                return EXIT_USAGE;
+            }
+        },
+        None => None,
+    };
+    let p = resolve(g, parse_installed(g, from), semantics.into(), target);
+    match output {
+        Output::Text => out(&path_text(&p)),
+        Output::Json => out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&p).unwrap_or_default()
+        )),
+    }
+    if matches!(p.stop, Stop::Head | Stop::Target) {
+        EXIT_OK
+    } else {
+        EXIT_FINDINGS
+    }
+}
+
+pub fn graph(
+    dirs: &[PathBuf],
+    package: Option<&str>,
+    channel: Option<&str>,
+    format: GraphFormat,
+) -> u8 {
+    let loaded = match load_catalog(dirs) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let mut graphs = CatalogGraphs::build(&loaded.cfg, package);
+    if let Some(p) = package
+        && !graphs.packages.contains_key(p)
+    {
+        eprintln!("error: package `{p}` is not in the catalog");
+        return EXIT_USAGE;
+    }
+    if let Some(c) = channel {
+        for chans in graphs.packages.values_mut() {
+            chans.retain(|name, _| name == c);
+        }
+        graphs.packages.retain(|_, chans| !chans.is_empty());
+        if graphs.packages.is_empty() {
+            eprintln!("error: no channel `{c}` in the selected packages");
+            return EXIT_USAGE;
+        }
+    }
+    out(&match format {
+        GraphFormat::Mermaid => render::mermaid(&graphs),
+        GraphFormat::Dot => render::dot(&graphs),
+        GraphFormat::Text => render::text(&graphs),
+        GraphFormat::Json => render::json(&graphs),
+    });
+    EXIT_OK
+}
+
+pub fn lint(dirs: &[PathBuf], output: Output) -> u8 {
+    let loaded = match load_catalog(dirs) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let findings = crate::checks::graph::lint(&loaded.cfg);
+    super::catalog::report(&findings, &loaded, output)
+}
