@@ -252,7 +252,6 @@ struct Row {
     rss_mb: f64,
     raw: f64,
     tree: f64,
-    errors: f64,
     warnings: f64,
 }
 
@@ -312,7 +311,6 @@ fn measure(name: &str, dir: &Path, runs: usize, expect: Option<&Expect>) -> Row 
         rss_mb: col("hwm_kb").into_iter().fold(0.0, f64::max) / 1024.0,
         raw: median(col("raw_ms")),
         tree: median(col("tree_ms")),
-        errors: first["errors"],
         warnings: first["warnings"],
     }
 }
@@ -1590,12 +1588,11 @@ fn main() {
     if let Some(r) = find("fixture-v4.18") {
         let ok = |b: bool| if b { "met" } else { "MISSED" };
         println!(
-            "  fixture-v4.18 load+validate < 250 ms: {:.1} ms ({}); peak RSS < 60 MB: {:.1} MB ({}); {} error(s) reported",
+            "  fixture-v4.18 load+validate < 250 ms: {:.1} ms ({}); peak RSS < 60 MB: {:.1} MB ({})",
             r.total,
             ok(r.total < 250.0),
             r.rss_mb,
             ok(r.rss_mb < 60.0),
-            r.errors
         );
     }
     if let Some(r) = find("synthetic-large") {

@@ -21,6 +21,9 @@ use crate::model::Index;
 use crate::model::chain::{Head, heads};
 use crate::range::Range;
 
+/// A bundle's version and release, when known.
+pub type VersionInfo = (Option<Version>, Option<String>);
+
 /// What declares an upgrade edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -132,10 +135,7 @@ pub struct ChannelGraph<'a> {
 impl<'a> ChannelGraph<'a> {
     /// Builds the graph of `channel`, taking versions from `versions` (bundle name → version
     /// and release).
-    pub fn build(
-        channel: &'a Channel,
-        versions: &HashMap<&str, (Option<Version>, Option<String>)>,
-    ) -> Self {
+    pub fn build(channel: &'a Channel, versions: &HashMap<&str, VersionInfo>) -> Self {
         let entries = &channel.entries;
         let skipped: HashSet<&str> = entries
             .iter()
@@ -319,9 +319,7 @@ pub struct CatalogGraphs<'a> {
 }
 
 /// Bundle versions of one package: name → (version, release).
-pub fn package_versions<'a>(
-    view: &crate::model::PackageView<'a>,
-) -> HashMap<&'a str, (Option<Version>, Option<String>)> {
+pub fn package_versions<'a>(view: &crate::model::PackageView<'a>) -> HashMap<&'a str, VersionInfo> {
     view.bundles
         .iter()
         .map(|(name, bs)| {
@@ -375,9 +373,7 @@ pub(crate) mod testutil {
     pub type Row<'a> = (&'a str, &'a str, &'a str, &'a [&'a str], &'a str);
 
     /// A channel and its version map from rows.
-    pub fn channel(
-        rows: &[Row<'_>],
-    ) -> (Channel, HashMap<String, (Option<Version>, Option<String>)>) {
+    pub fn channel(rows: &[Row<'_>]) -> (Channel, HashMap<String, VersionInfo>) {
         let entries = rows
             .iter()
             .map(|(n, _, r, s, sr)| ChannelEntry {
@@ -407,9 +403,7 @@ pub(crate) mod testutil {
     }
 
     /// Borrowed view of a version map for [`ChannelGraph::build`].
-    pub fn borrow(
-        m: &HashMap<String, (Option<Version>, Option<String>)>,
-    ) -> HashMap<&str, (Option<Version>, Option<String>)> {
+    pub fn borrow(m: &HashMap<String, VersionInfo>) -> HashMap<&str, VersionInfo> {
         m.iter().map(|(k, v)| (k.as_str(), v.clone())).collect()
     }
 }
