@@ -1,0 +1,309 @@
+//! Upgrade-graph lint: a hand-written channel per GRAPH code, the v0/v1 differences the
+//! reference spells out, and property tests on random channels.
+
+mod common;
+
+use olmctl::diag::Finding;
+use olmctl::graph::path::{Semantics, next_hop, resolve};
+use olmctl::graph::{CatalogGraphs, Installed, compare_versions};
+use proptest::prelude::*;
+
+/// A catalog with package `foo`, bundles at `versions` (named `foo.v<version>`) and one channel
+/// `stable` whose entries are `rows` (name suffix, replaces suffix, skips suffixes, skipRange).
+fn catalog(versions: &[&str], rows: &[(&str, &str, &[&str], &str)]) -> String {
+    let mut s = String::from("---\nschema: olm.package\nname: foo\ndefaultChannel: stable\n");
+    for v in versions {
+        s.push_str(&common::bundle(v));
+    }
+    s.push_str("---\nschema: olm.channel\npackage: foo\nname: stable\nentries:\n");
+    for (n, r, skips, range) in rows {
+        s.push_str(&format!("- name: foo.v{n}\n"));
+        if !r.is_empty() {
+            s.push_str(&format!("  replaces: foo.v{r}\n"));
+        }
+        if !skips.is_empty() {
+            let q: Vec<String> = skips.iter().map(|x| format!("foo.v{x}")).collect();
+            s.push_str(&format!("  skips: [{}]\n", q.join(", ")));
+        }
+        if !range.is_empty() {
+            s.push_str(&format!("  skipRange: '{range}'\n"));
+        }
+    }
+    s
+}
+
+fn lint(text: &str) -> Vec<Finding> {
+    let dir = common::write_tree(&[("c.yaml", text)]);
+    let loaded = olmctl::fbc::load::load(&[dir.path().to_path_buf()]).expect("load");
+    olmctl::checks::graph::lint(&loaded.cfg)
+}
+
+fn codes_for(f: &[Finding], code: &str) -> Vec<String> {
+    f.iter()
+        .filter(|x| x.code == code)
+        .map(|x| x.subject.bundle.clone().unwrap_or_default())
+        .collect()
+}
+
+const V3: &[&str] = &["1.0.0", "2.0.0", "3.0.0"];
+
+#[test]
+fn clean_linear_channel_has_no_findings() {
+    let f = lint(&catalog(
+        V3,
+        &[
+            ("1.0.0", "", &[], ""),
+            ("2.0.0", "1.0.0", &[], ""),
+            ("3.0.0", "2.0.0", &[], ""),
+        ],
+    ));
+    assert!(f.is_empty(), "{f:#?}");
+}
+
+#[test]
+fn graph001_cycles_and_self_replaces() {
+    let f = lint(&catalog(
+        V3,
+        &[
+            ("1.0.0", "2.0.0", &[], ""),
+            ("2.0.0", "1.0.0", &[], ""),
+            ("3.0.0", "1.0.0", &[], ""),
+        ],
+    ));
+    assert!(
+        f.iter()
+            .any(|x| x.code == "GRAPH001" && x.message.contains("loops")),
+        "{f:#?}"
+    );
+    let f = lint(&catalog(
+        V3,
+        &[
+            ("1.0.0", "1.0.0", &[], ""),
+            ("2.0.0", "1.0.0", &[], ""),
+            ("3.0.0", "2.0.0", &[], ""),
+        ],
+    ));
+    assert!(
+        codes_for(&f, "GRAPH001").contains(&"foo.v1.0.0".to_string()),
+        "{f:#?}"
+    );
+}
+
+#[test]
+fn graph002_several_heads() {
+    let f = lint(&catalog(
+        V3,
+        &[
+            ("1.0.0", "", &[], ""),
+            ("2.0.0", "1.0.0", &[], ""),
+            ("3.0.0", "1.0.0", &[], ""),
+        ],
+    ));
+    let h: Vec<&Finding> = f.iter().filter(|x| x.code == "GRAPH002").collect();
+    assert_eq!(h.len(), 1, "{f:#?}");
+    assert!(h[0].message.contains("foo.v2.0.0, foo.v3.0.0"));
+    assert_eq!(h[0].location.as_ref().expect("loc").line, 36); // 4 package lines + 3 bundles of 10
+}
+
+#[test]
+fn graph003_stranded_and_graph004_skipped_in_chain() {
+    // v3 replaces and skips v2; v2 replaces v1 (opm's SkippedReplacesStranded).
+    let f = lint(&catalog(
+        V3,
+        &[
+            ("1.0.0", "", &[], ""),
+            ("2.0.0", "1.0.0", &[], ""),
+            ("3.0.0", "2.0.0", &["2.0.0"], ""),
+        ],
+    ));
+    assert_eq!(codes_for(&f, "GRAPH003"), vec!["foo.v1.0.0"]);
+    assert_eq!(codes_for(&f, "GRAPH004"), vec!["foo.v2.0.0"]);
+}
+
+#[test]
+fn graph005_invalid_skip_range() {
+    let f = lint(&catalog(
+        V3,
+        &[
+            ("1.0.0", "", &[], ""),
+            ("2.0.0", "1.0.0", &[], ""),
+            ("3.0.0", "2.0.0", &[], "^2.0.0"),
+        ],
+    ));
+    let g: Vec<&Finding> = f.iter().filter(|x| x.code == "GRAPH005").collect();
+    assert_eq!(g.len(), 1, "{f:#?}");
+    let loc = g[0].location.as_ref().expect("loc");
+    assert_eq!((loc.line, loc.column), (45, 14));
+}
+
+#[test]
+fn graph006_skip_range_above_own_version() {
+    let f = lint(&catalog(
+        V3,
+        &[
+            ("1.0.0", "", &[], ""),
+            ("2.0.0", "1.0.0", &[], ">=1.0.0 <=2.0.0"),
+            ("3.0.0", "2.0.0", &[], ">=1.0.0"),
+        ],
+    ));
+    assert_eq!(codes_for(&f, "GRAPH006"), vec!["foo.v2.0.0", "foo.v3.0.0"]);
+    let ok = lint(&catalog(
+        V3,
+        &[
+            ("1.0.0", "", &[], ""),
+            ("2.0.0", "1.0.0", &[], ">=1.0.0 <2.0.0"),
+            ("3.0.0", "2.0.0", &[], ""),
+        ],
+    ));
+    assert!(codes_for(&ok, "GRAPH006").is_empty());
+}
+
+#[test]
+fn graph007_downgrade_and_graph009_v1_stops() {
+    // The head 1.0.0 replaces 2.0.0: v0 follows it, v1 never goes down.
+    let f = lint(&catalog(
+        &["2.0.0", "1.0.0"],
+        &[("2.0.0", "", &[], ""), ("1.0.0", "2.0.0", &[], "")],
+    ));
+    assert_eq!(codes_for(&f, "GRAPH007"), vec!["foo.v1.0.0"]);
+    assert_eq!(codes_for(&f, "GRAPH009"), vec!["foo.v2.0.0"]);
+    assert!(codes_for(&f, "GRAPH008").is_empty());
+}
+
+#[test]
+fn graph008_v0_stuck_below_skipped_chain() {
+    // Each entry replaces and skips its predecessor: opm accepts it (all skipped, none
+    // stranded), but OLM v0 only offers the head, which names just its predecessor.
+    let f = lint(&catalog(
+        V3,
+        &[
+            ("1.0.0", "", &[], ""),
+            ("2.0.0", "1.0.0", &["1.0.0"], ""),
+            ("3.0.0", "2.0.0", &["2.0.0"], ""),
+        ],
+    ));
+    assert_eq!(codes_for(&f, "GRAPH008"), vec!["foo.v1.0.0"]);
+    assert!(codes_for(&f, "GRAPH003").is_empty());
+    // OLM v1 goes 1 -> 2 -> 3 through the skipped entry.
+    assert!(codes_for(&f, "GRAPH009").is_empty());
+}
+
+#[test]
+fn graph011_default_channel_missing() {
+    let text = catalog(
+        V3,
+        &[
+            ("1.0.0", "", &[], ""),
+            ("2.0.0", "1.0.0", &[], ""),
+            ("3.0.0", "2.0.0", &[], ""),
+        ],
+    )
+    .replace("defaultChannel: stable", "defaultChannel: fast");
+    let f = lint(&text);
+    let g: Vec<&Finding> = f.iter().filter(|x| x.code == "GRAPH011").collect();
+    assert_eq!(g.len(), 1);
+    assert_eq!(g[0].location.as_ref().expect("loc").line, 2);
+}
+
+#[test]
+fn every_graph_code_is_exercised_above() {
+    let src = include_str!("graph_lint.rs");
+    for c in olmctl::checks::graph::CODES {
+        assert!(
+            src.contains(&format!("\"{}\"", c.code)),
+            "no test for {}",
+            c.code
+        );
+    }
+}
+
+// Property tests on random channels.
+
+fn random_channel() -> impl Strategy<Value = String> {
+    (3usize..8)
+        .prop_flat_map(|n| {
+            let row = (
+                proptest::option::of(0..n),
+                proptest::collection::vec(0..n, 0..2),
+                proptest::option::of((0..n, 0..n)),
+            );
+            (Just(n), proptest::collection::vec(row, n))
+        })
+        .prop_map(|(n, rows)| {
+            let versions: Vec<String> = (0..n).map(|i| format!("1.{i}.0")).collect();
+            let vr: Vec<&str> = versions.iter().map(String::as_str).collect();
+            let rows: Vec<(String, String, Vec<String>, String)> = rows
+                .into_iter()
+                .enumerate()
+                .map(|(i, (r, skips, range))| {
+                    let r = r
+                        .filter(|&r| r != i)
+                        .map(|r| versions[r].clone())
+                        .unwrap_or_default();
+                    let skips = skips
+                        .into_iter()
+                        .filter(|&s| s != i)
+                        .map(|s| versions[s].clone())
+                        .collect();
+                    let range = range
+                        .map(|(a, b)| format!(">={} <{}", versions[a.min(b)], versions[a.max(b)]))
+                        .unwrap_or_default();
+                    (versions[i].clone(), r, skips, range)
+                })
+                .collect();
+            let refs: Vec<(&str, &str, Vec<&str>, &str)> = rows
+                .iter()
+                .map(|(a, b, c, d)| {
+                    (
+                        a.as_str(),
+                        b.as_str(),
+                        c.iter().map(String::as_str).collect(),
+                        d.as_str(),
+                    )
+                })
+                .collect();
+            let refs2: Vec<(&str, &str, &[&str], &str)> = refs
+                .iter()
+                .map(|(a, b, c, d)| (*a, *b, c.as_slice(), *d))
+                .collect();
+            catalog(&vr, &refs2)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn paths_follow_the_rules(text in random_channel()) {
+        let dir = common::write_tree(&[("c.yaml", &text)]);
+        let loaded = olmctl::fbc::load::load(&[dir.path().to_path_buf()]).expect("load");
+        let graphs = CatalogGraphs::build(&loaded.cfg, None);
+        let g = &graphs.packages["foo"]["stable"];
+        for n in g.graph.node_indices() {
+            let from = Installed::of(g, n);
+            let h0 = next_hop(g, &from, Semantics::V0);
+            let h1 = next_hop(g, &from, Semantics::V1);
+            // v0 never lands on a skipped entry.
+            if let Some((t, _)) = h0 {
+                prop_assert!(!g.graph[t].skipped, "{text}");
+            }
+            // v1 never picks a lower version than v0 at a hop.
+            if let (Some((a, _)), Some((b, _))) = (h0, h1) {
+                prop_assert!(compare_versions(g.graph[b].key(), g.graph[a].key()).is_ge(), "{text}");
+            }
+            // Every reported path is made of existing edges.
+            for sem in [Semantics::V0, Semantics::V1] {
+                let p = resolve(g, from.clone(), sem, None);
+                let mut prev = n;
+                for hop in &p.hops {
+                    let to = g.node(&hop.to).expect("entry");
+                    prop_assert!(g.graph.edges_connecting(prev, to).any(|e| e.weight().kind == hop.edge), "{text}\n{p:#?}");
+                    prev = to;
+                }
+            }
+        }
+        // Lint never panics and its stuck findings agree with the paths.
+        let f = olmctl::checks::graph::lint(&loaded.cfg);
+        prop_assert!(f.iter().all(|x| x.location.is_some()));
+    }
+}
