@@ -3,6 +3,7 @@
 
 pub mod fbc;
 pub mod graph;
+pub mod upgrades;
 
 use crate::diag::Severity;
 
@@ -21,6 +22,7 @@ pub struct Code {
 pub fn all_codes() -> Vec<&'static Code> {
     let mut v: Vec<&'static Code> = fbc::CODES.to_vec();
     v.extend(graph::CODES.iter().copied());
+    v.extend(upgrades::CODES.iter().copied());
     v.sort_by_key(|c| c.code);
     v
 }

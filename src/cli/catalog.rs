@@ -83,6 +83,20 @@ pub enum CatalogCmd {
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
         output: Output,
     },
+    /// Compare a catalog with its base (e.g. the target branch): every user of a base bundle
+    /// must still reach the channel head under OLM v0 and v1, heads may not move backwards,
+    /// bundles, channels and packages may not vanish without an upgrade path. Exit 1 on any
+    /// regression.
+    CheckUpgrades {
+        /// The base catalog (what users may have installed from).
+        #[arg(long)]
+        base: PathBuf,
+        /// The new catalog.
+        dir: PathBuf,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
     /// Draw upgrade graphs.
     Graph {
         /// Catalog directories (or files).
@@ -136,6 +150,9 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             output,
         ),
         CatalogCmd::Lint { dirs, output } => super::graph::lint(&dirs, output),
+        CatalogCmd::CheckUpgrades { base, dir, output } => {
+            super::graph::check_upgrades(base, dir, output)
+        }
         CatalogCmd::Graph {
             dirs,
             package,

@@ -207,3 +207,16 @@ pub fn lint(dirs: &[PathBuf], output: Output) -> u8 {
     let findings = crate::checks::graph::lint(&loaded.cfg);
     super::catalog::report(&findings, &loaded, output)
 }
+
+pub fn check_upgrades(base: PathBuf, new: PathBuf, output: Output) -> u8 {
+    let old = match load_catalog(&[base]) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let loaded = match load_catalog(&[new]) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let findings = crate::checks::upgrades::check(&old.cfg, &loaded.cfg);
+    super::catalog::report(&findings, &loaded, output)
+}
