@@ -189,6 +189,47 @@ fn graph008_v0_stuck_below_skipped_chain() {
 }
 
 #[test]
+fn graph010_channel_switch_trap() {
+    // stable: 1 -> 2 -> 4; fast: 1 -> 3 (3 replaces 1). A user on 1 following fast lands on 3,
+    // below stable's head 4, and stable has no edge from 3: switching to stable strands them.
+    // (The other way round, 2 is below fast's head 3 and fast has no edge from 2: a trap too.)
+    let mut text = catalog(
+        &["1.0.0", "2.0.0", "3.0.0", "4.0.0"],
+        &[
+            ("1.0.0", "", &[], ""),
+            ("2.0.0", "1.0.0", &[], ""),
+            ("4.0.0", "2.0.0", &[], ""),
+        ],
+    );
+    text.push_str("---\nschema: olm.channel\npackage: foo\nname: fast\nentries:\n- name: foo.v1.0.0\n- name: foo.v3.0.0\n  replaces: foo.v1.0.0\n");
+    let f = lint(&text);
+    let g: Vec<&Finding> = f.iter().filter(|x| x.code == "GRAPH010").collect();
+    assert_eq!(g.len(), 2, "{f:#?}");
+    let fast = g
+        .iter()
+        .find(|x| x.subject.channel.as_deref() == Some("fast"))
+        .expect("fast");
+    assert_eq!(fast.subject.bundle.as_deref(), Some("foo.v3.0.0"));
+    assert!(
+        fast.message
+            .contains("channel stable never reaches its head foo.v4.0.0"),
+        "{}",
+        fast.message
+    );
+    // A stable head whose skipRange covers 3.0.0, and a fast head covering 2.0.0: no trap.
+    let fixed = text
+        .replace(
+            "- name: foo.v4.0.0\n  replaces: foo.v2.0.0\n",
+            "- name: foo.v4.0.0\n  replaces: foo.v2.0.0\n  skipRange: '>=3.0.0 <4.0.0'\n",
+        )
+        .replace(
+            "- name: foo.v3.0.0\n  replaces: foo.v1.0.0\n",
+            "- name: foo.v3.0.0\n  replaces: foo.v1.0.0\n  skipRange: '>=2.0.0 <3.0.0'\n",
+        );
+    assert!(codes_for(&lint(&fixed), "GRAPH010").is_empty());
+}
+
+#[test]
 fn graph011_default_channel_missing() {
     let text = catalog(
         V3,

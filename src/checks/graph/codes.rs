@@ -24,5 +24,6 @@ codes! {
     DOWNGRADE = "GRAPH007", Warning, "A replaces or skips edge goes to a lower version (OLM v1 never takes it).";
     V0_STUCK = "GRAPH008", Error, "From this entry OLM v0 never reaches the channel head: users stay behind forever.";
     V1_STUCK = "GRAPH009", Warning, "From this entry OLM v1 stops before the channel head (downgrade edges, pre-release heads).";
+    CHANNEL_SWITCH_TRAP = "GRAPH010", Warning, "Upgrading a bundle in one channel lands on a bundle from which another channel holding the same bundle cannot reach its head: switching channels strands users.";
     DEFAULT_CHANNEL_MISSING = "GRAPH011", Error, "The package's default channel does not exist.";
 }

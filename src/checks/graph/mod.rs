@@ -37,6 +37,7 @@ pub fn lint(cfg: &DeclarativeConfig) -> Vec<Finding> {
         for g in chans.values() {
             channel(g, &mut sink);
         }
+        channel_switch_traps(chans, &mut sink);
     }
     let mut f = sink.findings;
     sort_findings(&mut f);
@@ -205,6 +206,51 @@ fn channel(g: &ChannelGraph<'_>, sink: &mut Sink) {
                 p,
                 subj(n),
             );
+        }
+    }
+}
+
+/// GRAPH010: for a bundle B in channels C1 and C2, OLM v0 upgrades B in C1 to T; when T is not
+/// an entry of C2 and C2's head cannot be reached from T, a user who switches from C1 to C2
+/// after that upgrade is stranded (only when T is older than C2's head: above it, switching
+/// channels would be a downgrade).
+fn channel_switch_traps(
+    chans: &std::collections::BTreeMap<String, ChannelGraph<'_>>,
+    sink: &mut Sink,
+) {
+    for (c1, g1) in chans {
+        for n1 in g1.graph.node_indices() {
+            let Some((t, _)) =
+                crate::graph::path::next_hop(g1, &Installed::of(g1, n1), Semantics::V0)
+            else {
+                continue;
+            };
+            let target = &g1.graph[t].name;
+            for (c2, g2) in chans {
+                if c1 == c2 || g2.node(&g1.graph[n1].name).is_none() || g2.node(target).is_some() {
+                    continue;
+                }
+                let Some(h2) = g2.head else { continue };
+                // Only users behind C2's head are trapped; above it, switching is a downgrade.
+                if compare_versions(g1.graph[t].key(), g2.graph[h2].key()).is_ge() {
+                    continue;
+                }
+                let p = resolve(g2, Installed::of(g1, t), Semantics::V0, None);
+                if p.stop != Stop::Head {
+                    let (f, pos) = at(g1, t);
+                    sink.push(
+                        &CHANNEL_SWITCH_TRAP,
+                        format!(
+                            "{} upgrades to {target} in channel {c1}, but from {target} channel {c2} never reaches its head {}: users switching to {c2} are stranded",
+                            g1.graph[n1].name, g2.graph[h2].name
+                        ),
+                        &f,
+                        pos,
+                        Subject::entry(&g1.package, c1, target),
+                    )
+                    .help = Some(format!("add an entry to {c2} that replaces, skips or covers {target} with its skipRange"));
+                }
+            }
         }
     }
 }
