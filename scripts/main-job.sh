@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job from README.md: build olmctl and validate, then list, the repo's own catalog/.
+# The main job from README.md: build olmctl, then validate, list, lint and graph the repo's own catalog/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --locked --release --bin olmctl
 ./target/release/olmctl catalog validate catalog/
 ./target/release/olmctl catalog ls catalog/
+./target/release/olmctl catalog lint catalog/
+./target/release/olmctl catalog graph catalog/ --format text
