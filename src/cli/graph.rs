@@ -191,7 +191,7 @@ pub fn graph(
         }
     }
     out(&match format {
-        GraphFormat::Mermaid => render::mermaid(&graphs),
+        GraphFormat::Mermaid => render::mermaid(&loaded.cfg, package, channel),
         GraphFormat::Dot => render::dot(&graphs),
         GraphFormat::Text => render::text(&graphs),
         GraphFormat::Json => render::json(&graphs),
