@@ -1,6 +1,22 @@
 //! Checks with stable codes. Every code has a default severity and a one-line summary;
 //! `olmctl explain CODE` prints it and `olmctl codes` lists them all.
 
+/// Declares diagnostic codes: one `static` per code and a `CODES` table of the group.
+macro_rules! codes {
+    ($($name:ident = $code:literal, $sev:expr, $summary:literal;)*) => {
+        $(
+            #[doc = $summary]
+            pub static $name: $crate::checks::Code = $crate::checks::Code {
+                code: $code,
+                severity: $sev,
+                summary: $summary,
+            };
+        )*
+        /// Every code of this group.
+        pub static CODES: &[&$crate::checks::Code] = &[$(&$name),*];
+    };
+}
+
 pub mod fbc;
 pub mod graph;
 pub mod upgrades;

@@ -7,7 +7,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::checks::Code;
 use crate::diag::Severity::{Error, Warning};
 use crate::diag::{Finding, Subject, sort_findings};
 use crate::fbc::decl::DeclarativeConfig;
@@ -16,17 +15,6 @@ use crate::graph::path::{Semantics, Stop, resolve};
 use crate::graph::{CatalogGraphs, ChannelGraph, Installed, compare_versions};
 
 use super::fbc::Sink;
-
-macro_rules! codes {
-    ($($name:ident = $code:literal, $sev:expr, $summary:literal;)*) => {
-        $(
-            #[doc = $summary]
-            pub static $name: Code = Code { code: $code, severity: $sev, summary: $summary };
-        )*
-        /// Every UPG code.
-        pub static CODES: &[&Code] = &[$(&$name),*];
-    };
-}
 
 codes! {
     STRANDED = "UPG001", Error, "Users of an old-catalog bundle no longer reach the channel head in the new catalog.";

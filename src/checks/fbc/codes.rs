@@ -1,18 +1,6 @@
 //! The FBC codes. Codes are never renumbered; retired codes are not reused.
 
-use crate::checks::Code;
 use crate::diag::Severity::{Error, Warning};
-
-macro_rules! codes {
-    ($($name:ident = $code:literal, $sev:expr, $summary:literal;)*) => {
-        $(
-            #[doc = $summary]
-            pub static $name: Code = Code { code: $code, severity: $sev, summary: $summary };
-        )*
-        /// Every FBC code.
-        pub static CODES: &[&Code] = &[$(&$name),*];
-    };
-}
 
 codes! {
     SYNTAX = "FBC001", Error, "A file is not valid YAML or JSON; opm fails to load the whole catalog.";

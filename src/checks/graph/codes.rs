@@ -1,18 +1,6 @@
 //! Upgrade-graph lint codes. Codes are never renumbered; retired codes are not reused.
 
-use crate::checks::Code;
 use crate::diag::Severity::{Error, Warning};
-
-macro_rules! codes {
-    ($($name:ident = $code:literal, $sev:expr, $summary:literal;)*) => {
-        $(
-            #[doc = $summary]
-            pub static $name: Code = Code { code: $code, severity: $sev, summary: $summary };
-        )*
-        /// Every GRAPH code.
-        pub static CODES: &[&Code] = &[$(&$name),*];
-    };
-}
 
 codes! {
     CYCLE = "GRAPH001", Error, "The upgrade edges form a cycle, or an entry replaces itself.";
