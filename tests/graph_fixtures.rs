@@ -1,6 +1,7 @@
-//! Upgrade paths on the real v4.18 catalog: these catalogs are live, so OLM v0 reaches the head
-//! from every entry; OLM v1 may stop earlier (downgrade edges, pre-release heads), and every
-//! such stop is explained by a lint finding.
+//! Upgrade paths on the real v4.18 catalog. OLM v0 reaches the head from every entry except
+//! those whose every direct successor is skipped (v0 drops skipped entries from the channel
+//! order, operator-lifecycle-manager#2260); OLM v1 may stop earlier at downgrade edges and
+//! pre-release heads. Every stop is explained by a lint finding.
 
 mod common;
 
@@ -70,6 +71,55 @@ fn v0_stops_only_where_lint_says_so() {
     let s = stuck(Semantics::V0);
     assert_eq!(s, flagged("GRAPH008"));
     assert!(s.len() < 20, "{s:#?}");
+}
+
+/// Why v0 stops: each stuck entry has successors, all of them skipped by a newer entry, and the
+/// mermaid picture with `--draw-v0-semantics` marks those successors `skipped` and draws every
+/// edge out of the stuck entry as one v0 cannot take.
+#[test]
+fn v0_stops_are_entries_whose_successors_are_all_skipped() {
+    let loaded = olmctl::fbc::load::load(&[common::fixture_catalog()]).expect("load");
+    let graphs = CatalogGraphs::build(&loaded.cfg, None);
+    let stuck = stuck(Semantics::V0);
+    assert!(!stuck.is_empty());
+    for (pkg, ch, bundle) in &stuck {
+        let g = &graphs.packages[pkg][ch];
+        let n = g.node(bundle).expect("entry");
+        let succ: Vec<_> = g.graph.neighbors(n).collect();
+        assert!(!succ.is_empty(), "{pkg}/{ch}/{bundle} has successors");
+        let picture = render::mermaid(&loaded.cfg, Some(pkg), Some(ch), true);
+        let skipped_line = picture
+            .lines()
+            .find(|l| l.starts_with("class ") && l.ends_with("skipped"))
+            .expect("a skipped class line");
+        let dead: Vec<usize> = picture
+            .lines()
+            .find_map(|l| l.strip_prefix("linkStyle "))
+            .and_then(|l| l.split(' ').next())
+            .map(|ids| ids.split(',').map(|i| i.parse().expect("id")).collect())
+            .unwrap_or_default();
+        let links: Vec<&str> = picture.lines().filter(|l| l.contains("-->")).collect();
+        for s in succ {
+            let to = &g.graph[s].name;
+            assert!(
+                g.graph[s].skipped,
+                "{pkg}/{ch}: {bundle} -> {to} is not skipped"
+            );
+            assert!(
+                skipped_line.contains(&format!("{pkg}-{ch}-{to}")),
+                "{skipped_line}"
+            );
+        }
+        let from = format!("      {pkg}-{ch}-{bundle}[");
+        for (i, l) in links.iter().enumerate() {
+            if l.starts_with(&from) && !l.contains("-- skip -->") {
+                assert!(
+                    dead.contains(&i),
+                    "link {i} `{l}` should be dashed under v0"
+                );
+            }
+        }
+    }
 }
 
 /// OLM v1 stops early only where lint reports GRAPH009 (slurm-operator's pre-release head

@@ -111,6 +111,10 @@ pub enum CatalogCmd {
         /// Output format.
         #[arg(long, value_enum, default_value_t = super::graph::GraphFormat::Text)]
         format: super::graph::GraphFormat,
+        /// Mermaid: mark entries OLM v0 never upgrades to (skipped by a newer entry) and draw
+        /// the edges v0 cannot take dashed red, as `opm alpha render-graph --draw-v0-semantics`.
+        #[arg(long)]
+        draw_v0_semantics: bool,
     },
 }
 
@@ -158,7 +162,14 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             package,
             channel,
             format,
-        } => super::graph::graph(&dirs, package.as_deref(), channel.as_deref(), format),
+            draw_v0_semantics,
+        } => super::graph::graph(
+            &dirs,
+            package.as_deref(),
+            channel.as_deref(),
+            format,
+            draw_v0_semantics,
+        ),
     }
 }
 

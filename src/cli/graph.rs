@@ -168,7 +168,12 @@ pub fn graph(
     package: Option<&str>,
     channel: Option<&str>,
     format: GraphFormat,
+    draw_v0_semantics: bool,
 ) -> u8 {
+    if draw_v0_semantics && format != GraphFormat::Mermaid {
+        eprintln!("error: --draw-v0-semantics applies to --format mermaid only");
+        return EXIT_USAGE;
+    }
     let loaded = match load_catalog(dirs) {
         Ok(l) => l,
         Err(c) => return c,
@@ -191,7 +196,7 @@ pub fn graph(
         }
     }
     out(&match format {
-        GraphFormat::Mermaid => render::mermaid(&loaded.cfg, package, channel),
+        GraphFormat::Mermaid => render::mermaid(&loaded.cfg, package, channel, draw_v0_semantics),
         GraphFormat::Dot => render::dot(&graphs),
         GraphFormat::Text => render::text(&graphs),
         GraphFormat::Json => render::json(&graphs),

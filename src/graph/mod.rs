@@ -58,6 +58,8 @@ pub struct Entry {
     pub release: Option<String>,
     /// Named in another entry's `skips` (OLM v0 never lands on it).
     pub skipped: bool,
+    /// Deprecated by the package's `olm.deprecations` (OLM v1 picks it last).
+    pub deprecated: bool,
     /// Index into the channel's entries.
     pub entry: usize,
 }
@@ -153,6 +155,7 @@ impl<'a> ChannelGraph<'a> {
                 version,
                 release,
                 skipped: skipped.contains(e.name.as_str()),
+                deprecated: false,
                 entry: i,
             });
             index.insert(e.name.clone(), n);
@@ -245,6 +248,13 @@ impl<'a> ChannelGraph<'a> {
     }
 
     /// The node with `name`.
+    /// Marks the entries named in `bundles` (the package's deprecated bundles).
+    pub fn mark_deprecated(&mut self, bundles: &HashSet<&str>) {
+        for n in self.graph.node_weights_mut() {
+            n.deprecated = bundles.contains(n.name.as_str());
+        }
+    }
+
     pub fn node(&self, name: &str) -> Option<NodeIndex> {
         self.index.get(name).copied()
     }
@@ -348,10 +358,21 @@ impl<'a> CatalogGraphs<'a> {
                 default_channels.insert(name.to_string(), p.default_channel.clone());
             }
             let versions = package_versions(view);
+            let deprecated: HashSet<&str> = view
+                .deprecations
+                .iter()
+                .flat_map(|d| &d.entries)
+                .filter(|e| e.reference.schema == "olm.bundle")
+                .map(|e| e.reference.name.as_str())
+                .collect();
             let channels = view
                 .channels
                 .iter()
-                .map(|(c, blobs)| (c.to_string(), ChannelGraph::build(blobs[0], &versions)))
+                .map(|(c, blobs)| {
+                    let mut g = ChannelGraph::build(blobs[0], &versions);
+                    g.mark_deprecated(&deprecated);
+                    (c.to_string(), g)
+                })
                 .collect();
             packages.insert(name.to_string(), channels);
         }

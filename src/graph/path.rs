@@ -9,7 +9,6 @@
 //!   and the highest version (then release) wins; staying on the installed version is always a
 //!   candidate, so an upgrade never goes down.
 
-use std::cmp::Ordering;
 use std::collections::HashSet;
 
 use petgraph::graph::NodeIndex;
@@ -100,22 +99,37 @@ pub fn next_hop(
             .iter()
             .find_map(|&n| g.successor_edge(n, installed).map(|k| (n, k))),
         Semantics::V1 => {
-            let best = g
-                .graph
-                .node_indices()
-                .filter_map(|n| g.successor_edge(n, installed).map(|k| (n, k)))
-                .max_by(|a, b| {
-                    compare_versions(g.graph[a.0].key(), g.graph[b.0].key())
-                        // Deterministic among equals: the lower name wins.
-                        .then_with(|| g.graph[b.0].name.cmp(&g.graph[a.0].name))
-                })?;
+            // operator-controller: candidates are the direct successors plus the installed
+            // bundle itself (same version and release) when the channel has it; non-deprecated
+            // first, then the highest version and release. Picking the installed bundle means
+            // staying put.
             let mine = (installed.version.as_ref(), installed.release.as_deref());
-            if installed.version.is_some()
-                && compare_versions(g.graph[best.0].key(), mine) != Ordering::Greater
-            {
-                return None; // staying on the installed version wins
-            }
-            Some(best)
+            let is_self = |n: NodeIndex| {
+                let e = &g.graph[n];
+                installed.name.as_deref() == Some(e.name.as_str())
+                    || (installed.version.is_some() && e.key() == mine)
+            };
+            let candidates = g.graph.node_indices().filter_map(|n| {
+                if is_self(n) {
+                    Some((n, None))
+                } else {
+                    g.successor_edge(n, installed).map(|k| (n, Some(k)))
+                }
+            });
+            let best = candidates.max_by(|a, b| {
+                let (ea, eb) = (&g.graph[a.0], &g.graph[b.0]);
+                eb.deprecated
+                    .cmp(&ea.deprecated)
+                    .then_with(|| compare_versions(ea.key(), eb.key()))
+                    // The installed bundle wins a tie; then the lower name, for determinism.
+                    .then_with(|| a.1.is_none().cmp(&b.1.is_none()))
+                    .then_with(|| eb.name.cmp(&ea.name))
+            })?;
+            // The installed bundle itself: stay. (When the installed bundle is not in the
+            // channel, the best successor is taken even below the installed version, as
+            // operator-controller does; lint reports such downgrade edges.)
+            let kind = best.1?;
+            Some((best.0, kind))
         }
     }
 }
@@ -269,6 +283,29 @@ mod tests {
         let p1 = resolve(&g, from, Semantics::V1, None);
         assert!(p1.hops.is_empty());
         assert_eq!(p1.stop, Stop::NoUpgrade);
+    }
+
+    /// OLM v1 sorts deprecated bundles last (operator-controller: non-deprecated first, then
+    /// version and release descending); v0 ignores FBC deprecations when resolving.
+    #[test]
+    fn v1_picks_deprecated_bundles_last() {
+        let (ch, v) = channel(&[
+            ("a", "1.0.0", "", &[], ""),
+            ("c", "1.5.0", "a", &[], ""),
+            ("b", "2.0.0", "c", &["a"], ""),
+        ]);
+        let mut g = ChannelGraph::build(&ch, &borrow(&v));
+        let from = parse_installed(&g, "a");
+        assert_eq!(next_hop(&g, &from, Semantics::V1).map(|x| x.0), g.node("b"));
+        g.mark_deprecated(&["b"].into_iter().collect());
+        assert_eq!(next_hop(&g, &from, Semantics::V1).map(|x| x.0), g.node("c"));
+        assert_eq!(next_hop(&g, &from, Semantics::V0).map(|x| x.0), g.node("b"));
+        // Every successor deprecated and the installed bundle is not: v1 stays put.
+        g.mark_deprecated(&["b", "c"].into_iter().collect());
+        assert_eq!(next_hop(&g, &from, Semantics::V1), None);
+        // The installed bundle deprecated too: back to the highest version.
+        g.mark_deprecated(&["a", "b", "c"].into_iter().collect());
+        assert_eq!(next_hop(&g, &from, Semantics::V1).map(|x| x.0), g.node("b"));
     }
 
     #[test]

@@ -27,6 +27,7 @@ struct JsonNode {
     #[serde(skip_serializing_if = "Option::is_none")]
     release: Option<String>,
     skipped: bool,
+    deprecated: bool,
 }
 
 #[derive(Serialize, PartialEq, Eq, PartialOrd, Ord)]
@@ -104,6 +105,7 @@ pub fn json(graphs: &CatalogGraphs<'_>) -> String {
                                 version: e.version.as_ref().map(|v| v.to_string()),
                                 release: e.release.clone(),
                                 skipped: e.skipped,
+                                deprecated: e.deprecated,
                             }
                         })
                         .collect(),
@@ -252,11 +254,30 @@ fn go_quote(s: &str) -> String {
     out
 }
 
-/// One channel's mermaid lines as `opm alpha render-graph` writes them (without
-/// `--draw-v0-semantics`): entries by decreasing version, then for each entry its `skip`,
-/// `skipRange(...)` (one edge per channel entry whose version is in the range, in entry order)
-/// and `replace` edges, old → new.
-fn mermaid_channel(c: &Channel, versions: &HashMap<&str, Version>, out: &mut String) {
+/// Per-document state while writing mermaid: the running link number (mermaid's `linkStyle`
+/// counts links in document order), node decorations and the links v0 never follows.
+struct MermaidState<'a> {
+    draw_v0: bool,
+    deprecated_bundles: &'a [String],
+    link: usize,
+    /// Class name (`deprecated`, `deprecatedskipped`, `skipped`) → node ids.
+    classes: BTreeMap<&'static str, Vec<String>>,
+    dead_links: Vec<usize>,
+}
+
+/// One channel's mermaid lines as `opm alpha render-graph` writes them: entries by decreasing
+/// version, then for each entry its `skip`, `skipRange(...)` (one edge per channel entry whose
+/// version is in the range, in entry order) and `replace` edges, old → new.
+///
+/// With v0 semantics (`--draw-v0-semantics`) a node already skipped by a newer entry gets the
+/// class `skipped`, and every edge v0 cannot use is styled dashed red: a `skip` edge from an
+/// entry a newer entry already skipped, and `skipRange`/`replace` edges into a skipped entry.
+fn mermaid_channel(
+    c: &Channel,
+    versions: &HashMap<&str, Version>,
+    st: &mut MermaidState<'_>,
+    out: &mut String,
+) {
     let zero = Version::new(0, 0, 0);
     let ver = |n: &str| versions.get(n).unwrap_or(&zero);
     let channel_id = format!("{}-{}", c.package, c.name);
@@ -264,16 +285,32 @@ fn mermaid_channel(c: &Channel, versions: &HashMap<&str, Version>, out: &mut Str
     let _ = writeln!(out, "    subgraph {channel_id}[{}]", go_quote(&c.name));
     let mut sorted: Vec<&ChannelEntry> = c.entries.iter().collect();
     sorted.sort_by(|a, b| ver(&b.name).cmp_precedence(ver(&a.name)));
+    let mut skipped: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for ce in sorted {
         let entry_id = format!("{channel_id}-{}", ce.name);
         let to = format!("{entry_id}[{}]", go_quote(&ce.name));
         let _ = writeln!(out, "      {to}");
+        let deprecated = st.deprecated_bundles.contains(&ce.name);
+        let class = match (deprecated, skipped.contains(ce.name.as_str())) {
+            (true, true) => Some("deprecatedskipped"),
+            (true, false) => Some("deprecated"),
+            (false, true) => Some("skipped"),
+            (false, false) => None,
+        };
+        if let Some(class) = class {
+            st.classes.entry(class).or_default().push(entry_id.clone());
+        }
+        let target_skipped = skipped.contains(ce.name.as_str());
         for sk in &ce.skips {
             let _ = writeln!(
                 out,
                 "      {channel_id}-{sk}[{}]-- skip --> {to}",
                 go_quote(sk)
             );
+            if st.draw_v0 && !skipped.insert(sk.as_str()) {
+                st.dead_links.push(st.link);
+            }
+            st.link += 1;
         }
         if !ce.skip_range.is_empty()
             && let Ok(r) = Range::parse(&ce.skip_range)
@@ -287,6 +324,10 @@ fn mermaid_channel(c: &Channel, versions: &HashMap<&str, Version>, out: &mut Str
                         go_quote(&e.name),
                         ce.skip_range
                     );
+                    if st.draw_v0 && target_skipped {
+                        st.dead_links.push(st.link);
+                    }
+                    st.link += 1;
                 }
             }
         }
@@ -297,6 +338,10 @@ fn mermaid_channel(c: &Channel, versions: &HashMap<&str, Version>, out: &mut Str
                 ce.replaces,
                 go_quote(&ce.replaces)
             );
+            if st.draw_v0 && target_skipped {
+                st.dead_links.push(st.link);
+            }
+            st.link += 1;
         }
     }
     out.push_str("    end\n");
@@ -309,39 +354,52 @@ fn mermaid_doc(
     cfg: &DeclarativeConfig,
     channels: &[&Channel],
     versions: &HashMap<&str, Version>,
+    draw_v0: bool,
 ) -> String {
-    let mut by_pkg: BTreeMap<&str, String> = BTreeMap::new();
-    let mut sorted: Vec<&Channel> = channels.to_vec();
-    sorted.sort_by(|a, b| a.name.cmp(&b.name));
-    for c in &sorted {
-        mermaid_channel(c, versions, by_pkg.entry(&c.package).or_default());
-    }
-    let mut out = String::from(MERMAID_HEADER);
-    for (pkg, body) in &by_pkg {
-        let _ = writeln!(out, "  %% package {}", go_quote(pkg));
-        let _ = writeln!(out, "  subgraph {}", go_quote(pkg));
-        out.push_str(body);
-        out.push_str("  end\n");
-    }
-    // Deprecation styling, as opm does it.
-    let mut dep_pkg = None;
+    // Deprecations are matched by name only, as opm does.
+    let mut dep_pkgs = std::collections::BTreeSet::new();
     let mut dep_channels = Vec::new();
     let mut dep_bundles = Vec::new();
-    for d in cfg
-        .deprecations
-        .iter()
-        .filter(|d| by_pkg.contains_key(d.package.as_str()))
-    {
+    for d in &cfg.deprecations {
         for e in &d.entries {
             match e.reference.schema.as_str() {
-                "olm.package" => dep_pkg = Some(d.package.clone()),
+                "olm.package" => {
+                    dep_pkgs.insert(d.package.as_str());
+                }
                 "olm.channel" => dep_channels.push(e.reference.name.clone()),
                 "olm.bundle" => dep_bundles.push(e.reference.name.clone()),
                 _ => {}
             }
         }
     }
-    if let Some(p) = dep_pkg {
+    let mut st = MermaidState {
+        draw_v0,
+        deprecated_bundles: &dep_bundles,
+        link: 0,
+        classes: BTreeMap::new(),
+        dead_links: Vec::new(),
+    };
+    // Packages by name, channels by name within each: the order the lines appear in, so that
+    // link numbers match what mermaid counts.
+    let mut sorted: Vec<&Channel> = channels.to_vec();
+    sorted.sort_by(|a, b| (&a.package, &a.name).cmp(&(&b.package, &b.name)));
+    let mut out = String::from(MERMAID_HEADER);
+    let mut i = 0;
+    while i < sorted.len() {
+        let pkg = &sorted[i].package;
+        let _ = writeln!(out, "  %% package {}", go_quote(pkg));
+        let _ = writeln!(out, "  subgraph {}", go_quote(pkg));
+        while i < sorted.len() && &sorted[i].package == pkg {
+            mermaid_channel(sorted[i], versions, &mut st, &mut out);
+            i += 1;
+        }
+        out.push_str("  end\n");
+    }
+    // opm styles only one deprecated package per diagram; every one is styled here (the same
+    // output whenever a diagram holds one package).
+    let mut shown: Vec<&str> = sorted.iter().map(|c| c.package.as_str()).collect();
+    shown.dedup();
+    for p in shown.into_iter().filter(|p| dep_pkgs.contains(p)) {
         let _ = writeln!(out, "style {p} fill:#989695");
     }
     for c in &sorted {
@@ -349,18 +407,17 @@ fn mermaid_doc(
             let _ = writeln!(out, "style {}-{} fill:#DCD0FF", c.package, c.name);
         }
     }
-    let mut ids: Vec<String> = sorted
-        .iter()
-        .flat_map(|c| {
-            c.entries
-                .iter()
-                .filter(|e| dep_bundles.contains(&e.name))
-                .map(move |e| format!("{}-{}-{}", c.package, c.name, e.name))
-        })
-        .collect();
-    if !ids.is_empty() {
+    for (class, ids) in &mut st.classes {
         ids.sort();
-        let _ = writeln!(out, "class {} deprecated", ids.join(","));
+        let _ = writeln!(out, "class {} {class}", ids.join(","));
+    }
+    if !st.dead_links.is_empty() {
+        let ids: Vec<String> = st.dead_links.iter().map(|l| l.to_string()).collect();
+        let _ = writeln!(
+            out,
+            "linkStyle {} stroke:#FF0000,stroke-width:3px,stroke-dasharray:5;",
+            ids.join(",")
+        );
     }
     out
 }
@@ -368,7 +425,12 @@ fn mermaid_doc(
 /// Mermaid as `opm alpha render-graph` draws it. When the whole diagram passes mermaid's default
 /// `maxTextSize` ([`MERMAID_MAX_TEXT`]), it is split into Markdown with one fenced `mermaid`
 /// block per package (per channel for packages that are too large on their own).
-pub fn mermaid(cfg: &DeclarativeConfig, package: Option<&str>, channel: Option<&str>) -> String {
+pub fn mermaid(
+    cfg: &DeclarativeConfig,
+    package: Option<&str>,
+    channel: Option<&str>,
+    draw_v0: bool,
+) -> String {
     let mut versions: HashMap<&str, Version> = HashMap::new();
     for b in &cfg.bundles {
         if let Some(v) = b
@@ -385,7 +447,7 @@ pub fn mermaid(cfg: &DeclarativeConfig, package: Option<&str>, channel: Option<&
         .iter()
         .filter(|c| package.is_none_or(|p| c.package == p) && channel.is_none_or(|n| c.name == n))
         .collect();
-    let whole = mermaid_doc(cfg, &channels, &versions);
+    let whole = mermaid_doc(cfg, &channels, &versions, draw_v0);
     if whole.len() <= MERMAID_MAX_TEXT {
         return whole;
     }
@@ -395,13 +457,17 @@ pub fn mermaid(cfg: &DeclarativeConfig, package: Option<&str>, channel: Option<&
     }
     let mut blocks = Vec::new();
     for chans in by_pkg.values() {
-        let doc = mermaid_doc(cfg, chans, &versions);
+        let doc = mermaid_doc(cfg, chans, &versions, draw_v0);
         if doc.len() <= MERMAID_MAX_TEXT || chans.len() == 1 {
             blocks.push(doc);
         } else {
             let mut sorted = chans.clone();
             sorted.sort_by(|a, b| a.name.cmp(&b.name));
-            blocks.extend(sorted.iter().map(|c| mermaid_doc(cfg, &[*c], &versions)));
+            blocks.extend(
+                sorted
+                    .iter()
+                    .map(|c| mermaid_doc(cfg, &[*c], &versions, draw_v0)),
+            );
         }
     }
     blocks
@@ -459,7 +525,39 @@ mod tests {
   end
 class foo-stable-a deprecated
 "#;
-        assert_eq!(mermaid(&cfg(&text), None, None), want);
+        assert_eq!(mermaid(&cfg(&text), None, None, false), want);
+    }
+
+    /// `--draw-v0-semantics`, as `MermaidWriter` with `DrawV0Semantics` does it: entries skipped
+    /// by a newer entry get the `skipped` class, edges v0 cannot take are dashed red.
+    #[test]
+    fn mermaid_draws_v0_semantics() {
+        let text = format!(
+            "---\nschema: olm.package\nname: foo\ndefaultChannel: a\n{}{}{}---\nschema: olm.channel\npackage: foo\nname: a\nentries:\n- name: v1\n- name: v2\n  replaces: v1\n  skips: [v1]\n- name: v3\n  replaces: v2\n  skips: [v2]\n---\nschema: olm.channel\npackage: foo\nname: b\nentries:\n- name: v1\n- name: v2\n  skips: [v1]\n- name: v3\n  skips: [v1]\n",
+            bundle("v1", "1.0.0"),
+            bundle("v2", "2.0.0"),
+            bundle("v3", "3.0.0")
+        );
+        let c = cfg(&text);
+        let plain = mermaid(&c, None, None, false);
+        let v0 = mermaid(&c, None, None, true);
+        // Same diagram; only the decoration lines differ.
+        assert!(v0.starts_with(plain.as_str()), "{v0}");
+        assert_eq!(
+            &v0[plain.len()..],
+            "class foo-a-v1,foo-a-v2,foo-b-v1 skipped\nlinkStyle 3,5 stroke:#FF0000,stroke-width:3px,stroke-dasharray:5;\n"
+        );
+        // Link 3 is `v1 -- replace --> v2` in channel a (v2 is skipped by v3); link 5 is the
+        // second `skip` out of v1 in channel b.
+        let links: Vec<&str> = v0.lines().filter(|l| l.contains("-->")).collect();
+        assert_eq!(
+            links[3].trim(),
+            "foo-a-v1[\"v1\"]-- replace --> foo-a-v2[\"v2\"]"
+        );
+        assert_eq!(
+            links[5].trim(),
+            "foo-b-v1[\"v1\"]-- skip --> foo-b-v2[\"v2\"]"
+        );
     }
 
     #[test]
@@ -475,7 +573,7 @@ class foo-stable-a deprecated
                 }
             }
         }
-        let out = mermaid(&cfg(&text), None, None);
+        let out = mermaid(&cfg(&text), None, None, false);
         let blocks: Vec<&str> = out.split("```mermaid\n").skip(1).collect();
         assert_eq!(blocks.len(), 40);
         for b in blocks {
