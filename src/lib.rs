@@ -2,6 +2,7 @@
 //!
 //! The library holds everything; the `olmctl` binary is a thin command line over it.
 
+pub mod bundle;
 pub mod checks;
 pub mod cli;
 pub mod diag;

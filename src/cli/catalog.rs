@@ -97,6 +97,26 @@ pub enum CatalogCmd {
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
         output: Output,
     },
+    /// Render bundle directories as the `olm.bundle` blobs `opm render` writes for them
+    /// (properties in opm's order and encoding, relatedImages). Exit 2 when a bundle cannot be
+    /// read or rendered.
+    Render {
+        /// Bundle directories (holding manifests/ and metadata/, or a bundle/ subdirectory).
+        #[arg(required = true)]
+        bundles: Vec<PathBuf>,
+        /// The image each bundle is pushed as, in the order of the directories.
+        #[arg(long)]
+        image: Vec<String>,
+        /// Carry the CSV as `olm.csv.metadata` (the default when --image is given).
+        #[arg(long, conflicts_with = "bundle_objects")]
+        csv_metadata: bool,
+        /// Carry every manifest as an `olm.bundle.object` (the default without --image).
+        #[arg(long)]
+        bundle_objects: bool,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = FmtFormat::Json)]
+        output: FmtFormat,
+    },
     /// Draw upgrade graphs.
     Graph {
         /// Catalog directories (or files).
@@ -157,6 +177,13 @@ pub fn run(cmd: CatalogCmd) -> u8 {
         CatalogCmd::CheckUpgrades { base, dir, output } => {
             super::graph::check_upgrades(base, dir, output)
         }
+        CatalogCmd::Render {
+            bundles,
+            image,
+            csv_metadata,
+            bundle_objects,
+            output,
+        } => render(&bundles, &image, csv_metadata, bundle_objects, output),
         CatalogCmd::Graph {
             dirs,
             package,
@@ -424,5 +451,59 @@ fn ls(dirs: &[PathBuf], output: Output) -> u8 {
             out(&s);
         }
     }
+    EXIT_OK
+}
+
+fn render(
+    bundles: &[PathBuf],
+    images: &[String],
+    csv_metadata: bool,
+    bundle_objects: bool,
+    output: FmtFormat,
+) -> u8 {
+    use crate::bundle::render::{ObjectMode, render_dir};
+    if !images.is_empty() && images.len() != bundles.len() {
+        eprintln!(
+            "error: {} --image values for {} bundles: give one image per bundle directory, in order",
+            images.len(),
+            bundles.len()
+        );
+        return EXIT_USAGE;
+    }
+    if csv_metadata && images.is_empty() {
+        eprintln!(
+            "error: --csv-metadata needs --image (a bundle without an image must carry its manifests as olm.bundle.object)"
+        );
+        return EXIT_USAGE;
+    }
+    for img in images {
+        if let Err(e) = crate::imageref::validate(img) {
+            eprintln!("error: --image {img}: {e}");
+            return EXIT_USAGE;
+        }
+    }
+    let mode = if bundle_objects || images.is_empty() {
+        ObjectMode::BundleObjects
+    } else {
+        ObjectMode::CsvMetadata
+    };
+    let format = match output {
+        FmtFormat::Yaml => Format::Yaml,
+        FmtFormat::Json => Format::Json,
+    };
+    let mut blobs = Vec::new();
+    for (i, dir) in bundles.iter().enumerate() {
+        let image = images.get(i).map(String::as_str).unwrap_or("");
+        match render_dir(dir, image, mode) {
+            Ok(r) => blobs.push(r.blob),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        }
+    }
+    let mut text = String::new();
+    write_blobs(&blobs, format, &mut text);
+    out(&text);
     EXIT_OK
 }

@@ -33,7 +33,8 @@ fn str_node(s: &str) -> Node {
     Node::new(Pos::default(), Value::Str(s.to_string()))
 }
 
-fn map(fields: Vec<(&str, Node)>) -> Node {
+/// An object node with `fields` in order (no positions).
+pub fn map(fields: Vec<(&str, Node)>) -> Node {
     Node::new(
         Pos::default(),
         Value::Map(

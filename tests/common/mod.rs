@@ -91,3 +91,30 @@ properties:
 "
     )
 }
+
+/// The fixture operators directory (bundle histories), read in place.
+pub fn fixture_operators() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/operators")
+}
+
+/// Every bundle directory of the fixture operators: `(package dir name, version dir)`, sorted.
+pub fn fixture_bundle_dirs() -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    let mut pkgs: Vec<PathBuf> = std::fs::read_dir(fixture_operators())
+        .expect("operators dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir())
+        .collect();
+    pkgs.sort();
+    for p in pkgs {
+        let name = p.file_name().expect("name").to_string_lossy().to_string();
+        let mut versions: Vec<PathBuf> = std::fs::read_dir(&p)
+            .expect("package dir")
+            .map(|e| e.expect("entry").path())
+            .filter(|v| olmctl::bundle::load::bundle_root(v).is_some())
+            .collect();
+        versions.sort();
+        out.extend(versions.into_iter().map(|v| (name.clone(), v)));
+    }
+    out
+}
