@@ -135,6 +135,9 @@ pub struct Finding {
     pub location: Option<Location>,
     /// What it concerns.
     pub subject: Subject,
+    /// JSON path of the field inside the object (e.g. `spec.installModes[2].type`), when the
+    /// finding is about one field of a manifest.
+    pub path: Option<String>,
     /// What to do about it, when there is something useful to say.
     pub help: Option<String>,
 }
@@ -148,8 +151,14 @@ impl Finding {
             message: message.into(),
             location: None,
             subject: Subject::default(),
+            path: None,
             help: None,
         }
+    }
+    /// Sets the JSON path of the field concerned.
+    pub fn field(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
     }
     /// Sets the location.
     pub fn at(mut self, loc: Option<Location>) -> Self {
@@ -244,6 +253,9 @@ pub fn render_text(findings: &[Finding], color: bool) -> String {
         if !subject.is_empty() {
             let _ = writeln!(out, "   = {subject}");
         }
+        if let Some(p) = &f.path {
+            let _ = writeln!(out, "   = field: {p}");
+        }
         if let Some(h) = &f.help {
             let _ = writeln!(out, "   = help: {h}");
         }
@@ -278,6 +290,8 @@ struct JsonFinding<'a> {
     #[serde(flatten)]
     subject: &'a Subject,
     #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     help: Option<&'a str>,
 }
 
@@ -304,6 +318,7 @@ pub fn render_json(findings: &[Finding]) -> String {
                 line: f.location.as_ref().map(|l| l.line).filter(|l| *l > 0),
                 column: f.location.as_ref().map(|l| l.column).filter(|c| *c > 0),
                 subject: &f.subject,
+                path: f.path.as_deref(),
                 help: f.help.as_deref(),
             })
             .collect(),

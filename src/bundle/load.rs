@@ -102,6 +102,8 @@ pub struct BundleDir {
     pub dependencies: Option<MetaFile>,
     /// The `properties` block.
     pub properties: Option<MetaFile>,
+    /// Files that could not be read or parsed (opm skips them with a warning).
+    pub problems: Vec<BundleError>,
 }
 
 /// Parses one YAML or JSON file into its non-empty documents.
@@ -178,6 +180,7 @@ pub fn load_bundle(dir: &Path) -> Result<BundleDir, BundleError> {
     })?;
     let mut manifests = Vec::new();
     let mut skipped = Vec::new();
+    let mut problems = Vec::new();
     for p in sorted_dir(&root.join("manifests"))? {
         let hidden = p
             .file_name()
@@ -187,11 +190,13 @@ pub fn load_bundle(dir: &Path) -> Result<BundleDir, BundleError> {
             skipped.push(p);
             continue;
         }
-        let docs = parse_file(&p)?;
-        manifests.push(Manifest {
-            path: Arc::from(p.as_path()),
-            docs,
-        });
+        match parse_file(&p) {
+            Ok(docs) => manifests.push(Manifest {
+                path: Arc::from(p.as_path()),
+                docs,
+            }),
+            Err(e) => problems.push(e),
+        }
     }
     let mut b = BundleDir {
         dir: root.clone(),
@@ -200,12 +205,19 @@ pub fn load_bundle(dir: &Path) -> Result<BundleDir, BundleError> {
         annotations: None,
         dependencies: None,
         properties: None,
+        problems,
     };
     for p in sorted_dir(&root.join("metadata"))? {
         if p.is_dir() {
             continue;
         }
-        let docs = parse_file(&p)?;
+        let docs = match parse_file(&p) {
+            Ok(d) => d,
+            Err(e) => {
+                b.problems.push(e);
+                continue;
+            }
+        };
         let Some(doc) = docs.first() else { continue };
         let path: Arc<Path> = Arc::from(p.as_path());
         for (slot, key) in [

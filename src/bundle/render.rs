@@ -136,6 +136,11 @@ pub fn render_dir(dir: &Path, image: &str, mode: ObjectMode) -> Result<Rendered,
 /// Renders a loaded bundle.
 pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, BundleError> {
     let manifests = b.dir.join("manifests");
+    // opm skips files it cannot decode (with a warning) and renders a bundle that lacks them;
+    // refusing is safer.
+    if let Some(p) = b.problems.first() {
+        return Err(p.clone());
+    }
     // The objects opm reads: first document per file, objects only, first CSV only.
     let mut objects: Vec<(&Arc<Path>, &Node)> = Vec::new();
     let mut csv_seen = false;

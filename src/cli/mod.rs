@@ -1,6 +1,7 @@
 //! The `olmctl` command line. The binary only calls [`main`]; everything here is library code so
 //! that tests can drive it in-process.
 
+mod bundle;
 mod catalog;
 mod graph;
 
@@ -29,6 +30,9 @@ enum Command {
     /// Work with File-Based Catalogs.
     #[command(subcommand)]
     Catalog(catalog::CatalogCmd),
+    /// Work with registry+v1 bundles.
+    #[command(subcommand)]
+    Bundle(bundle::BundleCmd),
     /// Explain a diagnostic code (e.g. `olmctl explain FBC029`).
     Explain {
         /// The code.
@@ -92,6 +96,7 @@ pub fn main() -> ExitCode {
 pub fn run(cli: Cli) -> u8 {
     match cli.command {
         Command::Catalog(c) => catalog::run(c),
+        Command::Bundle(c) => bundle::run(c),
         Command::Explain { code } => match crate::checks::find(&code) {
             Some(c) => {
                 out(&format!(

@@ -1,0 +1,441 @@
+//! `bundle validate`: one clean bundle, and for every code a mutation of it that triggers it.
+
+mod common;
+
+use olmctl::diag::Finding;
+
+const ANNOTATIONS: &str = "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: demo\n  operators.operatorframework.io.bundle.channels.v1: stable,fast\n  operators.operatorframework.io.bundle.channel.default.v1: stable\n";
+
+const CRD: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.demo.io\nspec:\n  group: demo.io\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions:\n  - {name: v1, served: true, storage: true}\n";
+
+const CSV: &str = r#"apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata:
+  name: demo.v1.2.0
+  annotations:
+    alm-examples: '[{"apiVersion": "demo.io/v1", "kind": "Widget", "metadata": {"name": "w"}}]'
+    olm.skipRange: '>=1.0.0 <1.2.0'
+spec:
+  version: 1.2.0
+  displayName: Demo
+  minKubeVersion: 1.25.0
+  replaces: demo.v1.1.0
+  installModes:
+  - {type: OwnNamespace, supported: true}
+  - {type: SingleNamespace, supported: true}
+  - {type: MultiNamespace, supported: false}
+  - {type: AllNamespaces, supported: true}
+  customresourcedefinitions:
+    owned:
+    - {name: widgets.demo.io, version: v1, kind: Widget}
+  webhookdefinitions:
+  - {generateName: vwidget.demo.io, type: ValidatingAdmissionWebhook, deploymentName: demo-operator, admissionReviewVersions: [v1], sideEffects: None}
+  install:
+    strategy: deployment
+    spec:
+      deployments:
+      - name: demo-operator
+        spec:
+          template:
+            spec:
+              serviceAccountName: demo-operator
+              containers:
+              - {name: manager, image: 'quay.io/demo/op:1.2.0'}
+  relatedImages:
+  - {name: manager, image: 'quay.io/demo/op:1.2.0'}
+"#;
+
+/// Validates the base bundle with `edit` applied to the CSV text and `extra` files added.
+fn run(edit: impl Fn(&str) -> String, extra: &[(&str, &str)]) -> Vec<Finding> {
+    let csv = edit(CSV);
+    let mut files: Vec<(&str, &str)> = vec![
+        ("manifests/demo.clusterserviceversion.yaml", &csv),
+        ("manifests/widgets.crd.yaml", CRD),
+        ("metadata/annotations.yaml", ANNOTATIONS),
+    ];
+    for (p, t) in extra {
+        files.retain(|(q, _)| q != p);
+        files.push((p, t));
+    }
+    let dir = common::write_tree(&files);
+    let b = olmctl::bundle::load::load_bundle(dir.path()).expect("loads");
+    olmctl::checks::bundle::validate(&b)
+}
+
+fn codes(f: &[Finding]) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = f.iter().map(|x| x.code).collect();
+    v.dedup();
+    v
+}
+
+fn same(s: &str) -> String {
+    s.to_string()
+}
+
+#[test]
+fn the_base_bundle_is_clean() {
+    let f = run(same, &[]);
+    assert!(f.is_empty(), "{f:#?}");
+}
+
+/// Every code: (code, CSV edit, extra files, expected JSON path or "", expected line or 0).
+#[test]
+fn each_code_fires_on_its_defect() {
+    type Edit = fn(&str) -> String;
+    type Case<'a> = (&'a str, Edit, Vec<(&'a str, &'a str)>, &'a str, u32);
+    let other_default = ANNOTATIONS.replace("default.v1: stable", "default.v1: beta");
+    let gadget_crd = CRD
+        .replace("widgets", "gadgets")
+        .replace("Widget", "Gadget");
+    let two_docs = format!("{CRD}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\n");
+    let cases: Vec<Case<'_>> = vec![
+        (
+            "BND001",
+            same,
+            vec![("manifests/broken.yaml", "a: [\n")],
+            "",
+            2,
+        ),
+        (
+            "BND002",
+            same,
+            vec![("manifests/.hidden.yaml", "kind: Secret\n")],
+            "",
+            0,
+        ),
+        (
+            "BND002",
+            same,
+            vec![("manifests/sub/x.yaml", "kind: Secret\n")],
+            "",
+            0,
+        ),
+        (
+            "BND003",
+            same,
+            vec![(
+                "manifests/d.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
+            )],
+            "kind",
+            2,
+        ),
+        (
+            "BND004",
+            same,
+            vec![("manifests/zz.clusterserviceversion.yaml", CSV)],
+            "",
+            1,
+        ),
+        (
+            "BND004",
+            same,
+            vec![(
+                "manifests/demo.clusterserviceversion.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            )],
+            "",
+            0,
+        ),
+        (
+            "BND005",
+            same,
+            vec![(
+                "metadata/annotations.yaml",
+                "annotations:\n  operators.operatorframework.io.bundle.package.v1: demo\n",
+            )],
+            "annotations[\"operators.operatorframework.io.bundle.mediatype.v1\"]",
+            2,
+        ),
+        (
+            "BND005",
+            same,
+            vec![("metadata/annotations.yaml", "other: 1\n")],
+            "",
+            0,
+        ),
+        (
+            "BND006",
+            same,
+            vec![("metadata/annotations.yaml", &other_default)],
+            "annotations[\"operators.operatorframework.io.bundle.channel.default.v1\"]",
+            7,
+        ),
+        (
+            "BND007",
+            |s| s.replace("version: v1, kind: Widget", "version: v2, kind: Widget"),
+            vec![],
+            "spec.customresourcedefinitions.owned[0]",
+            20,
+        ),
+        (
+            "BND008",
+            same,
+            vec![("manifests/gadgets.crd.yaml", &gadget_crd)],
+            "",
+            10,
+        ),
+        (
+            "BND009",
+            same,
+            vec![("manifests/widgets2.crd.yaml", CRD)],
+            "",
+            10,
+        ),
+        (
+            "BND010",
+            same,
+            vec![(
+                "manifests/sa.yaml",
+                "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: demo-operator}\n",
+            )],
+            "metadata.name",
+            1,
+        ),
+        (
+            "BND011",
+            |s| s.replace("  version: 1.2.0\n", "  version: 1.2.0\n  release: '2'\n"),
+            vec![],
+            "metadata.name",
+            4,
+        ),
+        (
+            "BND012",
+            |s| {
+                s.replace(
+                    "  - {name: manager, image: 'quay.io/demo/op:1.2.0'}\n",
+                    "  - {name: manager, image: 'quay.io/Demo/op:1'}\n",
+                )
+            },
+            vec![],
+            "spec.relatedImages[0].image",
+            35,
+        ),
+        (
+            "BND013",
+            same,
+            vec![("manifests/widgets.crd.yaml", &two_docs)],
+            "",
+            12,
+        ),
+        (
+            "BND014",
+            same,
+            vec![(
+                "manifests/role.yaml",
+                "kind: ClusterRole\nmetadata: {name: r}\n",
+            )],
+            "",
+            1,
+        ),
+        (
+            "CSV001",
+            |s| s.replace("name: demo.v1.2.0", "name: Demo_v1.2.0"),
+            vec![],
+            "metadata.name",
+            4,
+        ),
+        (
+            "CSV001",
+            |s| s.replace("replaces: demo.v1.1.0", "replaces: demo..v1"),
+            vec![],
+            "spec.replaces",
+            12,
+        ),
+        (
+            "CSV002",
+            |s| s.replace("    alm-examples:", "    x-examples:"),
+            vec![],
+            "metadata.annotations[\"alm-examples\"]",
+            1,
+        ),
+        (
+            "CSV003",
+            |s| s.replace("'[{\"apiVersion\"", "'[{apiVersion\""),
+            vec![],
+            "metadata.annotations[\"alm-examples\"]",
+            6,
+        ),
+        (
+            "CSV004",
+            |s| s.replace("\"Widget\", \"metadata\"", "\"Gizmo\", \"metadata\""),
+            vec![],
+            "metadata.annotations[\"alm-examples\"]",
+            6,
+        ),
+        (
+            "CSV005",
+            |s| {
+                s.replace("'[{\"apiVersion\": \"demo.io/v1\", \"kind\": \"Widget\", \"metadata\": {\"name\": \"w\"}}]'", "'[]'")
+            },
+            vec![],
+            "metadata.annotations[\"alm-examples\"]",
+            6,
+        ),
+        (
+            "CSV006",
+            |s| {
+                s.replace(
+                    "  - {type: MultiNamespace, supported: false}\n",
+                    "  - {type: OwnNamespace, supported: false}\n",
+                )
+            },
+            vec![],
+            "spec.installModes[2].type",
+            16,
+        ),
+        (
+            "CSV006",
+            |s| s.replace("supported: true", "supported: false"),
+            vec![],
+            "spec.installModes",
+            14,
+        ),
+        (
+            "CSV007",
+            |s| {
+                s.replace(
+                    "sideEffects: None}",
+                    "sideEffects: None, conversionCRDs: [widgets.demo.io]}",
+                )
+            },
+            vec![],
+            "spec.installModes",
+            14,
+        ),
+        (
+            "CSV008",
+            |s| s.replace("  minKubeVersion: 1.25.0\n", ""),
+            vec![],
+            "spec.minKubeVersion",
+            1,
+        ),
+        (
+            "CSV009",
+            |s| s.replace("minKubeVersion: 1.25.0", "minKubeVersion: v1.25"),
+            vec![],
+            "spec.minKubeVersion",
+            11,
+        ),
+        (
+            "CSV010",
+            |s| s.replace("  displayName: Demo\n", ""),
+            vec![],
+            "spec.displayName",
+            1,
+        ),
+        (
+            "CSV011",
+            |s| s.replace("olm.skipRange:", "olm.skiprange:"),
+            vec![],
+            "metadata.annotations[\"olm.skiprange\"]",
+            7,
+        ),
+        (
+            "CSV012",
+            |s| {
+                s.replace(
+                    "    olm.skipRange",
+                    "    olm.properties: '[]'\n    olm.skipRange",
+                )
+            },
+            vec![],
+            "metadata.annotations[\"olm.properties\"]",
+            7,
+        ),
+        (
+            "CSV013",
+            |s| s.replace("  version: 1.2.0\n", "  version: 1.2\n"),
+            vec![],
+            "spec.version",
+            9,
+        ),
+        (
+            "CSV014",
+            |s| s.replace("strategy: deployment", "strategy: helm"),
+            vec![],
+            "spec.install.strategy",
+            24,
+        ),
+        (
+            "CSV015",
+            |s| s.replace("{name: widgets.demo.io, version", "{name: widgets, version"),
+            vec![],
+            "spec.customresourcedefinitions.owned[0].name",
+            20,
+        ),
+        (
+            "CSV016",
+            |s| {
+                s.replace(
+                    "deploymentName: demo-operator",
+                    "deploymentName: demo-webhook",
+                )
+            },
+            vec![],
+            "spec.webhookdefinitions[0].deploymentName",
+            22,
+        ),
+        (
+            "CSV017",
+            |s| s.replace(">=1.0.0 <1.2.0", "<v1.2.0"),
+            vec![],
+            "metadata.annotations[\"olm.skipRange\"]",
+            7,
+        ),
+        (
+            "CSV018",
+            |s| s.replace("name: demo.v1.2.0", "name: demo.latest"),
+            vec![],
+            "spec.version",
+            9,
+        ),
+    ];
+    let mut covered = std::collections::BTreeSet::new();
+    for (code, edit, extra, path, line) in &cases {
+        let f = run(edit, extra);
+        let hit = f
+            .iter()
+            .find(|x| x.code == *code && (path.is_empty() || x.path.as_deref() == Some(*path)))
+            .or_else(|| f.iter().find(|x| x.code == *code));
+        let Some(hit) = hit else {
+            panic!("{code}: not reported; got {:?}", codes(&f));
+        };
+        if !path.is_empty() {
+            assert_eq!(hit.path.as_deref(), Some(*path), "{code}: {hit:#?}");
+        }
+        if *line > 0 {
+            assert_eq!(
+                hit.location.as_ref().map(|l| l.line),
+                Some(*line),
+                "{code}: {hit:#?}"
+            );
+        }
+        covered.insert(*code);
+    }
+    let all: std::collections::BTreeSet<&str> = olmctl::checks::bundle::CODES
+        .iter()
+        .map(|c| c.code)
+        .collect();
+    assert_eq!(covered, all, "every bundle code has a failing case");
+}
+
+#[test]
+fn fixture_bundles_validate_without_panicking() {
+    let mut errors = std::collections::BTreeMap::new();
+    let dirs = common::fixture_bundle_dirs();
+    assert!(dirs.len() >= 300, "{}", dirs.len());
+    for (_, d) in &dirs {
+        let b = olmctl::bundle::load::load_bundle(d).expect("loads");
+        for f in olmctl::checks::bundle::validate(&b) {
+            if f.severity == olmctl::diag::Severity::Error {
+                *errors.entry(f.code).or_insert(0) += 1;
+            }
+        }
+    }
+    // The error-level findings on the community bundles are real defects (see the README):
+    // ClusterRoles without apiVersion (BND014), `v`-prefixed skipRanges OLM cannot parse
+    // (CSV017), a ServiceAccount manifest shadowing the CSV's (BND010).
+    let codes: Vec<&str> = errors.keys().copied().collect();
+    assert_eq!(codes, ["BND010", "BND014", "CSV017"], "{errors:?}");
+}
