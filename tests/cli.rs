@@ -260,3 +260,65 @@ fn repo_catalog_is_valid() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `bundle validate` and `catalog render`: exit codes and machine output.
+#[test]
+fn bundle_commands_exit_codes() {
+    let ops = fixture_operators();
+    let good = ops.join("kube-green/0.7.0");
+    let o = olmctl(&["bundle", "validate", p(&good), "-o", "json"]);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["passed"], true);
+    // Warnings fail with --strict (kube-green 0.7.0 has none at error level but some warnings).
+    let o = olmctl(&["bundle", "validate", "--strict", p(&good)]);
+    let warnings = v["summary"]["warnings"].as_u64().expect("count");
+    assert_eq!(code(&o), if warnings > 0 { 1 } else { 0 });
+    // A real defect: exit 1, with file, line and JSON path in the JSON.
+    let bad = ops.join("percona-xtradb-cluster-operator/1.12.0");
+    let o = olmctl(&["bundle", "validate", p(&bad), "-o", "json"]);
+    assert_eq!(code(&o), 1);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let f = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["code"] == "CSV017")
+        .expect("CSV017");
+    assert_eq!(f["path"], "metadata.annotations[\"olm.skipRange\"]");
+    assert!(f["line"].as_u64().expect("line") > 0);
+    // Not a bundle: exit 2.
+    let o = olmctl(&["bundle", "validate", p(&ops)]);
+    assert_eq!(code(&o), 2);
+    // render: JSON blob; a bad --image or a count mismatch is a usage error.
+    let o = olmctl(&["catalog", "render", p(&good), "--image", "quay.io/a/b:1"]);
+    assert_eq!(code(&o), 0);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["name"], "kube-green.v0.7.0");
+    assert_eq!(v["schema"], "olm.bundle");
+    assert_eq!(
+        code(&olmctl(&[
+            "catalog",
+            "render",
+            p(&good),
+            "--image",
+            "Bad Ref"
+        ])),
+        2
+    );
+    assert_eq!(
+        code(&olmctl(&[
+            "catalog",
+            "render",
+            p(&good),
+            p(&good),
+            "--image",
+            "quay.io/a/b:1"
+        ])),
+        2
+    );
+    assert_eq!(
+        code(&olmctl(&["catalog", "render", p(&good), "--csv-metadata"])),
+        2
+    );
+}
