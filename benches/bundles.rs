@@ -7,22 +7,7 @@ use std::time::{Duration, Instant};
 
 fn bundle_dirs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/operators");
-    let mut out = Vec::new();
-    let mut pkgs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("fixtures")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    pkgs.sort();
-    for p in pkgs.iter().filter(|p| p.is_dir()) {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(p)
-            .expect("package")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|d| olmctl::bundle::load::bundle_root(d).is_some())
-            .collect();
-        v.sort();
-        out.extend(v);
-    }
-    out
+    olmctl::bundle::load::bundle_dirs_below(&root).expect("fixtures")
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {

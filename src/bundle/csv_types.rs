@@ -2,7 +2,7 @@
 //! [`Shape`]s, and the property built from a CSV the way operator-registry's
 //! `property.MustBuildCSVMetadata` builds it.
 
-use super::gotype::{Field, Shape, TypeError, encode, opt, req};
+use super::gotype::{Field, Shape, TypeError, encode, is_empty, opt, req};
 use super::load::field;
 use crate::fbc::node::{Entry, Node, Pos, Value};
 
@@ -162,14 +162,7 @@ pub fn csv_metadata(csv: &Node) -> Result<Node, TypeError> {
     for f in &CSV_METADATA {
         let path = f.source.join(".");
         let v = encode(lookup(csv, f.source), f.shape, &path)?;
-        let empty = match &v.value {
-            Value::Null => true,
-            Value::Str(s) => s.is_empty(),
-            Value::Seq(s) => s.is_empty(),
-            Value::Map(m) => m.is_empty() && !matches!(f.shape, Shape::Struct(_)),
-            _ => false,
-        };
-        if !(f.omitempty && empty) {
+        if !(f.omitempty && is_empty(f.shape, &v)) {
             out.push(Entry {
                 key: f.name.to_string(),
                 key_pos: Pos::default(),

@@ -109,7 +109,7 @@ fn zero(shape: Shape) -> Node {
 }
 
 /// Whether Go's `omitempty` drops this encoded value (structs are never empty).
-fn is_empty(shape: Shape, n: &Node) -> bool {
+pub fn is_empty(shape: Shape, n: &Node) -> bool {
     match (&n.value, shape) {
         (Value::Null, _) => true,
         (_, Shape::Struct(_)) => false,

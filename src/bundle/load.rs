@@ -61,7 +61,8 @@ impl fmt::Display for BundleError {
 
 impl std::error::Error for BundleError {}
 
-fn err(path: &Path, pos: Pos, message: impl Into<String>) -> BundleError {
+/// An error about `path` at `pos`.
+pub fn err(path: &Path, pos: Pos, message: impl Into<String>) -> BundleError {
     BundleError {
         path: path.to_path_buf(),
         pos,
@@ -141,6 +142,20 @@ pub fn bundle_root(dir: &Path) -> Option<PathBuf> {
     [dir.to_path_buf(), dir.join("bundle")]
         .into_iter()
         .find(|d| d.join("manifests").is_dir() && d.join("metadata").is_dir())
+}
+
+/// Bundle directories two levels below `root` (`<root>/<package>/<version>`, the layout of
+/// operator repositories such as community-operators), sorted by path.
+pub fn bundle_dirs_below(root: &Path) -> Result<Vec<PathBuf>, BundleError> {
+    let mut out = Vec::new();
+    for pkg in sorted_dir(root)?.into_iter().filter(|p| p.is_dir()) {
+        out.extend(
+            sorted_dir(&pkg)?
+                .into_iter()
+                .filter(|v| bundle_root(v).is_some()),
+        );
+    }
+    Ok(out)
 }
 
 fn sorted_dir(dir: &Path) -> Result<Vec<PathBuf>, BundleError> {
@@ -291,4 +306,42 @@ pub fn list_at<'a>(doc: &'a Node, path: &[&str]) -> &'a [Node] {
         Some(Value::Seq(v)) => v,
         _ => &[],
     }
+}
+
+/// What a CRD manifest provides: group, kind, plural and every version name with its position
+/// (`spec.versions[].name`, plus `spec.version` of a v1beta1 CRD), as operator-registry's
+/// `Bundle.ProvidedAPIs` reads them.
+pub struct CrdVersions<'a> {
+    /// `spec.group`.
+    pub group: &'a str,
+    /// `spec.names.kind`.
+    pub kind: &'a str,
+    /// `spec.names.plural`.
+    pub plural: &'a str,
+    /// Version names, without repeats, with where each is written.
+    pub versions: Vec<(&'a str, Pos)>,
+}
+
+/// The versions of `doc` if it is a CustomResourceDefinition.
+pub fn crd_versions(doc: &Node) -> Option<CrdVersions<'_>> {
+    if kind_of(doc) != Some("CustomResourceDefinition") {
+        return None;
+    }
+    let mut versions: Vec<(&str, Pos)> = list_at(doc, &["spec", "versions"])
+        .iter()
+        .map(|v| (str_at(v, &["name"]).unwrap_or(""), v.pos))
+        .collect();
+    if str_at(doc, &["apiVersion"]) == Some("apiextensions.k8s.io/v1beta1")
+        && let Some(v) = field(doc, &["spec", "version"])
+        && let Some(name) = v.as_str().filter(|n| !n.is_empty())
+        && !versions.iter().any(|(n, _)| *n == name)
+    {
+        versions.push((name, v.pos));
+    }
+    Some(CrdVersions {
+        group: str_at(doc, &["spec", "group"]).unwrap_or(""),
+        kind: str_at(doc, &["spec", "names", "kind"]).unwrap_or(""),
+        plural: str_at(doc, &["spec", "names", "plural"]).unwrap_or(""),
+        versions,
+    })
 }

@@ -22,7 +22,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::csv_types::{api_services, crd_descriptions, csv_metadata};
-use super::load::{BundleDir, BundleError, field, keys, kind_of, list_at, load_bundle, str_at};
+use super::load::{
+    BundleDir, BundleError, crd_versions, err, field, keys, kind_of, list_at, load_bundle, str_at,
+};
 use crate::fbc::node::{Node, Pos, Value};
 use crate::fbc::write::map;
 
@@ -120,14 +122,6 @@ pub struct Rendered {
     pub package: String,
 }
 
-fn bundle_err(path: &Path, pos: Pos, message: impl Into<String>) -> BundleError {
-    BundleError {
-        path: path.to_path_buf(),
-        pos,
-        message: message.into(),
-    }
-}
-
 /// Renders the bundle directory `dir`.
 pub fn render_dir(dir: &Path, image: &str, mode: ObjectMode) -> Result<Rendered, BundleError> {
     render(&load_bundle(dir)?, image, mode)
@@ -157,14 +151,14 @@ pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, 
         objects.push((p, d));
     }
     if objects.is_empty() {
-        return Err(bundle_err(
+        return Err(err(
             &manifests,
             Pos::default(),
             "no bundle objects found: add the CSV and CRD manifests",
         ));
     }
     let (csv_path, csv) = b.csv().ok_or_else(|| {
-        bundle_err(
+        err(
             &manifests,
             Pos::default(),
             "no ClusterServiceVersion in the bundle: a registry+v1 bundle needs one",
@@ -173,12 +167,12 @@ pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, 
     let at = |node: Option<&Node>| node.map_or(csv.pos, |x| x.pos);
     let name = str_at(csv, &["metadata", "name"])
         .filter(|x| !x.is_empty())
-        .ok_or_else(|| bundle_err(csv_path, csv.pos, "the CSV has no metadata.name"))?
+        .ok_or_else(|| err(csv_path, csv.pos, "the CSV has no metadata.name"))?
         .to_string();
     let version = str_at(csv, &["spec", "version"])
         .filter(|x| !x.is_empty())
         .ok_or_else(|| {
-            bundle_err(
+            err(
                 csv_path,
                 at(field(csv, &["spec", "version"])),
                 format!("CSV {name}: spec.version must be a semver string"),
@@ -187,7 +181,7 @@ pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, 
         .to_string();
     let release = str_at(csv, &["spec", "release"]).unwrap_or("").to_string();
     let ann = b.annotations.as_ref().ok_or_else(|| {
-        bundle_err(
+        err(
             &b.dir.join("metadata"),
             Pos::default(),
             "could not find the annotations file: add metadata/annotations.yaml with an `annotations` block",
@@ -195,7 +189,7 @@ pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, 
     })?;
     let package = b.annotation(keys::PACKAGE).unwrap_or("").to_string();
     if package.is_empty() {
-        return Err(bundle_err(
+        return Err(err(
             &ann.path,
             ann.node.pos,
             format!("annotation {} is missing", keys::PACKAGE),
@@ -204,28 +198,14 @@ pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, 
 
     // Provided APIs: every version of every bundled CRD, plus owned API services.
     let mut provided: BTreeSet<(String, String, String, String)> = BTreeSet::new(); // group, version, kind, plural
-    for (_, d) in &objects {
-        if kind_of(d) != Some("CustomResourceDefinition") {
-            continue;
-        }
-        let group = str_at(d, &["spec", "group"]).unwrap_or("");
-        let kind = str_at(d, &["spec", "names", "kind"]).unwrap_or("");
-        let plural = str_at(d, &["spec", "names", "plural"]).unwrap_or("");
-        let mut add = |v: &str| {
+    for c in objects.iter().filter_map(|(_, d)| crd_versions(d)) {
+        for (v, _) in &c.versions {
             provided.insert((
-                group.to_string(),
+                c.group.to_string(),
                 v.to_string(),
-                kind.to_string(),
-                plural.to_string(),
+                c.kind.to_string(),
+                c.plural.to_string(),
             ));
-        };
-        for v in list_at(d, &["spec", "versions"]) {
-            add(str_at(v, &["name"]).unwrap_or(""));
-        }
-        if str_at(d, &["apiVersion"]) == Some("apiextensions.k8s.io/v1beta1")
-            && let Some(v) = str_at(d, &["spec", "version"]).filter(|v| !v.is_empty())
-        {
-            add(v);
         }
     }
     for (name, group, version, kind) in api_services(csv, true) {
@@ -233,7 +213,7 @@ pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, 
     }
     for (plural, group, version, kind) in crd_descriptions(csv, true) {
         if !provided.contains(&(group.clone(), version.clone(), kind.clone(), plural.clone())) {
-            return Err(bundle_err(
+            return Err(err(
                 csv_path,
                 at(field(csv, &["spec", "customresourcedefinitions", "owned"])),
                 format!(
@@ -254,7 +234,8 @@ pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, 
     if !release.is_empty() {
         pkg_value.push(("release", s(&release)));
     }
-    props.push(prop("olm.package", map(pkg_value)));
+    let derived_package = map(pkg_value);
+    props.push(prop("olm.package", derived_package.clone()));
     if let Some(a) = str_at(csv, &["metadata", "annotations", "olm.properties"]) {
         let mut docs = Vec::new();
         if crate::fbc::json::parse_stream(a, |d| docs.push(d)).is_ok()
@@ -272,7 +253,8 @@ pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, 
     // ObjectsAndPropertiesFromBundle.
     let mut provided_gvks: BTreeSet<(String, String, String)> = BTreeSet::new();
     let mut required_gvks: BTreeSet<(String, String, String)> = BTreeSet::new();
-    let mut package_prop: Option<Node> = None;
+    // The last olm.package wins; the derived one is always among the properties.
+    let mut package_prop = derived_package;
     let mut others: Vec<(String, Node)> = Vec::new();
     let gvk_of = |v: &Node| {
         let g = |k| str_at(v, &[k]).unwrap_or("").to_string();
@@ -283,7 +265,7 @@ pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, 
             "olm.gvk" => {
                 provided_gvks.insert(gvk_of(&v));
             }
-            "olm.package" => package_prop = Some(v),
+            "olm.package" => package_prop = v,
             _ => others.push((t, v)),
         }
     }
@@ -305,19 +287,14 @@ pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, 
             }
         }
     }
-    for (plural, group, version, kind) in crd_descriptions(csv, false) {
-        let _ = plural;
+    for (_, group, version, kind) in crd_descriptions(csv, false) {
         required_gvks.insert((group, kind, version));
     }
     for (_, group, version, kind) in api_services(csv, false) {
         required_gvks.insert((group, kind, version));
     }
     let mut out: Vec<(String, Node)> = Vec::new();
-    out.push(prop(
-        "olm.package",
-        package_prop
-            .unwrap_or_else(|| map(vec![("packageName", s(&package)), ("version", s(&version))])),
-    ));
+    out.push(prop("olm.package", package_prop));
     for (g, k, v) in &provided_gvks {
         out.push(prop("olm.gvk", gvk(g, k, v)));
     }
@@ -343,7 +320,7 @@ pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, 
     match mode {
         ObjectMode::CsvMetadata => {
             let meta = csv_metadata(csv).map_err(|e| {
-                bundle_err(
+                err(
                     csv_path,
                     e.pos,
                     format!(

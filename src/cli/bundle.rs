@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use super::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, out, use_color};
-use crate::diag::{Severity, render_json, render_summary, render_text, sort_findings};
+use super::{EXIT_USAGE, Output};
+use crate::diag::sort_findings;
 
 #[derive(Debug, Subcommand)]
 pub enum BundleCmd {
@@ -47,23 +47,10 @@ fn validate(dirs: &[PathBuf], strict: bool, output: Output) -> u8 {
         }
     }
     sort_findings(&mut findings);
-    let summary = crate::diag::Summary::of(&findings);
-    match output {
-        Output::Json => out(&render_json(&findings)),
-        Output::Text => {
-            let mut s = render_text(&findings, use_color());
-            s.push_str(&format!(
-                "{}: {} ({} bundle{})\n",
-                if summary.errors == 0 { "ok" } else { "failed" },
-                render_summary(&summary),
-                dirs.len(),
-                if dirs.len() == 1 { "" } else { "s" }
-            ));
-            out(&s);
-        }
-    }
-    let failing = findings
-        .iter()
-        .any(|f| f.severity == Severity::Error || (strict && f.severity == Severity::Warning));
-    if failing { EXIT_FINDINGS } else { EXIT_OK }
+    let what = format!(
+        "{} bundle{}",
+        dirs.len(),
+        if dirs.len() == 1 { "" } else { "s" }
+    );
+    super::catalog::report_findings(&findings, &what, output, strict)
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, out, use_color};
 use crate::diag::{Severity, render_json, render_summary, render_text};
-use crate::fbc::load::{Loaded, list_files, load};
+use crate::fbc::load::{Loaded, list_files};
 use crate::fbc::write::{Format, canonical, write_blobs};
 use crate::model::Index;
 use crate::model::chain::{Head, heads};
@@ -200,15 +200,8 @@ pub fn run(cmd: CatalogCmd) -> u8 {
     }
 }
 
-fn load_or_report(dirs: &[PathBuf]) -> Result<Loaded, u8> {
-    load(dirs).map_err(|e| {
-        eprintln!("error: cannot read catalog: {e}");
-        EXIT_USAGE
-    })
-}
-
 fn validate(dirs: &[PathBuf], output: Output) -> u8 {
-    let loaded = match load_or_report(dirs) {
+    let loaded = match super::graph::load_catalog(dirs) {
         Ok(l) => l,
         Err(c) => return c,
     };
@@ -218,28 +211,41 @@ fn validate(dirs: &[PathBuf], output: Output) -> u8 {
 
 /// Prints findings (text or JSON) and returns the exit status: 1 when any is an error.
 pub fn report(findings: &[crate::diag::Finding], loaded: &Loaded, output: Output) -> u8 {
+    let what = format!(
+        "{} files, {} packages, {} channels, {} bundles",
+        loaded.files,
+        loaded.cfg.packages.len(),
+        loaded.cfg.channels.len(),
+        loaded.cfg.bundles.len()
+    );
+    report_findings(findings, &what, output, false)
+}
+
+/// Prints findings as text (with a summary line ending in `(what)`) or JSON, and returns the
+/// exit status: 1 when an error-level finding exists (or, with `strict`, a warning), else 0.
+pub fn report_findings(
+    findings: &[crate::diag::Finding],
+    what: &str,
+    output: Output,
+    strict: bool,
+) -> u8 {
+    let summary = crate::diag::Summary::of(findings);
     match output {
         Output::Json => out(&render_json(findings)),
         Output::Text => {
             let mut s = render_text(findings, use_color());
-            let summary = crate::diag::Summary::of(findings);
             s.push_str(&format!(
-                "{}: {} ({} files, {} packages, {} channels, {} bundles)\n",
+                "{}: {} ({what})\n",
                 if summary.errors == 0 { "ok" } else { "failed" },
                 render_summary(&summary),
-                loaded.files,
-                loaded.cfg.packages.len(),
-                loaded.cfg.channels.len(),
-                loaded.cfg.bundles.len()
             ));
             out(&s);
         }
     }
-    if findings.iter().any(|f| f.severity == Severity::Error) {
-        EXIT_FINDINGS
-    } else {
-        EXIT_OK
-    }
+    let failing = findings
+        .iter()
+        .any(|f| f.severity == Severity::Error || (strict && f.severity == Severity::Warning));
+    if failing { EXIT_FINDINGS } else { EXIT_OK }
 }
 
 /// The files `fmt` writes: relative path to contents.
@@ -265,7 +271,7 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
         FmtFormat::Yaml => Format::Yaml,
         FmtFormat::Json => Format::Json,
     };
-    let loaded = match load_or_report(&[dir.to_path_buf()]) {
+    let loaded = match super::graph::load_catalog(&[dir.to_path_buf()]) {
         Ok(l) => l,
         Err(c) => return c,
     };
@@ -411,7 +417,7 @@ fn listing(loaded: &Loaded) -> Vec<LsPackage> {
 }
 
 fn ls(dirs: &[PathBuf], output: Output) -> u8 {
-    let loaded = match load_or_report(dirs) {
+    let loaded = match super::graph::load_catalog(dirs) {
         Ok(l) => l,
         Err(c) => return c,
     };

@@ -99,22 +99,12 @@ pub fn fixture_operators() -> PathBuf {
 
 /// Every bundle directory of the fixture operators: `(package dir name, version dir)`, sorted.
 pub fn fixture_bundle_dirs() -> Vec<(String, PathBuf)> {
-    let mut out = Vec::new();
-    let mut pkgs: Vec<PathBuf> = std::fs::read_dir(fixture_operators())
+    olmctl::bundle::load::bundle_dirs_below(&fixture_operators())
         .expect("operators dir")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.is_dir())
-        .collect();
-    pkgs.sort();
-    for p in pkgs {
-        let name = p.file_name().expect("name").to_string_lossy().to_string();
-        let mut versions: Vec<PathBuf> = std::fs::read_dir(&p)
-            .expect("package dir")
-            .map(|e| e.expect("entry").path())
-            .filter(|v| olmctl::bundle::load::bundle_root(v).is_some())
-            .collect();
-        versions.sort();
-        out.extend(versions.into_iter().map(|v| (name.clone(), v)));
-    }
-    out
+        .into_iter()
+        .map(|v| {
+            let pkg = v.parent().and_then(Path::file_name).expect("package");
+            (pkg.to_string_lossy().to_string(), v)
+        })
+        .collect()
 }

@@ -334,39 +334,34 @@ fn install(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
         .iter()
         .filter_map(|d| str_at(d, &["name"]))
         .collect();
-    for (key, section) in [
-        ("webhookdefinitions", "webhookdefinitions"),
-        ("apiservicedefinitions", "apiservicedefinitions"),
-    ] {
-        let items: Vec<(String, &Node)> = if key == "webhookdefinitions" {
-            list_at(csv, &["spec", key])
-                .iter()
-                .enumerate()
-                .map(|(i, w)| (format!("spec.{section}[{i}].deploymentName"), w))
-                .collect()
-        } else {
-            list_at(csv, &["spec", key, "owned"])
-                .iter()
-                .enumerate()
-                .map(|(i, w)| (format!("spec.{section}.owned[{i}].deploymentName"), w))
-                .collect()
+    let webhooks = list_at(csv, &["spec", "webhookdefinitions"])
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (format!("spec.webhookdefinitions[{i}].deploymentName"), w));
+    let api_services = list_at(csv, &["spec", "apiservicedefinitions", "owned"])
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            (
+                format!("spec.apiservicedefinitions.owned[{i}].deploymentName"),
+                w,
+            )
+        });
+    for (path, w) in webhooks.chain(api_services) {
+        let Some(d) = str_at(w, &["deploymentName"]) else {
+            continue;
         };
-        for (path, w) in items {
-            let Some(d) = str_at(w, &["deploymentName"]) else {
-                continue;
-            };
-            if !names.contains(d) {
-                cx.push(
-                    &WEBHOOK_DEPLOYMENT,
-                    format!(
-                        "deploymentName {d:?} is not a deployment of the install strategy ({})",
-                        names.iter().copied().collect::<Vec<_>>().join(", ")
-                    ),
-                    file,
-                    field(w, &["deploymentName"]).map_or(w.pos, |n| n.pos),
-                    Some(&path),
-                );
-            }
+        if !names.contains(d) {
+            cx.push(
+                &WEBHOOK_DEPLOYMENT,
+                format!(
+                    "deploymentName {d:?} is not a deployment of the install strategy ({})",
+                    names.iter().copied().collect::<Vec<_>>().join(", ")
+                ),
+                file,
+                field(w, &["deploymentName"]).map_or(w.pos, |n| n.pos),
+                Some(&path),
+            );
         }
     }
 }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::Ctx;
 use super::codes::*;
 use crate::bundle::csv_types::crd_descriptions;
-use crate::bundle::load::{field, keys, kind_of, list_at, str_at};
+use crate::bundle::load::{crd_versions, field, keys, kind_of, list_at, str_at};
 use crate::fbc::node::{Pos, Value};
 
 /// The kinds operator-registry accepts in a registry+v1 bundle (`supported_resources.go`).
@@ -239,7 +239,7 @@ fn annotation_pos(a: &crate::bundle::load::MetaFile, key: &str) -> Pos {
 /// Owned CRDs ⇔ bundled CRDs, duplicates (operator-framework/api bundle validator rows 1–3).
 fn crds(cx: &mut Ctx<'_>) {
     let b = cx.bundle;
-    let Some((csv_file, csv)) = super::the_csv(b) else {
+    let Some((csv_file, csv)) = b.csv() else {
         return;
     };
     // Bundled CRD versions: (group, version, kind) → where.
@@ -247,32 +247,19 @@ fn crds(cx: &mut Ctx<'_>) {
         BTreeMap::new();
     let mut group_kinds = BTreeSet::new();
     for (path, doc) in b.first_docs() {
-        if kind_of(doc) != Some("CustomResourceDefinition") {
-            continue;
-        }
-        let group = str_at(doc, &["spec", "group"]).unwrap_or("").to_string();
-        let kind = str_at(doc, &["spec", "names", "kind"])
-            .unwrap_or("")
-            .to_string();
-        let mut versions: Vec<(String, Pos)> = list_at(doc, &["spec", "versions"])
-            .iter()
-            .map(|v| (str_at(v, &["name"]).unwrap_or("").to_string(), v.pos))
-            .collect();
-        if let Some(v) = field(doc, &["spec", "version"])
-            && let Some(s) = v.as_str()
-            && !versions.iter().any(|(n, _)| n == s)
-        {
-            versions.push((s.to_string(), v.pos));
-        }
-        group_kinds.insert((group.clone(), kind.clone()));
-        for (v, pos) in versions {
-            let key = (group.clone(), v.clone(), kind.clone());
+        let Some(c) = crd_versions(doc) else { continue };
+        group_kinds.insert((c.group.to_string(), c.kind.to_string()));
+        for (v, pos) in c.versions {
+            let key = (c.group.to_string(), v.to_string(), c.kind.to_string());
             if let std::collections::btree_map::Entry::Vacant(e) = bundled.entry(key) {
                 e.insert((path.clone(), pos));
             } else {
                 cx.push(
                     &DUPLICATE_CRD,
-                    format!("duplicate CRD {group}/{v}, Kind={kind} in the bundle"),
+                    format!(
+                        "duplicate CRD {}/{v}, Kind={} in the bundle",
+                        c.group, c.kind
+                    ),
                     path,
                     pos,
                     None,
@@ -300,13 +287,10 @@ fn crds(cx: &mut Ctx<'_>) {
             );
         }
     }
-    for ((group, kind), _) in group_kinds.iter().map(|gk| (gk.clone(), ())) {
-        if owned_gk.contains(&(group.clone(), kind.clone())) {
-            continue;
-        }
+    for (group, kind) in group_kinds.difference(&owned_gk) {
         if let Some(((_, v, _), (path, pos))) = bundled
             .iter()
-            .find(|((g, _, k), _)| *g == group && *k == kind)
+            .find(|((g, _, k), _)| g == group && k == kind)
         {
             cx.push(
                 &CRD_NOT_OWNED,
@@ -323,7 +307,7 @@ fn crds(cx: &mut Ctx<'_>) {
 /// ServiceAccount manifests named like a deployment's service account (api bundle row 4).
 fn service_accounts(cx: &mut Ctx<'_>) {
     let b = cx.bundle;
-    let Some((_, csv)) = super::the_csv(b) else {
+    let Some((_, csv)) = b.csv() else {
         return;
     };
     let used: BTreeSet<&str> = list_at(csv, &["spec", "install", "spec", "deployments"])

@@ -18,7 +18,7 @@ pub use codes::CODES;
 use crate::bundle::load::{BundleDir, str_at};
 use crate::checks::Code;
 use crate::diag::{Finding, Location, Subject, sort_findings};
-use crate::fbc::node::{Node, Pos};
+use crate::fbc::node::Pos;
 
 /// Collects findings about one bundle.
 pub(crate) struct Ctx<'a> {
@@ -49,18 +49,14 @@ impl Ctx<'_> {
     }
 }
 
-/// The CSV opm and OLM use (the first in file order) and its file.
-pub(crate) fn the_csv(b: &BundleDir) -> Option<(&Arc<Path>, &Node)> {
-    b.csv()
-}
-
 /// Validates one bundle directory (already read).
 pub fn validate(b: &BundleDir) -> Vec<Finding> {
     let package = b
         .annotation(crate::bundle::load::keys::PACKAGE)
         .unwrap_or("")
         .to_string();
-    let name = the_csv(b)
+    let name = b
+        .csv()
         .and_then(|(_, c)| str_at(c, &["metadata", "name"]))
         .unwrap_or("")
         .to_string();
@@ -75,7 +71,7 @@ pub fn validate(b: &BundleDir) -> Vec<Finding> {
         findings: Vec::new(),
     };
     format::check(&mut cx);
-    if let Some((file, csv)) = the_csv(b) {
+    if let Some((file, csv)) = b.csv() {
         csv::check(&mut cx, file, csv);
     }
     let mut f = cx.findings;
