@@ -2,75 +2,9 @@
 
 mod common;
 
+use common::demo_bundle::{ANNOTATIONS, CRD, CSV, codes, run, same};
+
 use olmctl::diag::Finding;
-
-const ANNOTATIONS: &str = "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: demo\n  operators.operatorframework.io.bundle.channels.v1: stable,fast\n  operators.operatorframework.io.bundle.channel.default.v1: stable\n";
-
-const CRD: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.demo.io\nspec:\n  group: demo.io\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions:\n  - {name: v1, served: true, storage: true}\n";
-
-const CSV: &str = r#"apiVersion: operators.coreos.com/v1alpha1
-kind: ClusterServiceVersion
-metadata:
-  name: demo.v1.2.0
-  annotations:
-    alm-examples: '[{"apiVersion": "demo.io/v1", "kind": "Widget", "metadata": {"name": "w"}}]'
-    olm.skipRange: '>=1.0.0 <1.2.0'
-spec:
-  version: 1.2.0
-  displayName: Demo
-  minKubeVersion: 1.25.0
-  replaces: demo.v1.1.0
-  installModes:
-  - {type: OwnNamespace, supported: true}
-  - {type: SingleNamespace, supported: true}
-  - {type: MultiNamespace, supported: false}
-  - {type: AllNamespaces, supported: true}
-  customresourcedefinitions:
-    owned:
-    - {name: widgets.demo.io, version: v1, kind: Widget}
-  webhookdefinitions:
-  - {generateName: vwidget.demo.io, type: ValidatingAdmissionWebhook, deploymentName: demo-operator, admissionReviewVersions: [v1], sideEffects: None}
-  install:
-    strategy: deployment
-    spec:
-      deployments:
-      - name: demo-operator
-        spec:
-          template:
-            spec:
-              serviceAccountName: demo-operator
-              containers:
-              - {name: manager, image: 'quay.io/demo/op:1.2.0'}
-  relatedImages:
-  - {name: manager, image: 'quay.io/demo/op:1.2.0'}
-"#;
-
-/// Validates the base bundle with `edit` applied to the CSV text and `extra` files added.
-fn run(edit: impl Fn(&str) -> String, extra: &[(&str, &str)]) -> Vec<Finding> {
-    let csv = edit(CSV);
-    let mut files: Vec<(&str, &str)> = vec![
-        ("manifests/demo.clusterserviceversion.yaml", &csv),
-        ("manifests/widgets.crd.yaml", CRD),
-        ("metadata/annotations.yaml", ANNOTATIONS),
-    ];
-    for (p, t) in extra {
-        files.retain(|(q, _)| q != p);
-        files.push((p, t));
-    }
-    let dir = common::write_tree(&files);
-    let b = olmctl::bundle::load::load_bundle(dir.path()).expect("loads");
-    olmctl::checks::bundle::validate(&b)
-}
-
-fn codes(f: &[Finding]) -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = f.iter().map(|x| x.code).collect();
-    v.dedup();
-    v
-}
-
-fn same(s: &str) -> String {
-    s.to_string()
-}
 
 #[test]
 fn the_base_bundle_is_clean() {
@@ -166,7 +100,7 @@ fn each_code_fires_on_its_defect() {
             |s| s.replace("version: v1, kind: Widget", "version: v2, kind: Widget"),
             vec![],
             "spec.customresourcedefinitions.owned[0]",
-            20,
+            22,
         ),
         (
             "BND008",
@@ -209,7 +143,7 @@ fn each_code_fires_on_its_defect() {
             },
             vec![],
             "spec.relatedImages[0].image",
-            35,
+            37,
         ),
         (
             "BND013",
@@ -240,7 +174,7 @@ fn each_code_fires_on_its_defect() {
             |s| s.replace("replaces: demo.v1.1.0", "replaces: demo..v1"),
             vec![],
             "spec.replaces",
-            12,
+            14,
         ),
         (
             "CSV002",
@@ -282,14 +216,14 @@ fn each_code_fires_on_its_defect() {
             },
             vec![],
             "spec.installModes[2].type",
-            16,
+            18,
         ),
         (
             "CSV006",
             |s| s.replace("supported: true", "supported: false"),
             vec![],
             "spec.installModes",
-            14,
+            16,
         ),
         (
             "CSV007",
@@ -301,7 +235,7 @@ fn each_code_fires_on_its_defect() {
             },
             vec![],
             "spec.installModes",
-            14,
+            16,
         ),
         (
             "CSV008",
@@ -315,7 +249,7 @@ fn each_code_fires_on_its_defect() {
             |s| s.replace("minKubeVersion: 1.25.0", "minKubeVersion: v1.25"),
             vec![],
             "spec.minKubeVersion",
-            11,
+            13,
         ),
         (
             "CSV010",
@@ -348,21 +282,21 @@ fn each_code_fires_on_its_defect() {
             |s| s.replace("  version: 1.2.0\n", "  version: 1.2\n"),
             vec![],
             "spec.version",
-            9,
+            11,
         ),
         (
             "CSV014",
             |s| s.replace("strategy: deployment", "strategy: helm"),
             vec![],
             "spec.install.strategy",
-            24,
+            26,
         ),
         (
             "CSV015",
             |s| s.replace("{name: widgets.demo.io, version", "{name: widgets, version"),
             vec![],
             "spec.customresourcedefinitions.owned[0].name",
-            20,
+            22,
         ),
         (
             "CSV016",
@@ -374,7 +308,7 @@ fn each_code_fires_on_its_defect() {
             },
             vec![],
             "spec.webhookdefinitions[0].deploymentName",
-            22,
+            24,
         ),
         (
             "CSV017",
@@ -388,7 +322,7 @@ fn each_code_fires_on_its_defect() {
             |s| s.replace("name: demo.v1.2.0", "name: demo.latest"),
             vec![],
             "spec.version",
-            9,
+            11,
         ),
     ];
     let mut covered = std::collections::BTreeSet::new();
@@ -413,7 +347,7 @@ fn each_code_fires_on_its_defect() {
         }
         covered.insert(*code);
     }
-    let all: std::collections::BTreeSet<&str> = olmctl::checks::bundle::CODES
+    let all: std::collections::BTreeSet<&str> = olmctl::checks::bundle::codes::CODES
         .iter()
         .map(|c| c.code)
         .collect();

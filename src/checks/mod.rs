@@ -38,7 +38,7 @@ pub struct Code {
 /// Every code olmctl can report, sorted by code.
 pub fn all_codes() -> Vec<&'static Code> {
     let mut v: Vec<&'static Code> = fbc::CODES.to_vec();
-    v.extend(bundle::CODES.iter().copied());
+    v.extend(bundle::codes());
     v.extend(graph::CODES.iter().copied());
     v.extend(upgrades::CODES.iter().copied());
     v.sort_by_key(|c| c.code);

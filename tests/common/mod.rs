@@ -1,6 +1,8 @@
 //! Shared helpers for integration tests: write a small catalog into a temp dir and validate it.
 #![allow(dead_code)]
 
+pub mod demo_bundle;
+
 use std::path::{Path, PathBuf};
 
 use olmctl::diag::{Finding, Severity};

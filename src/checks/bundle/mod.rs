@@ -6,23 +6,124 @@
 //! without their known holes (duplicate installModes are detected, findings carry JSON paths
 //! rather than Go field names), plus what OLM only finds at runtime.
 
+pub mod apis;
 pub mod codes;
+pub mod crd;
 mod csv;
 mod format;
+pub mod hub;
+pub mod practices;
+pub mod runtime;
 
 use std::path::Path;
 use std::sync::Arc;
-
-pub use codes::CODES;
 
 use crate::bundle::load::{BundleDir, str_at};
 use crate::checks::Code;
 use crate::diag::{Finding, Location, Subject, sort_findings};
 use crate::fbc::node::Pos;
 
+/// The validation suites: `--select` takes these names (or single codes). Each suite is the
+/// set of codes with its prefix.
+pub const SUITES: [(&str, &str, &str); 8] = [
+    (
+        "bundle",
+        "BND",
+        "registry+v1 format and cross-object bundle rules",
+    ),
+    (
+        "csv",
+        "CSV",
+        "ClusterServiceVersion rules (operator-framework/api CSV validator and more)",
+    ),
+    (
+        "crd",
+        "CRD",
+        "CustomResourceDefinition rules as the API server applies them, with structural schemas",
+    ),
+    (
+        "deprecated-apis",
+        "API",
+        "Kubernetes APIs removed in 1.16 to 1.32",
+    ),
+    (
+        "operatorhub",
+        "HUB",
+        "OperatorHub metadata, capabilities and categories",
+    ),
+    ("good-practices", "GP", "operator-framework good practices"),
+    (
+        "olm",
+        "OLM",
+        "what OLM v0 only finds at install time and OLM v1's registry+v1 rules",
+    ),
+    ("all", "", "every suite"),
+];
+
+/// Every bundle code, sorted.
+pub fn codes() -> Vec<&'static Code> {
+    let mut v: Vec<&'static Code> = codes::CODES.to_vec();
+    for group in [
+        crd::CODES,
+        apis::CODES,
+        hub::CODES,
+        practices::CODES,
+        runtime::CODES,
+    ] {
+        v.extend(group.iter().copied());
+    }
+    v.sort_by_key(|c| c.code);
+    v
+}
+
+/// What `bundle validate` is asked to do beyond the defaults.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The Kubernetes version the bundle must run on (`--k8s-version`): APIs removed at or
+    /// before it are errors.
+    pub k8s_version: Option<semver::Version>,
+    /// Suite names or codes (`--select`); empty means every suite.
+    pub select: Vec<String>,
+}
+
+impl Options {
+    /// Checks the `select` entries: each must be a suite name or a bundle code.
+    pub fn check_select(&self) -> Result<(), String> {
+        let known = codes();
+        for s in &self.select {
+            let ok = SUITES.iter().any(|(n, _, _)| n.eq_ignore_ascii_case(s))
+                || known.iter().any(|c| c.code.eq_ignore_ascii_case(s));
+            if !ok {
+                let names: Vec<&str> = SUITES.iter().map(|(n, _, _)| *n).collect();
+                return Err(format!(
+                    "--select {s}: not a suite ({}) or a bundle code (see `olmctl codes`)",
+                    names.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether findings with `code` are wanted.
+    pub fn selects(&self, code: &str) -> bool {
+        if self.select.is_empty() {
+            return true;
+        }
+        self.select.iter().any(|s| {
+            s.eq_ignore_ascii_case(code)
+                || SUITES.iter().any(|(n, prefix, _)| {
+                    n.eq_ignore_ascii_case(s)
+                        && code.starts_with(prefix)
+                        && code[prefix.len()..].bytes().all(|b| b.is_ascii_digit())
+                })
+        })
+    }
+}
+
 /// Collects findings about one bundle.
 pub(crate) struct Ctx<'a> {
     pub bundle: &'a BundleDir,
+    pub opts: &'a Options,
     pub subject: Subject,
     pub findings: Vec<Finding>,
 }
@@ -49,8 +150,13 @@ impl Ctx<'_> {
     }
 }
 
-/// Validates one bundle directory (already read).
+/// Validates one bundle directory (already read) with every suite.
 pub fn validate(b: &BundleDir) -> Vec<Finding> {
+    validate_with(b, &Options::default())
+}
+
+/// Validates one bundle directory (already read).
+pub fn validate_with(b: &BundleDir, opts: &Options) -> Vec<Finding> {
     let package = b
         .annotation(crate::bundle::load::keys::PACKAGE)
         .unwrap_or("")
@@ -67,6 +173,7 @@ pub fn validate(b: &BundleDir) -> Vec<Finding> {
     };
     let mut cx = Ctx {
         bundle: b,
+        opts,
         subject,
         findings: Vec::new(),
     };
@@ -74,7 +181,13 @@ pub fn validate(b: &BundleDir) -> Vec<Finding> {
     if let Some((file, csv)) = b.csv() {
         csv::check(&mut cx, file, csv);
     }
+    crd::check(&mut cx);
+    apis::check(&mut cx);
+    hub::check(&mut cx);
+    practices::check(&mut cx);
+    runtime::check(&mut cx);
     let mut f = cx.findings;
+    f.retain(|x| opts.selects(x.code));
     sort_findings(&mut f);
     f
 }

@@ -1,0 +1,95 @@
+//! A small clean registry+v1 bundle ("demo") that every bundle check accepts, and helpers that
+//! validate it after an edit. Tests of each check mutate it to trigger exactly one code.
+
+use olmctl::diag::Finding;
+
+pub const ANNOTATIONS: &str = "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: demo\n  operators.operatorframework.io.bundle.channels.v1: stable,fast\n  operators.operatorframework.io.bundle.channel.default.v1: stable\n";
+
+pub const CRD: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.demo.io\nspec:\n  group: demo.io\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions:\n  - {name: v1, served: true, storage: true}\n";
+
+pub const CSV: &str = r#"apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata:
+  name: demo.v1.2.0
+  annotations:
+    alm-examples: '[{"apiVersion": "demo.io/v1", "kind": "Widget", "metadata": {"name": "w"}}]'
+    olm.skipRange: '>=1.0.0 <1.2.0'
+    capabilities: Basic Install
+    categories: 'Database, Storage'
+spec:
+  version: 1.2.0
+  displayName: Demo
+  minKubeVersion: 1.25.0
+  replaces: demo.v1.1.0
+  installModes:
+  - {type: OwnNamespace, supported: true}
+  - {type: SingleNamespace, supported: true}
+  - {type: MultiNamespace, supported: false}
+  - {type: AllNamespaces, supported: true}
+  customresourcedefinitions:
+    owned:
+    - {name: widgets.demo.io, version: v1, kind: Widget, displayName: Widget, description: A widget.}
+  webhookdefinitions:
+  - {generateName: vwidget.demo.io, type: ValidatingAdmissionWebhook, deploymentName: demo-operator, admissionReviewVersions: [v1], sideEffects: None}
+  install:
+    strategy: deployment
+    spec:
+      deployments:
+      - name: demo-operator
+        spec:
+          template:
+            spec:
+              serviceAccountName: demo-operator
+              containers:
+              - {name: manager, image: 'quay.io/demo/op:1.2.0', resources: {requests: {cpu: 10m, memory: 64Mi}}}
+  relatedImages:
+  - {name: manager, image: 'quay.io/demo/op:1.2.0'}
+  description: Runs widgets.
+  maturity: stable
+  keywords: [widgets]
+  provider: {name: Demo Inc, url: 'https://demo.io'}
+  maintainers:
+  - {name: Demo Team, email: team@demo.io}
+  links:
+  - {name: Docs, url: 'https://demo.io/docs'}
+  icon:
+  - {base64data: iVBORw0KGgo=, mediatype: image/png}
+"#;
+
+/// Validates the base bundle with `edit` applied to the CSV text and `extra` files added.
+pub fn run(edit: impl Fn(&str) -> String, extra: &[(&str, &str)]) -> Vec<Finding> {
+    run_with(edit, extra, &olmctl::checks::bundle::Options::default())
+}
+
+/// Like [`run`], with validation options.
+pub fn run_with(
+    edit: impl Fn(&str) -> String,
+    extra: &[(&str, &str)],
+    opts: &olmctl::checks::bundle::Options,
+) -> Vec<Finding> {
+    let csv = edit(CSV);
+    let mut files: Vec<(&str, &str)> = vec![
+        ("manifests/demo.clusterserviceversion.yaml", &csv),
+        ("manifests/widgets.crd.yaml", CRD),
+        ("metadata/annotations.yaml", ANNOTATIONS),
+    ];
+    for (p, t) in extra {
+        files.retain(|(q, _)| q != p);
+        files.push((p, t));
+    }
+    let dir = super::write_tree(&files);
+    let b = olmctl::bundle::load::load_bundle(dir.path()).expect("loads");
+    olmctl::checks::bundle::validate_with(&b, opts)
+}
+
+/// The codes of `f`, in order, without adjacent repeats.
+pub fn codes(f: &[Finding]) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = f.iter().map(|x| x.code).collect();
+    v.dedup();
+    v
+}
+
+/// The identity edit.
+pub fn same(s: &str) -> String {
+    s.to_string()
+}
