@@ -10,6 +10,53 @@ use crate::diag::sort_findings;
 
 #[derive(Debug, Subcommand)]
 pub enum BundleCmd {
+    /// Generate a registry+v1 bundle (CSV, manifests, metadata/annotations.yaml and
+    /// bundle.Dockerfile) from plain manifests and a base CSV, then validate it. Same input,
+    /// same bytes. Exit 0 when the bundle validates, 1 on error-level findings, 2 when the
+    /// input cannot be used.
+    #[command(disable_version_flag = true)]
+    Generate {
+        /// Manifest files or directories (multi-document YAML, JSON, `kind: List`): CRDs,
+        /// Deployments, ServiceAccounts, RBAC, Services, webhook configurations, sample CRs
+        /// and the other kinds a bundle may carry.
+        #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+        manifests: Vec<PathBuf>,
+        /// The base ClusterServiceVersion (display name, description, icon, install modes,
+        /// ...); everything it sets is kept. Optional when one CSV is among the manifests.
+        #[arg(long, value_name = "FILE")]
+        csv_base: Option<PathBuf>,
+        /// Package name.
+        #[arg(long)]
+        package: String,
+        /// Bundle version (semver); the CSV is named <package>.v<version>.
+        #[arg(long)]
+        version: String,
+        /// Channels (comma-separated).
+        #[arg(long, value_delimiter = ',', required = true)]
+        channels: Vec<String>,
+        /// The package's default channel.
+        #[arg(long)]
+        default_channel: Option<String>,
+        /// spec.replaces: the CSV this one replaces.
+        #[arg(long, value_name = "CSV")]
+        replaces: Option<String>,
+        /// The olm.skipRange annotation, e.g. '>=1.0.0 <1.2.0'.
+        #[arg(long, value_name = "RANGE")]
+        skip_range: Option<String>,
+        /// Set the createdAt annotation (to TIME, or to now in UTC when no value is given).
+        #[arg(long, value_name = "TIME", num_args = 0..=1, default_missing_value = "now")]
+        created_at: Option<String>,
+        /// More service accounts whose Roles and ClusterRoles go into the CSV.
+        #[arg(long, value_delimiter = ',', value_name = "NAME")]
+        extra_service_accounts: Vec<String>,
+        /// Leave objects of this kind out on purpose (e.g. Namespace); other kinds a bundle
+        /// cannot carry are an error.
+        #[arg(long, value_name = "KIND")]
+        ignore_kind: Vec<String>,
+        /// Output directory (gets manifests/, metadata/ and bundle.Dockerfile).
+        #[arg(long, short = 'O', value_name = "DIR")]
+        output: PathBuf,
+    },
     /// Validate bundle directories: the registry+v1 format, owned/bundled CRDs, the CSV, and
     /// what OLM only finds at runtime. Exit 0 when no error-level finding (1 with --strict and
     /// warnings), 1 on errors, 2 when a directory cannot be read.
@@ -36,6 +83,35 @@ pub enum BundleCmd {
 
 pub fn run(cmd: BundleCmd) -> u8 {
     match cmd {
+        BundleCmd::Generate {
+            manifests,
+            csv_base,
+            package,
+            version,
+            channels,
+            default_channel,
+            replaces,
+            skip_range,
+            created_at,
+            extra_service_accounts,
+            ignore_kind,
+            output,
+        } => {
+            let opts = crate::bundle::generate::Options {
+                manifests,
+                csv_base,
+                package,
+                version,
+                channels,
+                default_channel,
+                replaces,
+                skip_range,
+                created_at: created_at.map(|t| if t == "now" { now_rfc3339() } else { t }),
+                extra_service_accounts,
+                ignore_kinds: ignore_kind,
+            };
+            generate(&opts, &output)
+        }
         BundleCmd::Validate {
             dirs,
             strict,
@@ -61,6 +137,54 @@ pub fn run(cmd: BundleCmd) -> u8 {
             validate(&dirs, &opts, strict, output)
         }
     }
+}
+
+fn generate(opts: &crate::bundle::generate::Options, out: &std::path::Path) -> u8 {
+    let g = match crate::bundle::generate::generate(opts) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    for n in &g.notes {
+        eprintln!("note: {n}");
+    }
+    if let Err(e) = crate::bundle::generate::write(out, &g) {
+        eprintln!("error: {e}");
+        return EXIT_USAGE;
+    }
+    eprintln!("wrote {} files to {}", g.files.len(), out.display());
+    validate(
+        &[out.to_path_buf()],
+        &Options::default(),
+        false,
+        Output::Text,
+    )
+}
+
+/// The current time as RFC 3339 UTC (`2026-11-23T10:00:00Z`).
+fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
 }
 
 /// Reads `X.Y`, `X.Y.Z` or `vX.Y[.Z]` (as operator-sdk's `k8s-version` option does).

@@ -249,16 +249,21 @@ pub fn write_blobs(nodes: &[Node], format: Format, out: &mut String) {
     }
 }
 
-fn indent(out: &mut String, level: usize) {
+fn indent(out: &mut String, level: usize, unit: &str) {
     out.push('\n');
     for _ in 0..level {
-        out.push_str("    ");
+        out.push_str(unit);
     }
 }
 
 /// Go `json.Encoder` with `SetIndent("", "    ")` and HTML escaping off; map keys in the
 /// node's order.
 pub fn write_json_indent(n: &Node, level: usize, out: &mut String) {
+    write_json_indent_by(n, level, "    ", out);
+}
+
+/// Like [`write_json_indent`] with `unit` as the indentation step (Go `json.MarshalIndent`).
+pub fn write_json_indent_by(n: &Node, level: usize, unit: &str, out: &mut String) {
     match &n.value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -272,10 +277,10 @@ pub fn write_json_indent(n: &Node, level: usize, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                indent(out, level + 1);
-                write_json_indent(it, level + 1, out);
+                indent(out, level + 1, unit);
+                write_json_indent_by(it, level + 1, unit, out);
             }
-            indent(out, level);
+            indent(out, level, unit);
             out.push(']');
         }
         Value::Map(entries) => {
@@ -284,12 +289,12 @@ pub fn write_json_indent(n: &Node, level: usize, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                indent(out, level + 1);
+                indent(out, level + 1, unit);
                 write_json_string(out, &e.key);
                 out.push_str(": ");
-                write_json_indent(&e.value, level + 1, out);
+                write_json_indent_by(&e.value, level + 1, unit, out);
             }
-            indent(out, level);
+            indent(out, level, unit);
             out.push('}');
         }
     }

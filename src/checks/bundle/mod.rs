@@ -11,6 +11,7 @@ pub mod codes;
 pub mod crd;
 mod csv;
 mod format;
+pub use format::SUPPORTED_KINDS;
 pub mod hub;
 pub mod practices;
 pub mod runtime;

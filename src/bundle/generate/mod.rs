@@ -1,0 +1,428 @@
+//! `olmctl bundle generate`: a registry+v1 bundle from plain manifests and a base CSV, with no
+//! kustomize and no container tool.
+//!
+//! What the CSV gets follows `operator-sdk generate bundle` (see each submodule), with three
+//! deliberate differences users of operator-sdk asked for: nothing is silently dropped (a kind
+//! a bundle cannot carry is an error naming the file), what the base CSV says is kept
+//! (relatedImages, alm-examples and webhook definitions are only replaced when the input
+//! describes them), and `createdAt` is written only when asked, so the same input always gives
+//! the same bytes.
+
+pub mod collect;
+pub mod crds;
+pub mod images;
+pub mod rbac;
+pub mod webhooks;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use collect::{Inputs, Obj};
+
+use crate::bundle::load::{BundleError, err, field, keys, list_at, str_at};
+use crate::bundle::tree::{ensure_obj, get_mut, is_blank, obj, remove, s, seq, set, strip_pos};
+use crate::fbc::node::{Node, Pos, Value};
+
+/// What to generate.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Manifest files or directories.
+    pub manifests: Vec<PathBuf>,
+    /// The base CSV (UI metadata, install modes, ...). When absent, the one CSV among the
+    /// manifests is the base.
+    pub csv_base: Option<PathBuf>,
+    /// Package name.
+    pub package: String,
+    /// Bundle version (strict semver).
+    pub version: String,
+    /// Channels the bundle is in.
+    pub channels: Vec<String>,
+    /// The package's default channel, if set.
+    pub default_channel: Option<String>,
+    /// `spec.replaces` (overrides the base).
+    pub replaces: Option<String>,
+    /// `olm.skipRange` (overrides the base).
+    pub skip_range: Option<String>,
+    /// `createdAt` annotation value, when asked for.
+    pub created_at: Option<String>,
+    /// Service accounts that get permissions besides the deployments' own.
+    pub extra_service_accounts: Vec<String>,
+    /// Kinds to leave out of the bundle on purpose (e.g. Namespace).
+    pub ignore_kinds: Vec<String>,
+}
+
+/// A generated bundle: files relative to the output directory, and notes about what was
+/// changed on the way (for the user, not errors).
+#[derive(Debug, Clone)]
+pub struct Generated {
+    /// `(relative path, content)`, sorted by path.
+    pub files: Vec<(PathBuf, String)>,
+    /// Things worth telling the user.
+    pub notes: Vec<String>,
+}
+
+fn usage(message: impl Into<String>) -> BundleError {
+    err(Path::new("<arguments>"), Pos::default(), message)
+}
+
+/// Generates the bundle in memory.
+pub fn generate(opts: &Options) -> Result<Generated, BundleError> {
+    let version = semver::Version::parse(&opts.version).map_err(|e| {
+        usage(format!(
+            "--version {}: not a semantic version ({e}); use e.g. 1.2.3",
+            opts.version
+        ))
+    })?;
+    if !crate::checks::bundle::name_problems(&opts.package).is_empty() || opts.package.contains('.')
+    {
+        return Err(usage(format!(
+            "--package {}: must be a lowercase DNS-1123 label (letters, digits and '-')",
+            opts.package
+        )));
+    }
+    if opts.channels.is_empty() || opts.channels.iter().any(|c| c.trim().is_empty()) {
+        return Err(usage(
+            "--channels: give at least one non-empty channel name",
+        ));
+    }
+    if let Some(d) = &opts.default_channel
+        && !opts.channels.contains(d)
+    {
+        return Err(usage(format!(
+            "--default-channel {d} is not one of --channels {}",
+            opts.channels.join(",")
+        )));
+    }
+    if let Some(r) = &opts.skip_range {
+        crate::range::Range::parse(r).map_err(|e| usage(format!("--skip-range {r}: {e}")))?;
+    }
+    let objs = collect::read_objects(&opts.manifests)?;
+    let mut inputs = collect::classify(objs, &opts.ignore_kinds)?;
+    let base = match &opts.csv_base {
+        Some(p) => {
+            let docs = crate::bundle::load::parse_file(p)?;
+            let Some(doc) = docs.into_iter().next() else {
+                return Err(err(p, Pos::default(), "the base CSV file is empty"));
+            };
+            let o = Obj {
+                path: p.as_path().into(),
+                doc,
+            };
+            if o.kind() != "ClusterServiceVersion" {
+                return Err(o.error(format!(
+                    "the base CSV must be a ClusterServiceVersion, not {}",
+                    if o.kind().is_empty() {
+                        "an untyped document"
+                    } else {
+                        o.kind()
+                    }
+                )));
+            }
+            if let Some(c) = inputs.csvs.first() {
+                return Err(c.error(
+                    "a ClusterServiceVersion is among the manifests and --csv-base is given; \
+                     keep only one base",
+                ));
+            }
+            o
+        }
+        None => match inputs.csvs.len() {
+            1 => inputs.csvs.remove(0),
+            0 => {
+                return Err(usage(
+                    "no base CSV: pass --csv-base FILE (a ClusterServiceVersion with the \
+                     display name, description, icon, install modes, ...)",
+                ));
+            }
+            _ => {
+                return Err(inputs.csvs[1].error(
+                    "several ClusterServiceVersions among the manifests; pass the base with \
+                     --csv-base",
+                ));
+            }
+        },
+    };
+    if inputs.deployments.is_empty() {
+        return Err(usage(
+            "no Deployment among the manifests: the CSV must install the operator's deployment",
+        ));
+    }
+    let mut notes = Vec::new();
+    let csv = build_csv(opts, &version, &base, &inputs, &mut notes)?;
+    let rbac = {
+        let accounts = service_accounts(&inputs, opts);
+        rbac::build(&inputs, &accounts)?
+    };
+    let csv = with_rbac(csv, &rbac);
+
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    files.push((
+        PathBuf::from(format!(
+            "manifests/{}.clusterserviceversion.yaml",
+            opts.package
+        )),
+        yaml(&csv),
+    ));
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    let mut add = |o: &Obj, files: &mut Vec<(PathBuf, String)>| {
+        let mut doc = strip_pos(&o.doc);
+        if let Some(m) = get_mut(&mut doc, "metadata") {
+            remove(m, "namespace");
+        }
+        let base = file_name(&doc);
+        let mut name = base.clone();
+        let mut n = 0;
+        while !names.insert(name.clone()) {
+            n += 1;
+            name = format!("dup{n}_{base}");
+        }
+        files.push((PathBuf::from(format!("manifests/{name}")), yaml(&doc)));
+    };
+    for o in inputs
+        .crds
+        .iter()
+        .chain(&inputs.services)
+        .chain(&rbac.leftovers)
+        .chain(&inputs.others)
+    {
+        add(o, &mut files);
+    }
+    files.push((
+        PathBuf::from("metadata/annotations.yaml"),
+        annotations_yaml(opts),
+    ));
+    files.push((PathBuf::from("bundle.Dockerfile"), dockerfile(opts)));
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(Generated { files, notes })
+}
+
+/// The accounts whose RBAC goes into the CSV.
+fn service_accounts(inputs: &Inputs, opts: &Options) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = inputs
+        .deployments
+        .iter()
+        .map(rbac::deployment_service_account)
+        .collect();
+    out.extend(opts.extra_service_accounts.iter().cloned());
+    out
+}
+
+/// The deployment as an install-strategy entry; `WATCH_NAMESPACE` follows the OperatorGroup's
+/// target namespaces, as operator-sdk sets it.
+fn install_deployment(d: &Obj) -> Node {
+    let mut spec = field(&d.doc, &["spec"])
+        .map(strip_pos)
+        .unwrap_or_else(crate::bundle::tree::empty);
+    if let Some(pod) = get_mut(&mut spec, "template").and_then(|t| get_mut(t, "spec")) {
+        for list in ["initContainers", "containers"] {
+            if let Some(Value::Seq(cs)) = get_mut(pod, list).map(|n| &mut n.value) {
+                for c in cs {
+                    if let Some(Value::Seq(env)) = get_mut(c, "env").map(|n| &mut n.value) {
+                        for e in env {
+                            let target = "metadata.annotations['olm.targetNamespaces']";
+                            // A literal value is replaced; a valueFrom the author wrote (say
+                            // metadata.namespace for an own-namespace operator) is kept.
+                            if str_at(e, &["name"]) == Some("WATCH_NAMESPACE")
+                                && field(e, &["valueFrom"]).is_none()
+                            {
+                                remove(e, "value");
+                                set(
+                                    e,
+                                    "valueFrom",
+                                    obj(vec![("fieldRef", obj(vec![("fieldPath", s(target))]))]),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut fields = vec![("name", s(d.name())), ("spec", spec)];
+    if let Some(l) = field(&d.doc, &["metadata", "labels"]).filter(|l| !is_blank(l)) {
+        fields.push(("label", strip_pos(l)));
+    }
+    obj(fields)
+}
+
+fn build_csv(
+    opts: &Options,
+    version: &semver::Version,
+    base: &Obj,
+    inputs: &Inputs,
+    notes: &mut Vec<String>,
+) -> Result<Node, BundleError> {
+    let mut csv = strip_pos(&base.doc);
+    set(&mut csv, "apiVersion", s("operators.coreos.com/v1alpha1"));
+    let meta = ensure_obj(&mut csv, &["metadata"]);
+    set(meta, "name", s(&format!("{}.v{version}", opts.package)));
+    if let Some(r) = &opts.skip_range {
+        set(ensure_obj(meta, &["annotations"]), "olm.skipRange", s(r));
+    }
+    if let Some(t) = &opts.created_at {
+        set(ensure_obj(meta, &["annotations"]), "createdAt", s(t));
+    }
+    if !inputs.samples.is_empty() {
+        let mut text = String::new();
+        let list = seq(inputs.samples.iter().map(|o| strip_pos(&o.doc)).collect());
+        crate::fbc::write::write_json_indent_by(&list, 0, "  ", &mut text);
+        set(ensure_obj(meta, &["annotations"]), "alm-examples", s(&text));
+    }
+    let spec = ensure_obj(&mut csv, &["spec"]);
+    set(spec, "version", s(&version.to_string()));
+    if let Some(r) = &opts.replaces {
+        set(spec, "replaces", s(r));
+    }
+    let deployments: Vec<Node> = inputs.deployments.iter().map(install_deployment).collect();
+    set(
+        spec,
+        "install",
+        obj(vec![
+            ("strategy", s("deployment")),
+            ("spec", obj(vec![("deployments", seq(deployments))])),
+        ]),
+    );
+    let base_owned = list_at(spec, &["customresourcedefinitions", "owned"]).to_vec();
+    let had_descs = field(spec, &["customresourcedefinitions"]).is_some();
+    let owned = crds::owned(&inputs.crds, &base_owned);
+    let crd_descs = ensure_obj(spec, &["customresourcedefinitions"]);
+    if owned.is_empty() {
+        remove(crd_descs, "owned");
+        if !base_owned.is_empty() {
+            notes.push(format!(
+                "the base CSV owns {} CRD version(s) but the input has no CRD; owned CRDs removed",
+                base_owned.len()
+            ));
+        }
+    } else {
+        set(crd_descs, "owned", seq(owned));
+    }
+    if is_blank(crd_descs) && !had_descs {
+        remove(spec, "customresourcedefinitions");
+    }
+    let base_hooks = list_at(spec, &["webhookdefinitions"]).to_vec();
+    let hooks = webhooks::build(inputs, &base_hooks, notes)?;
+    if !hooks.is_empty() {
+        set(spec, "webhookdefinitions", seq(hooks));
+    }
+    let base_images = list_at(spec, &["relatedImages"]).to_vec();
+    let images = images::build(&base_images, &inputs.deployments)?;
+    if !images.is_empty() {
+        set(spec, "relatedImages", seq(images));
+    }
+    Ok(csv)
+}
+
+fn with_rbac(mut csv: Node, rbac: &rbac::Rbac) -> Node {
+    if let Some(spec) = get_mut(&mut csv, "spec")
+        .and_then(|s| get_mut(s, "install"))
+        .and_then(|i| get_mut(i, "spec"))
+    {
+        if !rbac.cluster_permissions.is_empty() {
+            set(
+                spec,
+                "clusterPermissions",
+                seq(rbac.cluster_permissions.clone()),
+            );
+        }
+        if !rbac.permissions.is_empty() {
+            set(spec, "permissions", seq(rbac.permissions.clone()));
+        }
+    }
+    csv
+}
+
+/// operator-sdk's manifest file names: `<group>_<plural>.yaml` for CRDs,
+/// `<name>_<group>_<version>_<kind>.yaml` otherwise (`<name>_<version>_<kind>.yaml` for the core
+/// group), kind lower-cased. Characters other than letters, digits, `.`, `-` and `_` become `-`.
+pub fn file_name(doc: &Node) -> String {
+    let kind = str_at(doc, &["kind"]).unwrap_or("");
+    let api = str_at(doc, &["apiVersion"]).unwrap_or("");
+    let name = if kind == "CustomResourceDefinition" {
+        format!(
+            "{}_{}",
+            str_at(doc, &["spec", "group"]).unwrap_or(""),
+            str_at(doc, &["spec", "names", "plural"]).unwrap_or("")
+        )
+    } else {
+        let n = str_at(doc, &["metadata", "name"]).unwrap_or("");
+        let gv = api.replace('/', "_");
+        format!("{n}_{gv}_{}", kind.to_lowercase())
+    };
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("{clean}.yaml")
+}
+
+fn yaml(n: &Node) -> String {
+    let mut out = String::new();
+    crate::fbc::emit_yaml::write_yaml(n, &mut out);
+    out
+}
+
+/// The bundle annotations, in a fixed order.
+pub fn annotations(opts: &Options) -> Vec<(&'static str, String)> {
+    let mut v = vec![
+        (keys::MEDIATYPE, "registry+v1".to_string()),
+        (keys::MANIFESTS, "manifests/".to_string()),
+        (keys::METADATA, "metadata/".to_string()),
+        (keys::PACKAGE, opts.package.clone()),
+        (keys::CHANNELS, opts.channels.join(",")),
+    ];
+    if let Some(d) = &opts.default_channel {
+        v.push((keys::DEFAULT_CHANNEL, d.clone()));
+    }
+    v
+}
+
+fn annotations_yaml(opts: &Options) -> String {
+    let mut out = String::from("annotations:\n");
+    for (k, v) in annotations(opts) {
+        let mut line = String::new();
+        crate::fbc::emit_yaml::write_yaml(&s(&v), &mut line);
+        out.push_str(&format!("  {k}: {line}"));
+    }
+    out
+}
+
+fn dockerfile(opts: &Options) -> String {
+    let mut out = String::from("FROM scratch\n\n");
+    for (k, v) in annotations(opts) {
+        out.push_str(&format!("LABEL {k}={v}\n"));
+    }
+    out.push_str("\nCOPY manifests /manifests/\nCOPY metadata /metadata/\n");
+    out
+}
+
+/// Writes a generated bundle below `out`. Top-level files of `out/manifests` that the
+/// generator did not write are removed (they would be stale objects of an earlier run); other
+/// files of `metadata/` (properties.yaml, dependencies.yaml) are kept.
+pub fn write(out: &Path, g: &Generated) -> Result<(), BundleError> {
+    let io = |p: &Path, e: std::io::Error| err(p, Pos::default(), e.to_string());
+    let manifests = out.join("manifests");
+    if manifests.is_dir() {
+        let keep: BTreeSet<PathBuf> = g.files.iter().map(|(p, _)| out.join(p)).collect();
+        for e in std::fs::read_dir(&manifests).map_err(|e| io(&manifests, e))? {
+            let p = e.map_err(|e| io(&manifests, e))?.path();
+            if p.is_file() && !keep.contains(&p) {
+                std::fs::remove_file(&p).map_err(|e| io(&p, e))?;
+            }
+        }
+    }
+    for (rel, text) in &g.files {
+        let p = out.join(rel);
+        if let Some(dir) = p.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        }
+        std::fs::write(&p, text).map_err(|e| io(&p, e))?;
+    }
+    Ok(())
+}

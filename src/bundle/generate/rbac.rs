@@ -1,0 +1,125 @@
+//! CSV `permissions` and `clusterPermissions` from Roles, ClusterRoles and their bindings, as
+//! `operator-sdk generate bundle` derives them: the service accounts are those the deployments
+//! run as (plus any extra ones asked for); a Role, or a ClusterRole bound by a RoleBinding,
+//! bound to one of them becomes `permissions` of that account; a ClusterRole bound by a
+//! ClusterRoleBinding becomes `clusterPermissions`. Rules are concatenated in binding order and
+//! accounts sorted. Bindings whose subjects are all CSV service accounts, and roles used only
+//! through such bindings, are consumed; everything else stays a bundle manifest.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::collect::{Inputs, Obj};
+use crate::bundle::load::{BundleError, list_at, str_at};
+use crate::bundle::tree::{obj, s, seq};
+use crate::fbc::node::Node;
+
+/// What RBAC becomes.
+#[derive(Debug, Default)]
+pub struct Rbac {
+    /// `spec.install.spec.permissions`.
+    pub permissions: Vec<Node>,
+    /// `spec.install.spec.clusterPermissions`.
+    pub cluster_permissions: Vec<Node>,
+    /// Roles, bindings and service accounts that stay bundle manifests.
+    pub leftovers: Vec<Obj>,
+}
+
+/// The service account a deployment's pods run as (`default` when unset).
+pub fn deployment_service_account(d: &Obj) -> String {
+    let spec = ["spec", "template", "spec"];
+    let get = |k: &str| {
+        let mut p = spec.to_vec();
+        p.push(k);
+        str_at(&d.doc, &p)
+            .filter(|v| !v.is_empty())
+            .map(String::from)
+    };
+    get("serviceAccountName")
+        .or_else(|| get("serviceAccount"))
+        .unwrap_or_else(|| "default".to_string())
+}
+
+/// Builds the CSV permissions for `accounts` from the input's RBAC objects.
+pub fn build(inputs: &Inputs, accounts: &BTreeSet<String>) -> Result<Rbac, BundleError> {
+    let mut perms: BTreeMap<String, Vec<Node>> = BTreeMap::new();
+    let mut cluster: BTreeMap<String, Vec<Node>> = BTreeMap::new();
+    let mut used_roles: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut leftovers = Vec::new();
+    let mut kept_roles: BTreeSet<(String, String)> = BTreeSet::new();
+    for b in &inputs.bindings {
+        let role_kind = str_at(&b.doc, &["roleRef", "kind"]).unwrap_or("");
+        let role_name = str_at(&b.doc, &["roleRef", "name"]).unwrap_or("");
+        if role_kind.is_empty() || role_name.is_empty() {
+            return Err(b.error(format!(
+                "{} \"{}\" has no roleRef.kind/roleRef.name",
+                b.kind(),
+                b.name()
+            )));
+        }
+        let subjects: Vec<String> = list_at(&b.doc, &["subjects"])
+            .iter()
+            .filter(|s| str_at(s, &["kind"]) == Some("ServiceAccount"))
+            .filter_map(|s| str_at(s, &["name"]).map(String::from))
+            .collect();
+        let all_subjects = list_at(&b.doc, &["subjects"]).len();
+        let ours: Vec<&String> = subjects.iter().filter(|n| accounts.contains(*n)).collect();
+        let role = inputs
+            .roles
+            .iter()
+            .find(|r| r.kind() == role_kind && r.name() == role_name);
+        let Some(role) = role.filter(|_| !ours.is_empty()) else {
+            // Not bound to a CSV account, or bound to a role the input does not define (such
+            // as a built-in ClusterRole): keep the binding as it is.
+            leftovers.push(b.clone());
+            kept_roles.insert((role_kind.to_string(), role_name.to_string()));
+            continue;
+        };
+        if b.kind() == "RoleBinding" && role_kind != "Role" && role_kind != "ClusterRole" {
+            return Err(b.error(format!(
+                "RoleBinding \"{}\" refers to a {role_kind}; only Role and ClusterRole can be bound",
+                b.name()
+            )));
+        }
+        let rules = list_at(&role.doc, &["rules"]).to_vec();
+        let target = if b.kind() == "ClusterRoleBinding" {
+            &mut cluster
+        } else {
+            &mut perms
+        };
+        for sa in &ours {
+            target
+                .entry((*sa).clone())
+                .or_default()
+                .extend(rules.iter().cloned());
+        }
+        used_roles.insert((role_kind.to_string(), role_name.to_string()));
+        if ours.len() < all_subjects {
+            // Other subjects keep their access through the original binding and role.
+            leftovers.push(b.clone());
+            kept_roles.insert((role_kind.to_string(), role_name.to_string()));
+        }
+    }
+    for r in &inputs.roles {
+        let key = (r.kind().to_string(), r.name().to_string());
+        if !used_roles.contains(&key) || kept_roles.contains(&key) {
+            leftovers.push(r.clone());
+        }
+    }
+    for sa in &inputs.service_accounts {
+        // OLM creates the CSV's service accounts; shipping one too is rejected (BND010).
+        if !accounts.contains(sa.name()) {
+            leftovers.push(sa.clone());
+        }
+    }
+    let entry = |sa: &String, rules: &Vec<Node>| {
+        obj(vec![
+            ("serviceAccountName", s(sa)),
+            ("rules", seq(rules.clone())),
+        ])
+    };
+    Ok(Rbac {
+        permissions: perms.iter().map(|(k, v)| entry(k, v)).collect(),
+        cluster_permissions: cluster.iter().map(|(k, v)| entry(k, v)).collect(),
+        leftovers,
+    })
+}
