@@ -15,6 +15,7 @@ pub use format::SUPPORTED_KINDS;
 pub mod hub;
 pub mod practices;
 pub mod runtime;
+pub mod size;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -70,6 +71,7 @@ pub fn codes() -> Vec<&'static Code> {
         hub::CODES,
         practices::CODES,
         runtime::CODES,
+        size::CODES,
     ] {
         v.extend(group.iter().copied());
     }
@@ -187,6 +189,7 @@ pub fn validate_with(b: &BundleDir, opts: &Options) -> Vec<Finding> {
     hub::check(&mut cx);
     practices::check(&mut cx);
     runtime::check(&mut cx);
+    size::check(&mut cx);
     let mut f = cx.findings;
     f.retain(|x| opts.selects(x.code));
     sort_findings(&mut f);
