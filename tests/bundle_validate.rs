@@ -4,8 +4,6 @@ mod common;
 
 use common::demo_bundle::{ANNOTATIONS, CRD, CSV, codes, run, same};
 
-use olmctl::diag::Finding;
-
 #[test]
 fn the_base_bundle_is_clean() {
     let f = run(same, &[]);
@@ -335,16 +333,7 @@ fn each_code_fires_on_its_defect() {
         let Some(hit) = hit else {
             panic!("{code}: not reported; got {:?}", codes(&f));
         };
-        if !path.is_empty() {
-            assert_eq!(hit.path.as_deref(), Some(*path), "{code}: {hit:#?}");
-        }
-        if *line > 0 {
-            assert_eq!(
-                hit.location.as_ref().map(|l| l.line),
-                Some(*line),
-                "{code}: {hit:#?}"
-            );
-        }
+        common::demo_bundle::assert_at(hit, code, path, *line);
         covered.insert(*code);
     }
     let all: std::collections::BTreeSet<&str> = olmctl::checks::bundle::codes::CODES
@@ -372,4 +361,59 @@ fn fixture_bundles_validate_without_panicking() {
     // (CSV017), a ServiceAccount manifest shadowing the CSV's (BND010).
     let codes: Vec<&str> = errors.keys().copied().collect();
     assert_eq!(codes, ["BND010", "BND014", "CSV017"], "{errors:?}");
+}
+
+#[test]
+fn select_runs_suites_and_codes() {
+    use olmctl::checks::bundle::Options;
+    let opts = |s: &[&str]| Options {
+        select: s.iter().map(|x| x.to_string()).collect(),
+        ..Options::default()
+    };
+    // Two defects of different suites: CSV008 (csv) and GP003 (good-practices).
+    let edit = |s: &str| s.replace("  minKubeVersion: 1.25.0\n", "");
+    let chans = ANNOTATIONS.replace("stable,fast", "stable,fast,alpha");
+    let extra = [("metadata/annotations.yaml", chans.as_str())];
+    let all = common::demo_bundle::run_with(edit, &extra, &opts(&[]));
+    assert!(
+        codes(&all).contains(&"CSV008") && codes(&all).contains(&"GP003"),
+        "{all:?}"
+    );
+    for sel in [&["all"][..], &["ALL"]] {
+        assert_eq!(
+            common::demo_bundle::run_with(edit, &extra, &opts(sel)).len(),
+            all.len()
+        );
+    }
+    assert_eq!(
+        codes(&common::demo_bundle::run_with(
+            edit,
+            &extra,
+            &opts(&["csv"])
+        )),
+        ["CSV008"]
+    );
+    assert_eq!(
+        codes(&common::demo_bundle::run_with(
+            edit,
+            &extra,
+            &opts(&["gp003"])
+        )),
+        ["GP003"]
+    );
+    assert!(common::demo_bundle::run_with(edit, &extra, &opts(&["crd", "olm"])).is_empty());
+    assert!(opts(&["bogus"]).check_select().is_err());
+    assert!(
+        opts(&["good-practices", "CSV008", "all"])
+            .check_select()
+            .is_ok()
+    );
+    // Every suite has codes, and every code belongs to exactly one suite.
+    for c in olmctl::checks::bundle::codes() {
+        let n = olmctl::checks::bundle::SUITES
+            .iter()
+            .filter(|(name, _, _)| *name != "all" && opts(&[name]).selects(c.code))
+            .count();
+        assert_eq!(n, 1, "{}", c.code);
+    }
 }

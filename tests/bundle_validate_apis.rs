@@ -105,12 +105,7 @@ fn each_code_fires_on_its_defect() {
         let Some(hit) = f.iter().find(|x| x.code == *code) else {
             panic!("{code}: not reported; got {:?}", codes(&f));
         };
-        assert_eq!(hit.path.as_deref(), Some(*path), "{code}: {hit:#?}");
-        assert_eq!(
-            hit.location.as_ref().map(|l| l.line),
-            Some(*line),
-            "{code}: {hit:#?}"
-        );
+        common::demo_bundle::assert_at(hit, code, path, *line);
         assert!(hit.help.is_some(), "{code}: {hit:#?}");
         covered.insert(*code);
     }

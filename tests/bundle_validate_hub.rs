@@ -134,12 +134,7 @@ fn each_code_fires_on_its_defect() {
         let hits = hub(&f, code);
         assert_eq!(hits.len(), 1, "{code}: got {:?}", codes(&f));
         let hit = hits[0];
-        assert_eq!(hit.path.as_deref(), Some(*path), "{code}: {hit:#?}");
-        assert_eq!(
-            hit.location.as_ref().map(|l| l.line),
-            Some(*line),
-            "{code}: {hit:#?}"
-        );
+        common::demo_bundle::assert_at(hit, code, path, *line);
         let hub_codes: Vec<&str> = f
             .iter()
             .filter(|x| x.code.starts_with("HUB"))

@@ -145,16 +145,7 @@ fn each_practices_code_fires_on_its_defect() {
         assert_eq!(hits.len(), 1, "{code}: expected one finding; got {f:#?}");
         let hit = hits[0];
         assert_eq!(hit.severity, Severity::Warning, "{code}");
-        if !path.is_empty() {
-            assert_eq!(hit.path.as_deref(), Some(*path), "{code}: {hit:#?}");
-        }
-        if *line > 0 {
-            assert_eq!(
-                hit.location.as_ref().map(|l| l.line),
-                Some(*line),
-                "{code}: {hit:#?}"
-            );
-        }
+        common::demo_bundle::assert_at(hit, code, path, *line);
         assert!(hit.help.is_some(), "{code}: no help");
         assert_eq!(gp_codes(&f), [*code], "{code}: other GP codes fired");
         covered.insert(*code);

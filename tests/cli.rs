@@ -322,3 +322,80 @@ fn bundle_commands_exit_codes() {
         2
     );
 }
+
+#[test]
+fn bundle_generate_and_select() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/widget-operator");
+    let out = tempfile::tempdir().expect("tmp");
+    let args = |extra: &[&str]| {
+        let mut v = vec![
+            "bundle",
+            "generate",
+            "--manifests",
+            p(&src),
+            "--package",
+            "widget-operator",
+            "--version",
+            "0.3.0",
+            "--channels",
+            "stable",
+            "-O",
+            p(out.path()),
+        ];
+        v.extend_from_slice(extra);
+        v.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        olmctl(&refs)
+    };
+    // The manifests include a Namespace: refused (exit 2) unless ignored on purpose.
+    let o = run(&[]);
+    assert_eq!(code(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--ignore-kind Namespace"));
+    let o = run(&["--ignore-kind", "Namespace"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let csv_path = out
+        .path()
+        .join("manifests/widget-operator.clusterserviceversion.yaml");
+    let first = std::fs::read(&csv_path).expect("csv written");
+    assert_eq!(code(&run(&["--ignore-kind", "Namespace"])), 0);
+    assert_eq!(std::fs::read(&csv_path).expect("csv"), first, "same bytes");
+    // --created-at without a value stamps the current time.
+    assert_eq!(
+        code(&run(&["--ignore-kind", "Namespace", "--created-at"])),
+        0
+    );
+    let text = std::fs::read_to_string(&csv_path).expect("csv");
+    let stamp = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("createdAt: "))
+        .expect("createdAt");
+    assert_eq!(
+        stamp.trim_matches('"').len(),
+        "2026-01-02T03:04:05Z".len(),
+        "{stamp}"
+    );
+    // Bad flags: exit 2.
+    assert_eq!(
+        code(&run(&[
+            "--ignore-kind",
+            "Namespace",
+            "--default-channel",
+            "beta"
+        ])),
+        2
+    );
+    // validate --select narrows to suites or codes; an unknown name is a usage error.
+    let bad = fixture_operators().join("percona-xtradb-cluster-operator/1.12.0");
+    let select =
+        |sel: &str| olmctl(&["bundle", "validate", p(&bad), "-o", "json", "--select", sel]);
+    assert_eq!(code(&select("crd,good-practices")), 0);
+    let o = select("CSV017");
+    assert_eq!(code(&o), 1);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let found = v["findings"].as_array().expect("findings");
+    assert!(!found.is_empty() && found.iter().all(|f| f["code"] == "CSV017"));
+    assert_eq!(code(&select("nope")), 2);
+}

@@ -15,48 +15,7 @@ pub enum BundleCmd {
     /// same bytes. Exit 0 when the bundle validates, 1 on error-level findings, 2 when the
     /// input cannot be used.
     #[command(disable_version_flag = true)]
-    Generate {
-        /// Manifest files or directories (multi-document YAML, JSON, `kind: List`): CRDs,
-        /// Deployments, ServiceAccounts, RBAC, Services, webhook configurations, sample CRs
-        /// and the other kinds a bundle may carry.
-        #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
-        manifests: Vec<PathBuf>,
-        /// The base ClusterServiceVersion (display name, description, icon, install modes,
-        /// ...); everything it sets is kept. Optional when one CSV is among the manifests.
-        #[arg(long, value_name = "FILE")]
-        csv_base: Option<PathBuf>,
-        /// Package name.
-        #[arg(long)]
-        package: String,
-        /// Bundle version (semver); the CSV is named <package>.v<version>.
-        #[arg(long)]
-        version: String,
-        /// Channels (comma-separated).
-        #[arg(long, value_delimiter = ',', required = true)]
-        channels: Vec<String>,
-        /// The package's default channel.
-        #[arg(long)]
-        default_channel: Option<String>,
-        /// spec.replaces: the CSV this one replaces.
-        #[arg(long, value_name = "CSV")]
-        replaces: Option<String>,
-        /// The olm.skipRange annotation, e.g. '>=1.0.0 <1.2.0'.
-        #[arg(long, value_name = "RANGE")]
-        skip_range: Option<String>,
-        /// Set the createdAt annotation (to TIME, or to now in UTC when no value is given).
-        #[arg(long, value_name = "TIME", num_args = 0..=1, default_missing_value = "now")]
-        created_at: Option<String>,
-        /// More service accounts whose Roles and ClusterRoles go into the CSV.
-        #[arg(long, value_delimiter = ',', value_name = "NAME")]
-        extra_service_accounts: Vec<String>,
-        /// Leave objects of this kind out on purpose (e.g. Namespace); other kinds a bundle
-        /// cannot carry are an error.
-        #[arg(long, value_name = "KIND")]
-        ignore_kind: Vec<String>,
-        /// Output directory (gets manifests/, metadata/ and bundle.Dockerfile).
-        #[arg(long, short = 'O', value_name = "DIR")]
-        output: PathBuf,
-    },
+    Generate(Box<GenerateArgs>),
     /// Validate bundle directories: the registry+v1 format, owned/bundled CRDs, the CSV, and
     /// what OLM only finds at runtime. Exit 0 when no error-level finding (1 with --strict and
     /// warnings), 1 on errors, 2 when a directory cannot be read.
@@ -81,36 +40,71 @@ pub enum BundleCmd {
     },
 }
 
+/// Arguments of `bundle generate`.
+#[derive(Debug, clap::Args)]
+pub struct GenerateArgs {
+    /// Manifest files or directories (multi-document YAML, JSON, `kind: List`): CRDs,
+    /// Deployments, ServiceAccounts, RBAC, Services, webhook configurations, sample CRs
+    /// and the other kinds a bundle may carry.
+    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    manifests: Vec<PathBuf>,
+    /// The base ClusterServiceVersion (display name, description, icon, install modes,
+    /// ...); everything it sets is kept. Optional when one CSV is among the manifests.
+    #[arg(long, value_name = "FILE")]
+    csv_base: Option<PathBuf>,
+    /// Package name.
+    #[arg(long)]
+    package: String,
+    /// Bundle version (semver); the CSV is named <package>.v<version>.
+    #[arg(long)]
+    version: String,
+    /// Channels (comma-separated).
+    #[arg(long, value_delimiter = ',', required = true)]
+    channels: Vec<String>,
+    /// The package's default channel.
+    #[arg(long)]
+    default_channel: Option<String>,
+    /// spec.replaces: the CSV this one replaces.
+    #[arg(long, value_name = "CSV")]
+    replaces: Option<String>,
+    /// The olm.skipRange annotation, e.g. '>=1.0.0 <1.2.0'.
+    #[arg(long, value_name = "RANGE")]
+    skip_range: Option<String>,
+    /// Set the createdAt annotation (to TIME, or to now in UTC when no value is given).
+    #[arg(long, value_name = "TIME", num_args = 0..=1, default_missing_value = "now")]
+    created_at: Option<String>,
+    /// More service accounts whose Roles and ClusterRoles go into the CSV.
+    #[arg(long, value_delimiter = ',', value_name = "NAME")]
+    extra_service_accounts: Vec<String>,
+    /// Leave objects of this kind out on purpose (e.g. Namespace); other kinds a bundle
+    /// cannot carry are an error.
+    #[arg(long, value_name = "KIND")]
+    ignore_kind: Vec<String>,
+    /// Output directory (gets manifests/, metadata/ and bundle.Dockerfile).
+    #[arg(long, short = 'O', value_name = "DIR")]
+    output: PathBuf,
+}
+
 pub fn run(cmd: BundleCmd) -> u8 {
     match cmd {
-        BundleCmd::Generate {
-            manifests,
-            csv_base,
-            package,
-            version,
-            channels,
-            default_channel,
-            replaces,
-            skip_range,
-            created_at,
-            extra_service_accounts,
-            ignore_kind,
-            output,
-        } => {
+        BundleCmd::Generate(args) => {
+            let a = *args;
             let opts = crate::bundle::generate::Options {
-                manifests,
-                csv_base,
-                package,
-                version,
-                channels,
-                default_channel,
-                replaces,
-                skip_range,
-                created_at: created_at.map(|t| if t == "now" { now_rfc3339() } else { t }),
-                extra_service_accounts,
-                ignore_kinds: ignore_kind,
+                manifests: a.manifests,
+                csv_base: a.csv_base,
+                package: a.package,
+                version: a.version,
+                channels: a.channels,
+                default_channel: a.default_channel,
+                replaces: a.replaces,
+                skip_range: a.skip_range,
+                created_at: a
+                    .created_at
+                    .map(|t| if t == "now" { now_rfc3339() } else { t }),
+                extra_service_accounts: a.extra_service_accounts,
+                ignore_kinds: a.ignore_kind,
             };
-            generate(&opts, &output)
+            generate(&opts, &a.output)
         }
         BundleCmd::Validate {
             dirs,

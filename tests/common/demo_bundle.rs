@@ -93,3 +93,18 @@ pub fn codes(f: &[Finding]) -> Vec<&'static str> {
 pub fn same(s: &str) -> String {
     s.to_string()
 }
+
+/// Asserts that `hit` (a finding of `code`) is about the JSON path `path` (unless empty) at
+/// line `line` of its file (unless 0).
+pub fn assert_at(hit: &Finding, code: &str, path: &str, line: u32) {
+    if !path.is_empty() {
+        assert_eq!(hit.path.as_deref(), Some(path), "{code}: {hit:#?}");
+    }
+    if line > 0 {
+        assert_eq!(
+            hit.location.as_ref().map(|l| l.line),
+            Some(line),
+            "{code}: {hit:#?}"
+        );
+    }
+}

@@ -16,6 +16,9 @@ use crate::bundle::load::{BundleError, field, list_at, str_at};
 use crate::bundle::tree::{is_blank, num, obj, s, seq};
 use crate::fbc::node::{Node, Value};
 
+/// (deployment, container port, target port JSON, path): where a conversion webhook is served.
+type GroupKey = (String, u64, String, String);
+
 /// Where a webhook is served.
 struct Target {
     deployment: String,
@@ -163,8 +166,7 @@ pub fn build(
         }
     }
     // Conversion webhooks, grouped by where they are served.
-    let mut groups: BTreeMap<(String, u64, String, String), (Target, Vec<String>, Node)> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<GroupKey, (Target, Vec<String>, Node)> = BTreeMap::new();
     for crd in &inputs.crds {
         let strategy = str_at(&crd.doc, &["spec", "conversion", "strategy"]).unwrap_or("None");
         if strategy != "Webhook" {
