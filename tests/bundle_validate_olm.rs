@@ -31,10 +31,7 @@ fn with_webhooks(s: &str, hooks: &[&str]) -> String {
 const CONVERT: &str = "{generateName: cwidget.demo.io, type: ConversionWebhook, deploymentName: demo-operator, admissionReviewVersions: [v1], sideEffects: None, conversionCRDs: [widgets.demo.io]}";
 
 fn olm_codes(f: &[Finding]) -> Vec<&'static str> {
-    codes(f)
-        .into_iter()
-        .filter(|c| c.starts_with("OLM"))
-        .collect()
+    common::demo_bundle::codes_with(f, "OLM")
 }
 
 /// Every code: (code, CSV edit, extra files, expected JSON path or "", expected line or 0).

@@ -24,10 +24,7 @@ fn with_rule(s: &str, section: &str, rule: &str) -> String {
 }
 
 fn gp_codes(f: &[olmctl::diag::Finding]) -> Vec<&'static str> {
-    codes(f)
-        .into_iter()
-        .filter(|c| c.starts_with("GP"))
-        .collect()
+    common::demo_bundle::codes_with(f, "GP")
 }
 
 /// Every code: (code, CSV edit, extra files, expected JSON path or "", expected line or 0).

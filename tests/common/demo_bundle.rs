@@ -108,3 +108,11 @@ pub fn assert_at(hit: &Finding, code: &str, path: &str, line: u32) {
         );
     }
 }
+
+/// The codes of `f` with `prefix` (one suite), in order, without adjacent repeats.
+pub fn codes_with(f: &[Finding], prefix: &str) -> Vec<&'static str> {
+    codes(f)
+        .into_iter()
+        .filter(|c| c.starts_with(prefix))
+        .collect()
+}
