@@ -295,6 +295,12 @@ pub fn field<'a>(doc: &'a Node, path: &[&str]) -> Option<&'a Node> {
     Some(cur)
 }
 
+/// Where the node at `path` is, or where `doc` is when the path is absent (for findings about
+/// a missing or wrong field).
+pub fn pos_at(doc: &Node, path: &[&str]) -> Pos {
+    field(doc, path).map_or(doc.pos, |n| n.pos)
+}
+
 /// The string at `path`, if it is one.
 pub fn str_at<'a>(doc: &'a Node, path: &[&str]) -> Option<&'a str> {
     field(doc, path)?.as_str()

@@ -56,6 +56,14 @@ pub fn get_mut<'a>(n: &'a mut Node, key: &str) -> Option<&'a mut Node> {
     }
 }
 
+/// The items of the list at `key` of an object node, mutably (none when absent or not a list).
+pub fn items_mut<'a>(n: &'a mut Node, key: &str) -> std::slice::IterMut<'a, Node> {
+    match get_mut(n, key).map(|v| &mut v.value) {
+        Some(Value::Seq(items)) => items.iter_mut(),
+        _ => [].iter_mut(),
+    }
+}
+
 /// Sets `key` in an object node, replacing every previous occurrence in place (or appending).
 /// A non-object node becomes an object first.
 pub fn set(n: &mut Node, key: &str, value: Node) {

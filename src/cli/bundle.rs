@@ -181,18 +181,12 @@ fn now_rfc3339() -> String {
     )
 }
 
-/// Reads `X.Y`, `X.Y.Z` or `vX.Y[.Z]` (as operator-sdk's `k8s-version` option does).
+/// Reads `--k8s-version` tolerantly, as the deprecated-API suite reads `minKubeVersion`
+/// (`1.29`, `v1.29`, `1.29.0`).
 pub fn parse_k8s_version(s: &str) -> Result<semver::Version, String> {
-    let t = s.trim().trim_start_matches('v');
-    let parts: Vec<&str> = t.split('.').collect();
-    let nums: Option<Vec<u64>> = parts.iter().map(|p| p.parse().ok()).collect();
-    match nums.as_deref() {
-        Some([a, b]) => Ok(semver::Version::new(*a, *b, 0)),
-        Some([a, b, c]) => Ok(semver::Version::new(*a, *b, *c)),
-        _ => Err(format!(
-            "--k8s-version {s}: expected a Kubernetes version such as 1.29 or 1.29.0"
-        )),
-    }
+    crate::checks::bundle::apis::parse_kube_version(s).ok_or_else(|| {
+        format!("--k8s-version {s}: expected a Kubernetes version such as 1.29 or 1.29.0")
+    })
 }
 
 fn validate(dirs: &[PathBuf], opts: &Options, strict: bool, output: Output) -> u8 {

@@ -2,7 +2,7 @@
 //! multi-document files, `kind: List`), sorted by path so the output never depends on the
 //! order the file system lists them in, and sorted into the buckets the CSV is built from.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -145,7 +145,8 @@ pub fn read_objects(paths: &[PathBuf]) -> Result<Vec<Obj>, BundleError> {
 /// and name are an error. Kinds a bundle cannot carry are an error unless listed in `ignore`.
 pub fn classify(objs: Vec<Obj>, ignore: &[String]) -> Result<Inputs, BundleError> {
     let mut inputs = Inputs::default();
-    let mut seen: Vec<(String, String, String, String)> = Vec::new();
+    // (kind, namespace, name) → the object's JSON, to drop exact repeats and refuse conflicts.
+    let mut seen: BTreeMap<(String, String, String), String> = BTreeMap::new();
     // CRD-provided group/version/kind, to recognise samples.
     let mut provided: BTreeSet<(String, String)> = BTreeSet::new();
     for o in &objs {
@@ -166,29 +167,27 @@ pub fn classify(objs: Vec<Obj>, ignore: &[String]) -> Result<Inputs, BundleError
         if ignore.iter().any(|k| k.eq_ignore_ascii_case(o.kind())) {
             continue;
         }
-        let json = o.doc.to_json();
         let key = (
             o.kind().to_string(),
             str_at(&o.doc, &["metadata", "namespace"])
                 .unwrap_or("")
                 .to_string(),
             o.name().to_string(),
-            json,
         );
-        if seen.iter().any(|k| k == &key) {
-            continue;
+        let json = o.doc.to_json();
+        match seen.get(&key) {
+            Some(earlier) if *earlier == json => continue,
+            Some(_) => {
+                return Err(o.error(format!(
+                    "{} \"{}\" is defined twice with different content; keep one",
+                    o.kind(),
+                    o.name()
+                )));
+            }
+            None => {
+                seen.insert(key, json);
+            }
         }
-        if seen
-            .iter()
-            .any(|k| k.0 == key.0 && k.1 == key.1 && k.2 == key.2)
-        {
-            return Err(o.error(format!(
-                "{} \"{}\" is defined twice with different content; keep one",
-                o.kind(),
-                o.name()
-            )));
-        }
-        seen.push(key);
         let bucket = match o.kind() {
             "ClusterServiceVersion" => &mut inputs.csvs,
             "CustomResourceDefinition" => &mut inputs.crds,

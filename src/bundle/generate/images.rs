@@ -21,11 +21,8 @@ pub fn build(base: &[Node], deployments: &[Obj]) -> Result<Vec<Node>, BundleErro
         .collect();
     let mut nodes: Vec<Node> = base.to_vec();
     for d in deployments {
-        let pod = ["spec", "template", "spec"];
         for list in ["initContainers", "containers"] {
-            let mut p = pod.to_vec();
-            p.push(list);
-            for c in list_at(&d.doc, &p) {
+            for c in list_at(&d.doc, &["spec", "template", "spec", list]) {
                 let cname = str_at(c, &["name"]).unwrap_or("");
                 let mut found: Vec<(String, String)> = Vec::new();
                 if let Some(img) = str_at(c, &["image"]).filter(|i| !i.is_empty()) {

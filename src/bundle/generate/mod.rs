@@ -20,8 +20,10 @@ use std::path::{Path, PathBuf};
 use collect::{Inputs, Obj};
 
 use crate::bundle::load::{BundleError, err, field, keys, list_at, str_at};
-use crate::bundle::tree::{ensure_obj, get_mut, is_blank, obj, remove, s, seq, set, strip_pos};
-use crate::fbc::node::{Node, Pos, Value};
+use crate::bundle::tree::{
+    ensure_obj, get_mut, is_blank, items_mut, obj, remove, s, seq, set, strip_pos,
+};
+use crate::fbc::node::{Node, Pos};
 
 /// What to generate.
 #[derive(Debug, Clone, Default)]
@@ -213,27 +215,19 @@ fn install_deployment(d: &Obj) -> Node {
     let mut spec = field(&d.doc, &["spec"])
         .map(strip_pos)
         .unwrap_or_else(crate::bundle::tree::empty);
+    let target = "metadata.annotations['olm.targetNamespaces']";
     if let Some(pod) = get_mut(&mut spec, "template").and_then(|t| get_mut(t, "spec")) {
         for list in ["initContainers", "containers"] {
-            if let Some(Value::Seq(cs)) = get_mut(pod, list).map(|n| &mut n.value) {
-                for c in cs {
-                    if let Some(Value::Seq(env)) = get_mut(c, "env").map(|n| &mut n.value) {
-                        for e in env {
-                            let target = "metadata.annotations['olm.targetNamespaces']";
-                            // A literal value is replaced; a valueFrom the author wrote (say
-                            // metadata.namespace for an own-namespace operator) is kept.
-                            if str_at(e, &["name"]) == Some("WATCH_NAMESPACE")
-                                && field(e, &["valueFrom"]).is_none()
-                            {
-                                remove(e, "value");
-                                set(
-                                    e,
-                                    "valueFrom",
-                                    obj(vec![("fieldRef", obj(vec![("fieldPath", s(target))]))]),
-                                );
-                            }
-                        }
-                    }
+            for c in items_mut(pod, list) {
+                // A literal value is replaced; a valueFrom the author wrote (say
+                // metadata.namespace for an own-namespace operator) is kept.
+                for e in items_mut(c, "env").filter(|e| {
+                    str_at(e, &["name"]) == Some("WATCH_NAMESPACE")
+                        && field(e, &["valueFrom"]).is_none()
+                }) {
+                    remove(e, "value");
+                    let field_ref = obj(vec![("fieldPath", s(target))]);
+                    set(e, "valueFrom", obj(vec![("fieldRef", field_ref)]));
                 }
             }
         }

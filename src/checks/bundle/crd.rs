@@ -14,7 +14,7 @@
 use std::collections::BTreeSet;
 
 use super::Ctx;
-use crate::bundle::load::{field, kind_of, list_at, str_at};
+use crate::bundle::load::{field, kind_of, list_at, pos_at, str_at};
 use crate::checks::Code;
 use crate::diag::Severity::{Error, Warning};
 use crate::fbc::node::{Entry, Node, Pos, Value};
@@ -318,7 +318,7 @@ impl<'a> Crd<'a> {
         let Some(name) = n.as_str().filter(|s| !s.is_empty()) else {
             return;
         };
-        for p in dns1123_subdomain(name) {
+        for p in super::subdomain_problems(name) {
             self.hit(
                 &NAME,
                 n.pos,
@@ -344,7 +344,7 @@ impl<'a> Crd<'a> {
             self.hit(&GROUP, pos, "spec.group", "spec.group is required");
             return;
         }
-        let problems = dns1123_subdomain(group);
+        let problems = super::subdomain_problems(group);
         if !problems.is_empty() {
             self.hit(
                 &GROUP,
@@ -501,7 +501,7 @@ impl<'a> Crd<'a> {
             .map(|(i, v)| Version {
                 node: Some(v),
                 name: str_at(v, &["name"]).unwrap_or(""),
-                pos: field(v, &["name"]).map_or(v.pos, |n| n.pos),
+                pos: pos_at(v, &["name"]),
                 path: format!("spec.versions[{i}]"),
                 served: is_true(v, "served"),
                 storage: is_true(v, "storage"),
@@ -1413,7 +1413,7 @@ impl<'a> Crd<'a> {
             for (i, c) in cols.iter().enumerate() {
                 let p = format!("{base}[{i}]");
                 let s = |k: &str| str_at(c, &[k]).unwrap_or("");
-                let pos = |k: &str| field(c, &[k]).map_or(c.pos, |n| n.pos);
+                let pos = |k: &str| pos_at(c, &[k]);
                 let name = s("name");
                 let label = if name.is_empty() {
                     format!("column {i}")
@@ -1499,7 +1499,7 @@ impl<'a> Crd<'a> {
                 ("labelSelectorPath", &[".spec.", ".status."][..], false),
             ] {
                 let v = str_at(s, &[k]).unwrap_or("");
-                let pos = field(s, &[k]).map_or(s.pos, |n| n.pos);
+                let pos = pos_at(s, &[k]);
                 let p = format!("{base}.{k}");
                 if v.is_empty() {
                     if required {
@@ -1578,7 +1578,7 @@ impl<'a> Crd<'a> {
                 let (n0, p0) = nodes[0];
                 self.hit(
                     &PER_VERSION_CONFLICT,
-                    field(n0, &[per]).map_or(n0.pos, |n| n.pos),
+                    pos_at(n0, &[per]),
                     format!("{p0}.{per}"),
                     format!("per-version {what} may not all be set to identical values (top-level {top} should be used instead)"),
                 )
@@ -1642,7 +1642,7 @@ impl<'a> Crd<'a> {
         };
         let base = "spec.conversion";
         let strategy = str_at(conv, &["strategy"]).unwrap_or("");
-        let spos = field(conv, &["strategy"]).map_or(conv.pos, |n| n.pos);
+        let spos = pos_at(conv, &["strategy"]);
         if strategy.is_empty() {
             self.hit(
                 &CONVERSION,
@@ -1998,18 +1998,6 @@ fn dns1035_label(s: &str) -> Vec<String> {
     }
     if !label_ok(s, true) {
         out.push("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name', or 'abc-123')".to_string());
-    }
-    out
-}
-
-/// The Kubernetes messages for a DNS-1123 subdomain.
-fn dns1123_subdomain(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    if s.len() > 253 {
-        out.push("must be no more than 253 characters".to_string());
-    }
-    if !s.split('.').all(|l| label_ok(l, false)) {
-        out.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com')".to_string());
     }
     out
 }

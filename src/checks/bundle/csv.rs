@@ -7,7 +7,7 @@ use std::path::Path;
 use super::codes::*;
 use super::{Ctx, name_problems};
 use crate::bundle::csv_types::{api_services, crd_descriptions};
-use crate::bundle::load::{field, keys, list_at, str_at};
+use crate::bundle::load::{field, keys, list_at, pos_at, str_at};
 use crate::fbc::node::{Node, Value};
 
 /// Reserved annotation keys OLM reads with this exact case.
@@ -27,7 +27,6 @@ const INSTALL_MODE_TYPES: [&str; 4] = [
 ];
 
 pub(super) fn check(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
-    let pos_of = |path: &[&str]| field(csv, path).map_or(csv.pos, |n| n.pos);
     // Required fields (api's reflective walk, with JSON paths).
     for (path, what) in [
         (&["apiVersion"][..], "apiVersion"),
@@ -62,7 +61,7 @@ pub(super) fn check(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
                 &INVALID_NAME,
                 format!("metadata.name {name:?} is invalid: {}", p.join(", ")),
                 file,
-                pos_of(&["metadata", "name"]),
+                pos_at(csv, &["metadata", "name"]),
                 Some("metadata.name"),
             );
         }
@@ -74,7 +73,7 @@ pub(super) fn check(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
                 &INVALID_NAME,
                 format!("spec.replaces {r:?} is invalid: {}", p.join(", ")),
                 file,
-                pos_of(&["spec", "replaces"]),
+                pos_at(csv, &["spec", "replaces"]),
                 Some("spec.replaces"),
             );
         }
@@ -96,7 +95,7 @@ pub(super) fn check(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
                     &CRD_DESCRIPTION_NAME,
                     format!("CRD name {n:?} is not <plural>.<group>"),
                     file,
-                    field(d, &["name"]).map_or(d.pos, |x| x.pos),
+                    pos_at(d, &["name"]),
                     Some(&format!(
                         "spec.customresourcedefinitions.{section}[{i}].name"
                     )),
@@ -109,7 +108,7 @@ pub(super) fn check(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
 }
 
 fn version(cx: &mut Ctx<'_>, file: &Path, csv: &Node, name: &str) {
-    let pos = field(csv, &["spec", "version"]).map_or(csv.pos, |n| n.pos);
+    let pos = pos_at(csv, &["spec", "version"]);
     match str_at(csv, &["spec", "version"]) {
         None | Some("") => {
             cx.push(
@@ -149,7 +148,7 @@ fn version(cx: &mut Ctx<'_>, file: &Path, csv: &Node, name: &str) {
                             &RELEASE_NAME,
                             format!("bundle name with release versioning {name:?} does not match expected name {want:?}"),
                             file,
-                            field(csv, &["metadata", "name"]).map_or(csv.pos, |n| n.pos),
+                            pos_at(csv, &["metadata", "name"]),
                             Some("metadata.name"),
                         );
                     }
@@ -209,7 +208,7 @@ fn annotations(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
 
 fn install_modes(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
     let modes = list_at(csv, &["spec", "installModes"]);
-    let pos = field(csv, &["spec", "installModes"]).map_or(csv.pos, |n| n.pos);
+    let pos = pos_at(csv, &["spec", "installModes"]);
     if modes.is_empty() {
         cx.push(
             &INSTALL_MODES,
@@ -291,7 +290,7 @@ fn min_kube(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
         }
         Some(v) => {
             if semver::Version::parse(v).is_err() {
-                let pos = field(csv, &["spec", "minKubeVersion"]).map_or(csv.pos, |n| n.pos);
+                let pos = pos_at(csv, &["spec", "minKubeVersion"]);
                 cx.push(
                     &MIN_KUBE_INVALID,
                     format!("spec.minKubeVersion has an invalid value: {v} (write it like 1.25.0)"),
@@ -309,7 +308,7 @@ fn install(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
     else {
         return; // reported as a missing required field
     };
-    let pos = field(csv, &["spec", "install", "strategy"]).map_or(csv.pos, |n| n.pos);
+    let pos = pos_at(csv, &["spec", "install", "strategy"]);
     if strategy != "deployment" {
         cx.push(
             &INSTALL_STRATEGY,
@@ -359,7 +358,7 @@ fn install(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
                     names.iter().copied().collect::<Vec<_>>().join(", ")
                 ),
                 file,
-                field(w, &["deploymentName"]).map_or(w.pos, |n| n.pos),
+                pos_at(w, &["deploymentName"]),
                 Some(&path),
             );
         }
@@ -483,7 +482,7 @@ fn examples(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
 fn related_images(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
     for (i, r) in list_at(csv, &["spec", "relatedImages"]).iter().enumerate() {
         let path = format!("spec.relatedImages[{i}].image");
-        let pos = field(r, &["image"]).map_or(r.pos, |n| n.pos);
+        let pos = pos_at(r, &["image"]);
         match str_at(r, &["image"]) {
             None | Some("") => {
                 cx.push(

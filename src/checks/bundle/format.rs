@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::Ctx;
 use super::codes::*;
 use crate::bundle::csv_types::crd_descriptions;
-use crate::bundle::load::{crd_versions, field, keys, kind_of, list_at, str_at};
+use crate::bundle::load::{crd_versions, keys, kind_of, list_at, pos_at, str_at};
 use crate::fbc::node::{Pos, Value};
 
 /// The kinds operator-registry accepts in a registry+v1 bundle (`supported_resources.go`).
@@ -107,7 +107,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
             );
         }
         if !SUPPORTED_KINDS.contains(&kind) {
-            let pos = field(doc, &["kind"]).map_or(doc.pos, |k| k.pos);
+            let pos = pos_at(doc, &["kind"]);
             cx.push(
                 &UNSUPPORTED_KIND,
                 format!("{kind} is not a supported kind for a registry+v1 bundle"),
@@ -233,7 +233,7 @@ fn annotations(cx: &mut Ctx<'_>) {
 }
 
 fn annotation_pos(a: &crate::bundle::load::MetaFile, key: &str) -> Pos {
-    field(&a.node, &[key]).map_or(a.node.pos, |n| n.pos)
+    pos_at(&a.node, &[key])
 }
 
 /// Owned CRDs ⇔ bundled CRDs, duplicates (operator-framework/api bundle validator rows 1–3).

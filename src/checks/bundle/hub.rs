@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::Ctx;
-use crate::bundle::load::{field, list_at, str_at};
+use crate::bundle::load::{field, list_at, pos_at, str_at};
 use crate::diag::Severity::{Error, Warning};
 use crate::fbc::node::{Node, Value};
 
@@ -74,14 +74,10 @@ fn text<'a>(n: &'a Node, key: &str) -> Option<&'a str> {
     str_at(n, &[key]).map(str::trim).filter(|s| !s.is_empty())
 }
 
-fn pos_or(n: &Node, key: &str) -> crate::fbc::node::Pos {
-    field(n, &[key]).map_or(n.pos, |x| x.pos)
-}
-
 fn provider(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
     let p = field(csv, &["spec", "provider"]);
     if p.and_then(|p| text(p, "name")).is_none() {
-        let pos = p.map_or(csv.pos, |p| pos_or(p, "name"));
+        let pos = p.map_or(csv.pos, |p| pos_at(p, &["name"]));
         cx.push(
             &PROVIDER_NAME,
             "spec.provider.name is not specified",
@@ -124,7 +120,7 @@ fn maintainers(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
                 &MAINTAINER_EMAIL,
                 format!("maintainer {i} email {e:?} is invalid: {why}"),
                 file,
-                pos_or(m, "email"),
+                pos_at(m, &["email"]),
                 Some(&format!("spec.maintainers[{i}].email")),
             )
             .help = Some("write a plain address such as team@example.com".into());
@@ -161,7 +157,7 @@ fn links(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
                 &LINK_URL,
                 format!("link {i} url {u:?} is invalid: {why}"),
                 file,
-                pos_or(l, "url"),
+                pos_at(l, &["url"]),
                 Some(&format!("spec.links[{i}].url")),
             )
             .help = Some("write an absolute URL such as https://example.com/docs".into());
@@ -245,7 +241,7 @@ fn icon(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
                     ICON_MEDIATYPES.join(", ")
                 ),
                 file,
-                pos_or(ic, "mediatype"),
+                pos_at(ic, &["mediatype"]),
                 Some(&format!("{at}.mediatype")),
             );
         }
@@ -256,7 +252,7 @@ fn icon(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
                 &ICON_DATA,
                 format!("icon {i} base64data does not decode: {why}"),
                 file,
-                pos_or(ic, "base64data"),
+                pos_at(ic, &["base64data"]),
                 Some(&format!("{at}.base64data")),
             )
             .help = Some(
@@ -276,7 +272,7 @@ fn icon(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
                             .to_string())
                     ),
                     file,
-                    pos_or(ic, "base64data"),
+                    pos_at(ic, &["base64data"]),
                     Some(&format!("{at}.base64data")),
                 )
                 .help = Some(match found {

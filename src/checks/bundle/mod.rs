@@ -247,3 +247,23 @@ pub(crate) fn name_problems(n: &str) -> Vec<&'static str> {
     }
     out
 }
+
+/// Kubernetes `IsDNS1123Subdomain`: at most 253 characters, dot-separated labels of lowercase
+/// letters, digits and `-`, each starting and ending with a letter or digit.
+pub(crate) fn subdomain_problems(n: &str) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if n.len() > 253 {
+        out.push("must be no more than 253 characters");
+    }
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    if !n.split('.').all(label_ok) {
+        out.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com')");
+    }
+    out
+}

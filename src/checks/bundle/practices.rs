@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::Ctx;
-use crate::bundle::load::{field, keys, list_at, str_at};
+use crate::bundle::load::{field, keys, list_at, pos_at, str_at};
 use crate::diag::Severity::Warning;
 use crate::fbc::node::{Node, Value};
 
@@ -152,7 +152,7 @@ fn channels(cx: &mut Ctx<'_>) {
             continue;
         }
         reported.extend(names.iter().map(|c| c.to_string()));
-        let pos = field(&a.node, &[key]).map_or(a.node.pos, |n| n.pos);
+        let pos = pos_at(&a.node, &[key]);
         let quoted: Vec<String> = names.iter().map(|c| format!("{c:?}")).collect();
         cx.push(
             &CHANNEL_NAMING,
@@ -222,7 +222,7 @@ fn name(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
     {
         return; // CSV018
     }
-    let pos = field(csv, &["metadata", "name"]).map_or(csv.pos, |x| x.pos);
+    let pos = pos_at(csv, &["metadata", "name"]);
     let split = n
         .rsplit_once(".v")
         .filter(|(_, ver)| ver.starts_with(|c: char| c.is_ascii_digit()));

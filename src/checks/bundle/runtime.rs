@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::Ctx;
-use crate::bundle::load::{field, kind_of, list_at, str_at};
+use crate::bundle::load::{field, kind_of, list_at, pos_at, str_at};
 use crate::diag::Severity::Error;
 use crate::fbc::node::{Node, Value};
 
@@ -56,30 +56,6 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
     conversion(cx, file, csv);
 }
 
-/// Kubernetes `IsDNS1123Subdomain`: at most 253 characters, dot-separated labels of lowercase
-/// letters, digits and `-`, each starting and ending with a letter or digit.
-pub(crate) fn subdomain_problems(n: &str) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    if n.len() > 253 {
-        out.push("must be no more than 253 characters");
-    }
-    let label_ok = |l: &str| {
-        !l.is_empty()
-            && l.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-    };
-    if !n.split('.').all(label_ok) {
-        out.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com')");
-    }
-    out
-}
-
-fn pos_in(n: &Node, key: &str) -> crate::fbc::node::Pos {
-    field(n, &[key]).map_or(n.pos, |x| x.pos)
-}
-
 fn deployments(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
     let mut seen = BTreeSet::new();
     for (i, d) in list_at(csv, &["spec", "install", "spec", "deployments"])
@@ -90,7 +66,7 @@ fn deployments(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
             continue; // required by the CSV schema; not this group's concern
         };
         let path = format!("spec.install.spec.deployments[{i}].name");
-        let pos = pos_in(d, "name");
+        let pos = pos_at(d, &["name"]);
         if !seen.insert(name) {
             cx.push(
                 &DUPLICATE_DEPLOYMENT,
@@ -105,7 +81,7 @@ fn deployments(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
                 "give each deployment its own name; OLM would install only one of them".into(),
             );
         }
-        let p = subdomain_problems(name);
+        let p = super::subdomain_problems(name);
         if !p.is_empty() {
             cx.push(
                 &DEPLOYMENT_NAME,
@@ -149,7 +125,7 @@ fn webhooks(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
                 &WEBHOOK_TYPE,
                 msg,
                 file,
-                pos_in(w, "type"),
+                pos_at(w, &["type"]),
                 Some(&format!("{base}.type")),
             )
             .help = Some(format!(
@@ -158,7 +134,7 @@ fn webhooks(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
         }
         // Names: unique per type, DNS-1123; admission webhook names must be fully qualified.
         let npath = format!("{base}.generateName");
-        let npos = pos_in(w, "generateName");
+        let npos = pos_at(w, &["generateName"]);
         if !name.is_empty() && !seen.insert((ty, name)) {
             cx.push(
                 &DUPLICATE_WEBHOOK,
@@ -169,7 +145,7 @@ fn webhooks(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
             )
             .help = Some("give each webhook of a type its own generateName".into());
         }
-        let mut problems: Vec<&str> = subdomain_problems(name);
+        let mut problems: Vec<&str> = super::subdomain_problems(name);
         let admission = ty == VALIDATING || ty == MUTATING;
         if admission && problems.is_empty() && name.split('.').count() < 3 {
             problems.push("should be a domain with at least three segments separated by dots (the API server requires a fully qualified webhook name)");
