@@ -10,4 +10,5 @@ pub mod fbc;
 pub mod graph;
 pub mod imageref;
 pub mod model;
+pub mod oci;
 pub mod range;

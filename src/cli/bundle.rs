@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 
 use super::{EXIT_USAGE, Output};
 use crate::checks::bundle::Options;
@@ -16,6 +16,26 @@ pub enum BundleCmd {
     /// input cannot be used.
     #[command(disable_version_flag = true)]
     Generate(Box<GenerateArgs>),
+    /// Build a bundle image without a container daemon: one reproducible layer with
+    /// /manifests and /metadata, labels from metadata/annotations.yaml. Prints
+    /// `<repository>@<digest>`. The bundle is validated first; error-level findings stop the
+    /// build unless --force.
+    Build(Box<BuildArgs>),
+    /// Pull a bundle image and extract it into DIR (new or empty), checking every digest and
+    /// refusing unsafe archive entries.
+    Unpack {
+        /// The bundle image.
+        image: String,
+        /// Target directory (created when missing; must be empty).
+        dir: PathBuf,
+        #[command(flatten)]
+        registry: super::oci::RegistryArgs,
+        #[command(flatten)]
+        pull: super::oci::PullArgs,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
     /// Validate bundle directories: the registry+v1 format, owned/bundled CRDs, the CSV, and
     /// what OLM only finds at runtime. Exit 0 when no error-level finding (1 with --strict and
     /// warnings), 1 on errors, 2 when a directory cannot be read.
@@ -85,8 +105,48 @@ pub struct GenerateArgs {
     output: PathBuf,
 }
 
+/// `bundle build` flags.
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The bundle directory (holding manifests/ and metadata/, or a bundle/ subdirectory).
+    dir: PathBuf,
+    /// Image reference to build (and push) as.
+    #[arg(long, short = 't')]
+    tag: String,
+    /// Push the image to the registry.
+    #[arg(long)]
+    push: bool,
+    /// Also write the image into this OCI layout directory (usable offline and by skopeo as
+    /// oci:DIR:TAG).
+    #[arg(long, value_name = "DIR")]
+    oci_layout: Option<PathBuf>,
+    /// Build even when validation reports error-level findings.
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    registry: super::oci::RegistryArgs,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+    output: Output,
+}
+
 pub fn run(cmd: BundleCmd) -> u8 {
     match cmd {
+        BundleCmd::Build(a) => {
+            let dest = super::oci::Dest {
+                tag: &a.tag,
+                push: a.push,
+                layout: a.oci_layout.as_deref(),
+            };
+            super::oci::bundle_build(&a.dir, &dest, a.force, &a.registry, a.output)
+        }
+        BundleCmd::Unpack {
+            image,
+            dir,
+            registry,
+            pull,
+            output,
+        } => super::oci::bundle_unpack(&image, &dir, &registry, &pull, output),
         BundleCmd::Generate(args) => {
             let a = *args;
             let opts = crate::bundle::generate::Options {
@@ -162,23 +222,7 @@ fn now_rfc3339() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    crate::oci::image::rfc3339(secs)
 }
 
 /// Reads `--k8s-version` tolerantly, as the deprecated-API suite reads `minKubeVersion`

@@ -97,14 +97,21 @@ pub enum CatalogCmd {
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
         output: Output,
     },
-    /// Render bundle directories as the `olm.bundle` blobs `opm render` writes for them
-    /// (properties in opm's order and encoding, relatedImages). Exit 2 when a bundle cannot be
-    /// read or rendered.
+    /// Render bundle directories and images as the `olm.bundle` blobs `opm render` writes for
+    /// them (properties in opm's order and encoding, relatedImages), and catalog images as
+    /// their FBC. Exit 2 when an input cannot be read or rendered.
     Render {
-        /// Bundle directories (holding manifests/ and metadata/, or a bundle/ subdirectory).
+        /// Bundle directories (holding manifests/ and metadata/, or a bundle/ subdirectory),
+        /// bundle images or catalog images. An argument that is not an existing path is an
+        /// image reference.
         #[arg(required = true)]
-        bundles: Vec<PathBuf>,
-        /// The image each bundle is pushed as, in the order of the directories.
+        bundles: Vec<String>,
+        #[command(flatten)]
+        registry: super::oci::RegistryArgs,
+        #[command(flatten)]
+        pull: super::oci::PullArgs,
+        /// The image each bundle is pushed as, in the order of the arguments (an image
+        /// argument defaults to itself).
         #[arg(long)]
         image: Vec<String>,
         /// Carry the CSV as `olm.csv.metadata` (the default when --image is given).
@@ -116,6 +123,26 @@ pub enum CatalogCmd {
         /// Output format.
         #[arg(long, short = 'o', value_enum, default_value_t = FmtFormat::Json)]
         output: FmtFormat,
+    },
+    /// Build a catalog image without a container daemon and push it: the catalog is
+    /// validated (errors stop the push unless --force), written in canonical form under
+    /// /configs with the label operators.operatorframework.io.index.configs.v1=/configs.
+    /// With --base-image (e.g. an opm image) the layer is appended to every platform of the
+    /// base, with opm's entrypoint and serve command. Prints `<repository>@<digest>`.
+    Push(Box<PushArgs>),
+    /// Pull a catalog image and extract its FBC (the configs directory) into DIR.
+    Pull {
+        /// The catalog image.
+        image: String,
+        /// Target directory (created when missing; must be empty).
+        dir: PathBuf,
+        #[command(flatten)]
+        registry: super::oci::RegistryArgs,
+        #[command(flatten)]
+        pull: super::oci::PullArgs,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+        output: Output,
     },
     /// Draw upgrade graphs.
     Graph {
@@ -136,6 +163,37 @@ pub enum CatalogCmd {
         #[arg(long)]
         draw_v0_semantics: bool,
     },
+}
+
+/// `catalog push` flags.
+#[derive(Debug, clap::Args)]
+pub struct PushArgs {
+    /// The catalog directory.
+    dir: PathBuf,
+    /// Image reference to push as.
+    #[arg(long, short = 't')]
+    tag: String,
+    /// Base image to append the configs layer to (e.g. quay.io/operator-framework/opm:latest);
+    /// without it the image holds only /configs.
+    #[arg(long, value_name = "IMAGE")]
+    base_image: Option<String>,
+    /// Write the image into this OCI layout directory instead of pushing.
+    #[arg(long, value_name = "DIR")]
+    oci_layout: Option<PathBuf>,
+    /// Push even when validation reports error-level findings (never when files do not load).
+    #[arg(long)]
+    force: bool,
+    /// Extra image label KEY=VALUE (repeatable; the last of a key wins).
+    #[arg(long, short = 'l', value_name = "KEY=VALUE")]
+    label: Vec<String>,
+    /// Encoding of the FBC files in the image.
+    #[arg(long, value_enum, default_value_t = FmtFormat::Yaml)]
+    format: FmtFormat,
+    #[command(flatten)]
+    registry: super::oci::RegistryArgs,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+    output: Output,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -179,11 +237,58 @@ pub fn run(cmd: CatalogCmd) -> u8 {
         }
         CatalogCmd::Render {
             bundles,
+            registry,
+            pull,
             image,
             csv_metadata,
             bundle_objects,
             output,
-        } => render(&bundles, &image, csv_metadata, bundle_objects, output),
+        } => render(
+            &bundles,
+            &image,
+            csv_metadata,
+            bundle_objects,
+            output,
+            &registry,
+            &pull,
+        ),
+        CatalogCmd::Push(a) => {
+            let mut labels = std::collections::BTreeMap::new();
+            for l in &a.label {
+                match l.split_once('=') {
+                    Some((k, v)) if !k.is_empty() => {
+                        labels.insert(k.to_string(), v.to_string());
+                    }
+                    _ => {
+                        eprintln!("error: --label {l:?} is not KEY=VALUE");
+                        return EXIT_USAGE;
+                    }
+                }
+            }
+            let p = super::oci::CatalogPush {
+                dir: &a.dir,
+                dest: super::oci::Dest {
+                    tag: &a.tag,
+                    push: a.oci_layout.is_none(),
+                    layout: a.oci_layout.as_deref(),
+                },
+                base_image: a.base_image.as_deref(),
+                force: a.force,
+                labels,
+                format: match a.format {
+                    FmtFormat::Yaml => Format::Yaml,
+                    FmtFormat::Json => Format::Json,
+                },
+            };
+            super::oci::catalog_push(&p, &a.registry, a.output)
+        }
+        CatalogCmd::Pull {
+            image,
+            dir,
+            registry,
+            pull,
+            output,
+        } => super::oci::catalog_pull(&image, &dir, &registry, &pull, output),
         CatalogCmd::Graph {
             dirs,
             package,
@@ -460,23 +565,29 @@ fn ls(dirs: &[PathBuf], output: Output) -> u8 {
     EXIT_OK
 }
 
+#[allow(clippy::too_many_arguments)]
 fn render(
-    bundles: &[PathBuf],
+    inputs: &[String],
     images: &[String],
     csv_metadata: bool,
     bundle_objects: bool,
     output: FmtFormat,
+    registry: &super::oci::RegistryArgs,
+    pull: &super::oci::PullArgs,
 ) -> u8 {
     use crate::bundle::render::{ObjectMode, render_dir};
-    if !images.is_empty() && images.len() != bundles.len() {
+    use crate::oci::pull::Kind;
+    if !images.is_empty() && images.len() != inputs.len() {
         eprintln!(
-            "error: {} --image values for {} bundles: give one image per bundle directory, in order",
+            "error: {} --image values for {} inputs: give one image per input, in order",
             images.len(),
-            bundles.len()
+            inputs.len()
         );
         return EXIT_USAGE;
     }
-    if csv_metadata && images.is_empty() {
+    let is_image = |s: &str| !Path::new(s).exists();
+    let any_image = inputs.iter().any(|s| is_image(s));
+    if csv_metadata && images.is_empty() && !any_image {
         eprintln!(
             "error: --csv-metadata needs --image (a bundle without an image must carry its manifests as olm.bundle.object)"
         );
@@ -488,26 +599,90 @@ fn render(
             return EXIT_USAGE;
         }
     }
-    let mode = if bundle_objects || images.is_empty() {
-        ObjectMode::BundleObjects
-    } else {
-        ObjectMode::CsvMetadata
-    };
     let format = match output {
         FmtFormat::Yaml => Format::Yaml,
         FmtFormat::Json => Format::Json,
     };
-    let mut blobs = Vec::new();
-    for (i, dir) in bundles.iter().enumerate() {
-        let image = images.get(i).map(String::as_str).unwrap_or("");
-        match render_dir(dir, image, mode) {
-            Ok(r) => blobs.push(r.blob),
+    // Images are pulled first, each into its own scratch directory.
+    let mut scratch = Vec::new();
+    let mut pulled: Vec<Option<(Kind, PathBuf)>> = vec![None; inputs.len()];
+    if any_image {
+        let mut refs = Vec::new();
+        for s in inputs.iter().filter(|s| is_image(s)) {
+            match crate::oci::registry::parse_ref(s) {
+                Ok(r) => refs.push(r),
+                Err(e) => {
+                    eprintln!("error: {e} (and no such file or directory)");
+                    return EXIT_USAGE;
+                }
+            }
+        }
+        let ref_refs: Vec<&oci_client::Reference> = refs.iter().collect();
+        let reg = match super::oci::registry(registry, None, &ref_refs, pull.max_size) {
+            Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {e}");
                 return EXIT_USAGE;
             }
+        };
+        let rt = match super::oci::runtime() {
+            Ok(r) => r,
+            Err(c) => return c,
+        };
+        for (i, s) in inputs.iter().enumerate() {
+            if !is_image(s) {
+                continue;
+            }
+            let dir = super::oci::ScratchDir::new();
+            match rt.block_on(super::oci::pull_image(
+                &reg,
+                s,
+                &dir.0,
+                pull,
+                super::oci::Want::Any,
+            )) {
+                Ok((k, _)) => pulled[i] = Some((k, dir.0.clone())),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_USAGE;
+                }
+            }
+            scratch.push(dir);
         }
     }
+    let mut blobs = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        let (dir, default_image) = match &pulled[i] {
+            Some((Kind::Catalog(_), dir)) => {
+                let loaded = match super::graph::load_catalog(std::slice::from_ref(dir)) {
+                    Ok(l) => l,
+                    Err(c) => return c,
+                };
+                for (_, nodes) in canonical(&loaded.cfg) {
+                    blobs.extend(nodes);
+                }
+                continue;
+            }
+            Some((Kind::Bundle, dir)) => (dir.clone(), input.as_str()),
+            None => (PathBuf::from(input), ""),
+        };
+        let image = images.get(i).map(String::as_str).unwrap_or(default_image);
+        let mode = if bundle_objects || image.is_empty() {
+            ObjectMode::BundleObjects
+        } else if csv_metadata || !images.is_empty() || !default_image.is_empty() {
+            ObjectMode::CsvMetadata
+        } else {
+            ObjectMode::BundleObjects
+        };
+        match render_dir(&dir, image, mode) {
+            Ok(r) => blobs.push(r.blob),
+            Err(e) => {
+                eprintln!("error: {input}: {e}");
+                return EXIT_USAGE;
+            }
+        }
+    }
+    drop(scratch);
     let mut text = String::new();
     write_blobs(&blobs, format, &mut text);
     out(&text);

@@ -4,6 +4,7 @@
 mod bundle;
 mod catalog;
 mod graph;
+pub mod oci;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;

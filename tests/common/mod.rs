@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 pub mod demo_bundle;
+pub mod flaky;
+pub mod registry;
 
 use std::path::{Path, PathBuf};
 

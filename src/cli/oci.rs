@@ -1,0 +1,640 @@
+//! The image commands: `bundle build`, `bundle unpack`, `catalog push`, `catalog pull` and the
+//! image side of `catalog render`. Registry flags are shared.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde_json::json;
+
+use super::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, out};
+use crate::oci::auth::Credential;
+use crate::oci::extract::{Limits, Select};
+use crate::oci::image::{Artifact, Platform};
+use crate::oci::registry::{Options, PushReport, Registry, parse_ref};
+
+/// Flags for talking to registries.
+#[derive(Debug, Clone, Args)]
+pub struct RegistryArgs {
+    /// Use plain HTTP instead of HTTPS (loopback registries always use plain HTTP).
+    #[arg(long)]
+    pub plain_http: bool,
+    /// Do not verify TLS certificates.
+    #[arg(long)]
+    pub insecure: bool,
+    /// User name for the target registry (with --password-stdin). Without it, credentials come
+    /// from REGISTRY_AUTH_FILE, containers auth.json or ~/.docker/config.json.
+    #[arg(long, requires = "password_stdin")]
+    pub username: Option<String>,
+    /// Read the password (or token) for --username from stdin.
+    #[arg(long, requires = "username")]
+    pub password_stdin: bool,
+    /// Retries for transient registry failures (5xx, 429, dropped connections).
+    #[arg(long, default_value_t = 4)]
+    pub retries: u32,
+}
+
+/// Flags for pulling.
+#[derive(Debug, Clone, Args)]
+pub struct PullArgs {
+    /// Platform to pick from a multi-platform index (default: this machine's, else
+    /// linux/amd64).
+    #[arg(long)]
+    pub platform: Option<String>,
+    /// Cap on the uncompressed size of all layers, in bytes (suffixes K, M, G allowed).
+    #[arg(long, default_value = "2G", value_parser = parse_size)]
+    pub max_size: u64,
+}
+
+/// Parses `123`, `10K`, `5M`, `2G` (binary units).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mul) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mul))
+        .ok_or_else(|| format!("{s:?} is not a size like 512M or 2G"))
+}
+
+/// A tokio runtime for one command.
+pub fn runtime() -> Result<tokio::runtime::Runtime, u8> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("error: cannot start the async runtime: {e}");
+            EXIT_USAGE
+        })
+}
+
+/// Builds the registry client; reads the password from stdin when asked.
+pub fn registry(
+    args: &RegistryArgs,
+    target: Option<&oci_client::Reference>,
+    refs: &[&oci_client::Reference],
+    max_blob: u64,
+) -> Result<Registry, String> {
+    let credentials = match (&args.username, args.password_stdin) {
+        (Some(u), true) => {
+            let mut p = String::new();
+            std::io::stdin()
+                .read_to_string(&mut p)
+                .map_err(|e| format!("cannot read the password from stdin: {e}"))?;
+            let p = p.trim_end_matches(['\n', '\r']).to_string();
+            if p.is_empty() {
+                return Err("--password-stdin: stdin was empty".into());
+            }
+            Some(Credential::Basic {
+                username: u.clone(),
+                password: p,
+            })
+        }
+        _ => None,
+    };
+    let opts = Options {
+        plain_http: args.plain_http,
+        insecure: args.insecure,
+        credentials,
+        retries: args.retries,
+        max_blob,
+        ..Options::default()
+    };
+    Ok(Registry::new(opts, target, refs))
+}
+
+fn platform(p: &Option<String>) -> Result<Platform, String> {
+    match p {
+        Some(s) => Platform::parse(s),
+        None => Ok(Platform::host()),
+    }
+}
+
+fn limits(max: u64) -> Limits {
+    Limits {
+        max_bytes: max,
+        ..Limits::default()
+    }
+}
+
+/// `<repo>@<digest>` for a pushed reference.
+fn pinned(r: &oci_client::Reference, digest: &str) -> String {
+    format!("{}/{}@{digest}", r.registry(), r.repository())
+}
+
+fn report_json(report: &PushReport) -> serde_json::Value {
+    json!({
+        "uploaded": report.uploaded,
+        "existing": report.existing,
+        "mounted": report.mounted,
+        "copied": report.copied,
+        "bytesUploaded": report.bytes,
+        "manifests": report.manifests,
+        "retries": report.retries,
+    })
+}
+
+fn summary(report: &PushReport) -> String {
+    format!(
+        "{} blobs uploaded ({} bytes), {} already present, {} mounted, {} copied, {} manifests, {} retries",
+        report.uploaded.len(),
+        report.bytes,
+        report.existing.len(),
+        report.mounted.len(),
+        report.copied.len(),
+        report.manifests,
+        report.retries
+    )
+}
+
+/// Where a built artifact goes.
+pub struct Dest<'a> {
+    /// The reference (its tag names the image in a layout).
+    pub tag: &'a str,
+    /// Push to the registry.
+    pub push: bool,
+    /// Write an OCI layout here.
+    pub layout: Option<&'a Path>,
+}
+
+/// Pushes and/or writes a layout; prints the result. `reg` is needed for a push or for
+/// remote blobs.
+async fn deliver(
+    reg: Option<&Registry>,
+    mut art: Artifact,
+    dest: &Dest<'_>,
+    output: Output,
+    extra: serde_json::Value,
+) -> Result<(), String> {
+    let target = parse_ref(dest.tag)?;
+    let mut report = None;
+    if dest.push {
+        let reg = reg.ok_or("internal: no registry client")?;
+        let r = reg.push(&target, &art).await?;
+        eprintln!("pushed {}: {}", dest.tag, summary(&r));
+        report = Some(r);
+    }
+    if let Some(dir) = dest.layout {
+        if let Some(reg) = reg {
+            reg.materialize(&mut art).await?;
+        }
+        let name = crate::oci::layout::tag_of(dest.tag);
+        crate::oci::layout::write(dir, &name, &art)?;
+        eprintln!(
+            "wrote {} to the OCI layout {} as {name:?}",
+            art.digest(),
+            dir.display()
+        );
+    }
+    match output {
+        Output::Text => out(&format!("{}\n", pinned(&target, art.digest()))),
+        Output::Json => {
+            let mut v = json!({
+                "reference": dest.tag,
+                "digest": art.digest(),
+                "mediaType": art.media_type(),
+                "size": art.bytes().len(),
+                "pushed": dest.push,
+                "layout": dest.layout.map(|p| p.display().to_string()),
+                "push": report.as_ref().map(report_json),
+            });
+            if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+                for (k, x) in e {
+                    o.insert(k.clone(), x.clone());
+                }
+            }
+            out(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&v).unwrap_or_default()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Stops a build on error-level findings (printed to stderr) unless `force`; codes in
+/// `blocking` (content that does not load) stop it even then.
+fn gate(
+    findings: &[crate::diag::Finding],
+    what: &str,
+    verb: &str,
+    force: bool,
+    blocking: &[&str],
+) -> Result<(), u8> {
+    let errors: Vec<_> = findings
+        .iter()
+        .filter(|f| f.severity == crate::diag::Severity::Error)
+        .cloned()
+        .collect();
+    if errors.is_empty() {
+        return Ok(());
+    }
+    eprint!("{}", crate::diag::render_text(&errors, false));
+    let blocked = errors.iter().any(|f| blocking.contains(&f.code));
+    if !force || blocked {
+        eprintln!(
+            "error: the {what} has {} error-level findings; fix them{}",
+            errors.len(),
+            if blocked {
+                " (files that do not load cannot be used)"
+            } else {
+                match verb {
+                    "build" => " or pass --force to build anyway",
+                    _ => " or pass --force to push anyway",
+                }
+            }
+        );
+        return Err(EXIT_FINDINGS);
+    }
+    eprintln!(
+        "warning: {verb}ing despite {} error-level findings (--force)",
+        errors.len()
+    );
+    Ok(())
+}
+
+/// `bundle build`.
+pub fn bundle_build(
+    dir: &Path,
+    dest: &Dest<'_>,
+    force: bool,
+    reg_args: &RegistryArgs,
+    output: Output,
+) -> u8 {
+    let target = match parse_ref(dest.tag) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: --tag: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let b = match crate::bundle::load::load_bundle(dir) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    if let Err(c) = gate(
+        &crate::checks::bundle::validate(&b),
+        "bundle",
+        "build",
+        force,
+        &[],
+    ) {
+        return c;
+    }
+    let epoch = crate::oci::layer::source_date_epoch();
+    let created = std::env::var_os("SOURCE_DATE_EPOCH").map(|_| epoch);
+    let img = match crate::oci::bundle_image::build(dir, epoch, created) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    eprintln!(
+        "built bundle image {} ({} entries, {} labels)",
+        img.artifact.digest(),
+        img.files,
+        img.labels.len()
+    );
+    let extra = json!({"labels": img.labels});
+    if !dest.push && dest.layout.is_none() {
+        return block(deliver(None, img.artifact, dest, output, extra));
+    }
+    let reg = if dest.push {
+        match registry(reg_args, Some(&target), &[&target], u64::MAX) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        }
+    } else {
+        None
+    };
+    block(deliver(reg.as_ref(), img.artifact, dest, output, extra))
+}
+
+trait IntoExit {
+    fn into_exit(self) -> u8;
+}
+
+impl IntoExit for Result<(), String> {
+    fn into_exit(self) -> u8 {
+        match self {
+            Ok(()) => EXIT_OK,
+            Err(e) => {
+                eprintln!("error: {e}");
+                EXIT_USAGE
+            }
+        }
+    }
+}
+
+/// Runs a command's async part on a fresh runtime and maps its result to an exit status.
+fn block(f: impl std::future::Future<Output = Result<(), String>>) -> u8 {
+    match runtime() {
+        Ok(rt) => rt.block_on(f).into_exit(),
+        Err(c) => c,
+    }
+}
+
+/// Options of `catalog push`.
+pub struct CatalogPush<'a> {
+    /// Catalog directory.
+    pub dir: &'a Path,
+    /// Destination.
+    pub dest: Dest<'a>,
+    /// Base image to append to.
+    pub base_image: Option<&'a str>,
+    /// Push even when validation finds errors.
+    pub force: bool,
+    /// Extra labels.
+    pub labels: BTreeMap<String, String>,
+    /// Encoding of the FBC files.
+    pub format: crate::fbc::write::Format,
+}
+
+/// `catalog push`.
+pub fn catalog_push(p: &CatalogPush<'_>, reg_args: &RegistryArgs, output: Output) -> u8 {
+    let target = match parse_ref(p.dest.tag) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: --tag: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let base = match p.base_image.map(parse_ref).transpose() {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: --base-image: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let loaded = match super::graph::load_catalog(&[p.dir.to_path_buf()]) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let blocking = ["FBC001", "FBC002", "FBC003"];
+    if let Err(c) = gate(
+        &crate::checks::fbc::validate(&loaded),
+        "catalog",
+        "push",
+        p.force,
+        &blocking,
+    ) {
+        return c;
+    }
+    let files = super::catalog::formatted_files(&loaded, p.format);
+    let epoch = crate::oci::layer::source_date_epoch();
+    let created = std::env::var_os("SOURCE_DATE_EPOCH").map(|_| epoch);
+    let layer = match crate::oci::catalog_image::configs_layer(&files, epoch) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let labels = crate::oci::catalog_image::labels(&p.labels);
+    eprintln!(
+        "catalog layer {} ({} files, {} bytes compressed)",
+        layer.digest,
+        files.len(),
+        layer.blob.len()
+    );
+    let needs_registry = p.dest.push || base.is_some();
+    let mut refs = vec![&target];
+    refs.extend(base.iter());
+    let reg = if needs_registry {
+        match registry(reg_args, p.dest.push.then_some(&target), &refs, u64::MAX) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        }
+    } else {
+        None
+    };
+    let extra = json!({"layer": layer.digest, "files": files.len(), "baseImage": p.base_image});
+    block(async {
+        let art = match (&base, &reg) {
+            (Some(b), Some(reg)) => append_to_base(reg, b, &layer, &labels).await?,
+            _ => crate::oci::catalog_image::standalone(&layer, &labels, created),
+        };
+        deliver(reg.as_ref(), art, &p.dest, output, extra).await
+    })
+}
+
+async fn append_to_base(
+    reg: &Registry,
+    base: &oci_client::Reference,
+    layer: &crate::oci::layer::Layer,
+    labels: &BTreeMap<String, String>,
+) -> Result<Artifact, String> {
+    use crate::oci::{image::is_attestation, media, registry::index_entries};
+    let (bytes, digest, mt) = reg.fetch_manifest(base).await?;
+    if media::is_index(&mt) {
+        let mut bases = Vec::new();
+        for d in index_entries(&bytes, &base.whole())? {
+            if is_attestation(&d) || !media::is_manifest(&d.media_type) {
+                continue;
+            }
+            let child = oci_client::Reference::with_digest(
+                base.registry().to_string(),
+                base.repository().to_string(),
+                d.digest.clone(),
+            );
+            let (b, dg, cmt) = reg.fetch_manifest(&child).await?;
+            let img = reg.image_of(&child, b, dg, cmt).await?;
+            let plat = d
+                .platform
+                .clone()
+                .unwrap_or_else(crate::oci::image::default_platform);
+            bases.push((img, plat));
+        }
+        if bases.is_empty() {
+            return Err(format!(
+                "{}: the index has no runnable images",
+                base.whole()
+            ));
+        }
+        eprintln!(
+            "appending to {} platforms of {} ({digest})",
+            bases.len(),
+            base.whole()
+        );
+        crate::oci::catalog_image::append(&bases, Some(&mt), layer, labels)
+    } else {
+        let img = reg.image_of(base, bytes, digest, mt).await?;
+        let plat = crate::oci::image::default_platform();
+        crate::oci::catalog_image::append(&[(img, plat)], None, layer, labels)
+    }
+}
+
+/// `catalog pull`: extracts the FBC of a catalog image into `dir`.
+pub fn catalog_pull(
+    image: &str,
+    dir: &Path,
+    reg_args: &RegistryArgs,
+    pull: &PullArgs,
+    output: Output,
+) -> u8 {
+    pull_cmd(image, dir, reg_args, pull, output, Want::Catalog)
+}
+
+/// `bundle unpack`: extracts a bundle image into `dir`.
+pub fn bundle_unpack(
+    image: &str,
+    dir: &Path,
+    reg_args: &RegistryArgs,
+    pull: &PullArgs,
+    output: Output,
+) -> u8 {
+    pull_cmd(image, dir, reg_args, pull, output, Want::Bundle)
+}
+
+/// What a pull is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// Only catalog images, only `/configs`.
+    Catalog,
+    /// Only bundle images, the whole filesystem.
+    Bundle,
+    /// Either.
+    Any,
+}
+
+/// Pulls `image` into `dir` and returns what it was.
+pub async fn pull_image(
+    reg: &Registry,
+    image: &str,
+    dir: &Path,
+    pull: &PullArgs,
+    want: Want,
+) -> Result<(crate::oci::pull::Kind, crate::oci::pull::Pulled), String> {
+    use crate::oci::pull::{Kind, kind, pull_into};
+    let r = parse_ref(image)?;
+    let plat = platform(&pull.platform)?;
+    let mut found = None;
+    let pulled = pull_into(
+        reg,
+        &r,
+        &plat,
+        dir,
+        |img| {
+            let k = kind(image, &img.labels())?;
+            let sel = match (&k, want) {
+                (Kind::Catalog(p), Want::Catalog | Want::Any) => Select {
+                    prefix: Some(p.clone()),
+                },
+                (Kind::Bundle, Want::Bundle | Want::Any) => Select::default(),
+                (Kind::Bundle, Want::Catalog) => {
+                    return Err(format!(
+                        "{image} is a bundle image, not a catalog; use `olmctl bundle unpack`"
+                    ));
+                }
+                (Kind::Catalog(_), Want::Bundle) => {
+                    return Err(format!(
+                        "{image} is a catalog image, not a bundle; use `olmctl catalog pull`"
+                    ));
+                }
+            };
+            found = Some(k);
+            Ok(sel)
+        },
+        limits(pull.max_size),
+    )
+    .await?;
+    Ok((found.ok_or("internal: image kind unknown")?, pulled))
+}
+
+fn pull_cmd(
+    image: &str,
+    dir: &Path,
+    reg_args: &RegistryArgs,
+    pull: &PullArgs,
+    output: Output,
+    want: Want,
+) -> u8 {
+    let r = match parse_ref(image) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let reg = match registry(reg_args, Some(&r), &[&r], pull.max_size) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    block(async {
+        let (_, p) = pull_image(&reg, image, dir, pull, want).await?;
+        eprintln!(
+            "pulled {} ({} files, {} bytes uncompressed) into {}",
+            p.image.top_digest(),
+            p.files,
+            p.bytes,
+            dir.display()
+        );
+        match output {
+            Output::Text => out(&format!("{}\n", pinned(&r, p.image.top_digest()))),
+            Output::Json => out(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&json!({
+                    "reference": image,
+                    "digest": p.image.top_digest(),
+                    "manifestDigest": p.image.manifest_digest,
+                    "labels": p.image.labels(),
+                    "files": p.files,
+                    "bytes": p.bytes,
+                    "dir": dir.display().to_string(),
+                }))
+                .unwrap_or_default()
+            )),
+        }
+        Ok(())
+    })
+}
+
+/// A directory removed on drop (for rendering images).
+pub struct ScratchDir(pub PathBuf);
+
+impl ScratchDir {
+    /// A fresh, not yet existing path under the system temp dir.
+    pub fn new() -> ScratchDir {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        ScratchDir(std::env::temp_dir().join(format!(
+            "olmctl-{}-{}-{nanos}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        )))
+    }
+}
+
+impl Default for ScratchDir {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

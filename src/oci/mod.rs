@@ -1,0 +1,18 @@
+//! OCI images without a daemon: deterministic layers, bundle and catalog images, registry
+//! push and pull, OCI image layouts and safe extraction.
+//!
+//! Layering follows the domain: [`layer`] and [`image`] build content, [`registry`] and
+//! [`layout`] move it, [`extract`] unpacks it, [`bundle_image`] and [`catalog_image`] know
+//! what OLM expects inside.
+
+pub mod auth;
+pub mod bundle_image;
+pub mod catalog_image;
+pub mod digest;
+pub mod extract;
+pub mod image;
+pub mod layer;
+pub mod layout;
+pub mod media;
+pub mod pull;
+pub mod registry;

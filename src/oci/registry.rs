@@ -1,0 +1,779 @@
+//! Talking to registries: oci-client plus what users expect around it.
+//!
+//! - Plain HTTP only with `plain_http` or for loopback hosts; TLS is verified unless
+//!   `insecure`.
+//! - Credentials per registry from [`super::auth`]; flag credentials apply only to the
+//!   registry the command targets, so they never leak to a base image's registry.
+//! - Transient failures (connection errors, timeouts, 5xx, 429) are retried with exponential
+//!   backoff.
+//! - Blobs the target already has are not uploaded again; blobs from another repository of
+//!   the same registry are mounted, others are copied.
+//! - Every pulled blob and manifest is checked against its digest and declared size.
+
+use std::collections::{BTreeSet, HashSet};
+use std::future::Future;
+use std::io::{IsTerminal, Write};
+use std::net::IpAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::errors::OciDistributionError;
+use oci_client::{Client, Reference};
+use serde_json::Value;
+
+use super::auth::{self, Credential};
+use super::digest;
+use super::image::{Artifact, Blob, BlobData, Descriptor, Platform, is_attestation};
+use super::media;
+
+/// How to reach registries.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Use plain HTTP for every registry (loopback hosts always use it).
+    pub plain_http: bool,
+    /// Skip TLS certificate verification.
+    pub insecure: bool,
+    /// Credentials from flags, used for `flag_registry` only.
+    pub credentials: Option<Credential>,
+    /// Retries after the first attempt for transient failures.
+    pub retries: u32,
+    /// First backoff delay; doubles on each retry.
+    pub backoff: Duration,
+    /// Show upload progress on stderr (only when it is a terminal).
+    pub progress: bool,
+    /// Largest blob a pull accepts (compressed bytes).
+    pub max_blob: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            plain_http: false,
+            insecure: false,
+            credentials: None,
+            retries: 4,
+            backoff: Duration::from_millis(250),
+            progress: true,
+            max_blob: 2 << 30,
+        }
+    }
+}
+
+/// What a push did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PushReport {
+    /// Blobs uploaded.
+    pub uploaded: Vec<String>,
+    /// Blobs the registry already had.
+    pub existing: Vec<String>,
+    /// Blobs mounted from another repository.
+    pub mounted: Vec<String>,
+    /// Blobs copied from another registry.
+    pub copied: Vec<String>,
+    /// Bytes uploaded.
+    pub bytes: u64,
+    /// Manifests written (children of an index, then the tagged one).
+    pub manifests: usize,
+    /// Retries that were needed.
+    pub retries: u32,
+}
+
+/// Parses an image reference, naming it in the error.
+pub fn parse_ref(s: &str) -> Result<Reference, String> {
+    s.parse::<Reference>()
+        .map_err(|e| format!("invalid image reference {s:?}: {e}"))
+}
+
+/// True for `localhost`, `127.0.0.0/8` and `::1`, with or without a port.
+pub fn is_loopback(registry: &str) -> bool {
+    let host = if let Some(rest) = registry.strip_prefix('[') {
+        rest.split(']').next().unwrap_or(rest)
+    } else if registry.matches(':').count() == 1 {
+        registry.split(':').next().unwrap_or(registry)
+    } else {
+        registry
+    };
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The protocol choice: HTTP for everything with `plain_http`, else HTTPS except loopback.
+pub fn protocol(plain_http: bool, registries: &[&str]) -> ClientProtocol {
+    if plain_http {
+        return ClientProtocol::Http;
+    }
+    let lo: BTreeSet<String> = registries
+        .iter()
+        .filter(|r| is_loopback(r))
+        .map(|r| r.to_string())
+        .collect();
+    ClientProtocol::HttpsExcept(lo.into_iter().collect())
+}
+
+/// A registry client for one command.
+pub struct Registry {
+    client: Client,
+    opts: Options,
+    flag_registry: Option<String>,
+    authed: Mutex<HashSet<String>>,
+    retries: Mutex<u32>,
+}
+
+/// Installs the process-wide rustls crypto provider (ring) once. oci-client is built without
+/// a provider so that it does not pull in a second one next to kube's.
+fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+impl Registry {
+    /// A client for a command touching `refs`; flag credentials go to `target`'s registry.
+    pub fn new(opts: Options, target: Option<&Reference>, refs: &[&Reference]) -> Registry {
+        install_crypto();
+        let regs: Vec<&str> = refs.iter().map(|r| r.resolve_registry()).collect();
+        let config = ClientConfig {
+            protocol: protocol(opts.plain_http, &regs),
+            accept_invalid_certificates: opts.insecure,
+            platform_resolver: None,
+            connect_timeout: Some(Duration::from_secs(30)),
+            read_timeout: Some(Duration::from_secs(300)),
+            user_agent: concat!("olmctl/", env!("CARGO_PKG_VERSION")),
+            ..Default::default()
+        };
+        Registry {
+            client: Client::new(config),
+            flag_registry: target.map(|t| auth::canonical_registry(t.resolve_registry())),
+            opts,
+            authed: Mutex::new(HashSet::new()),
+            retries: Mutex::new(0),
+        }
+    }
+
+    /// Retries used so far.
+    pub fn retries_used(&self) -> u32 {
+        self.retries.lock().map(|g| *g).unwrap_or(0)
+    }
+
+    /// Makes sure credentials for `r`'s registry are registered with the client.
+    async fn ensure_auth(&self, r: &Reference) -> Result<(), String> {
+        let reg = r.resolve_registry().to_string();
+        if self
+            .authed
+            .lock()
+            .map(|g| g.contains(&reg))
+            .unwrap_or(false)
+        {
+            return Ok(());
+        }
+        let canon = auth::canonical_registry(&reg);
+        let cred = match (&self.opts.credentials, &self.flag_registry) {
+            (Some(c), Some(fr)) if *fr == canon => c.clone(),
+            _ => {
+                let env = |k: &str| std::env::var(k).ok();
+                let files = auth::auth_files(&env);
+                auth::lookup(r.registry(), &files)?
+                    .map(|f| f.credential)
+                    .unwrap_or(Credential::Anonymous)
+            }
+        };
+        self.client
+            .store_auth_if_needed(&reg, &cred.to_registry_auth())
+            .await;
+        if let Ok(mut g) = self.authed.lock() {
+            g.insert(reg);
+        }
+        Ok(())
+    }
+
+    /// Runs `f`, retrying transient failures with exponential backoff.
+    async fn retry<T, F, Fut>(&self, what: &str, mut f: F) -> Result<T, String>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, OciDistributionError>>,
+    {
+        let mut attempt = 0;
+        loop {
+            match f().await {
+                Ok(v) => return Ok(v),
+                Err(e) if attempt < self.opts.retries && transient(&e) => {
+                    let delay = self.opts.backoff * 2u32.saturating_pow(attempt);
+                    attempt += 1;
+                    if let Ok(mut g) = self.retries.lock() {
+                        *g += 1;
+                    }
+                    eprintln!(
+                        "warning: {what}: {}; retry {attempt}/{} in {} ms",
+                        describe(&e),
+                        self.opts.retries,
+                        delay.as_millis()
+                    );
+                    tokio::time::sleep(delay).await;
+                }
+                Err(e) => return Err(format!("{what}: {}", describe(&e))),
+            }
+        }
+    }
+
+    /// Whether the repository of `r` has blob `digest`.
+    pub async fn blob_exists(&self, r: &Reference, digest: &str) -> Result<bool, String> {
+        self.ensure_auth(r).await?;
+        self.retry(&format!("checking blob {digest} in {}", r.whole()), || {
+            self.client.blob_exists(r, digest)
+        })
+        .await
+    }
+
+    /// Pushes an image or an index (with every image and blob it needs) and tags it as
+    /// `target`.
+    pub async fn push(&self, target: &Reference, art: &Artifact) -> Result<PushReport, String> {
+        self.ensure_auth(target).await?;
+        let mut report = PushReport::default();
+        let mut seen = HashSet::new();
+        for m in art.manifests() {
+            for b in &m.blobs {
+                if seen.insert(b.desc.digest.clone()) {
+                    self.push_blob(target, b, &mut report).await?;
+                }
+            }
+        }
+        if let Artifact::Index { manifests, .. } = art {
+            for m in manifests {
+                let r = Reference::with_digest(
+                    target.registry().to_string(),
+                    target.repository().to_string(),
+                    m.digest.clone(),
+                );
+                self.put_manifest(&r, &m.bytes, &m.media_type).await?;
+                report.manifests += 1;
+            }
+        }
+        self.put_manifest(target, art.bytes(), art.media_type())
+            .await?;
+        report.manifests += 1;
+        report.retries = self.retries_used();
+        Ok(report)
+    }
+
+    async fn put_manifest(&self, r: &Reference, bytes: &[u8], mt: &str) -> Result<(), String> {
+        let ct: http::HeaderValue = mt
+            .parse()
+            .map_err(|_| format!("invalid media type {mt:?}"))?;
+        let body = Bytes::copy_from_slice(bytes);
+        self.retry(&format!("pushing manifest to {}", r.whole()), || {
+            self.client.push_manifest_raw(r, body.clone(), ct.clone())
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn push_blob(
+        &self,
+        target: &Reference,
+        b: &Blob,
+        report: &mut PushReport,
+    ) -> Result<(), String> {
+        let d = &b.desc.digest;
+        if self.blob_exists(target, d).await? {
+            report.existing.push(d.clone());
+            return Ok(());
+        }
+        match &b.data {
+            BlobData::Bytes(data) => {
+                self.upload(target, data.clone(), d).await?;
+                report.uploaded.push(d.clone());
+                report.bytes += data.len() as u64;
+            }
+            BlobData::Remote(src) => {
+                let src = parse_ref(src)?;
+                if src.resolve_registry() == target.resolve_registry() {
+                    self.ensure_auth(&src).await?;
+                    // A registry may answer a mount with a plain upload session; check.
+                    let mounted = self.client.mount_blob(target, &src, d).await.is_ok()
+                        && self.blob_exists(target, d).await?;
+                    if mounted {
+                        report.mounted.push(d.clone());
+                        return Ok(());
+                    }
+                }
+                let data = self.fetch_blob(&src, &b.desc).await?;
+                report.bytes += data.len() as u64;
+                self.upload(target, data, d).await?;
+                report.copied.push(d.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Uploads one blob; large blobs show progress on a terminal.
+    async fn upload(&self, target: &Reference, data: Bytes, d: &str) -> Result<(), String> {
+        const CHUNK: usize = 1 << 20;
+        let show = self.opts.progress && data.len() >= 4 * CHUNK && std::io::stderr().is_terminal();
+        let what = format!("uploading {d} to {}", target.whole());
+        if !show {
+            return self
+                .retry(&what, || self.client.push_blob(target, data.clone(), d))
+                .await
+                .map(|_| ());
+        }
+        let total = data.len();
+        let res = self
+            .retry(&what, || {
+                let data = data.clone();
+                let start = Instant::now();
+                let short = d.get(7..19).unwrap_or(d).to_string();
+                let chunks = (0..total.div_ceil(CHUNK)).map(move |i| {
+                    let end = ((i + 1) * CHUNK).min(total);
+                    progress(&short, end as u64, total as u64, start.elapsed());
+                    Ok(data.slice(i * CHUNK..end))
+                });
+                self.client.push_blob_stream(
+                    target,
+                    futures_util::stream::iter(chunks.collect::<Vec<_>>()),
+                    d,
+                    Some(total as u64),
+                )
+            })
+            .await;
+        eprintln!();
+        match res {
+            Ok(_) => Ok(()),
+            // A registry refusing chunked uploads: fall back to push_blob (monolithic).
+            Err(e) if e.contains("spec violation") => self
+                .retry(&what, || self.client.push_blob(target, data.clone(), d))
+                .await
+                .map(|_| ()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Pulls a manifest or index; returns bytes, digest and media type. When `r` carries a
+    /// digest the bytes are checked against it.
+    pub async fn fetch_manifest(&self, r: &Reference) -> Result<(Bytes, String, String), String> {
+        self.ensure_auth(r).await?;
+        let (bytes, dg) = self
+            .retry(&format!("pulling manifest {}", r.whole()), || {
+                // Credentials were stored by ensure_auth; this value is ignored then.
+                self.client.pull_manifest_raw(
+                    r,
+                    &oci_client::secrets::RegistryAuth::Anonymous,
+                    media::ACCEPTED_MANIFESTS,
+                )
+            })
+            .await?;
+        if bytes.len() > 4 << 20 {
+            return Err(format!(
+                "{}: manifest larger than 4 MiB; refused",
+                r.whole()
+            ));
+        }
+        let actual = digest::sha256(&bytes);
+        if let Some(want) = r.digest()
+            && want != actual
+        {
+            return Err(format!(
+                "{}: manifest digest is {actual}, not the requested {want}",
+                r.whole()
+            ));
+        }
+        let _ = dg;
+        let v: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{}: manifest is not JSON: {e}", r.whole()))?;
+        let mt = v
+            .get("mediaType")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                if v.get("manifests").is_some() {
+                    media::OCI_INDEX.to_string()
+                } else {
+                    media::OCI_MANIFEST.to_string()
+                }
+            });
+        Ok((bytes, actual, mt))
+    }
+
+    /// Pulls a blob of `r`'s repository, refusing more than the descriptor's size (and more
+    /// than `max_blob`) and checking the digest.
+    pub async fn fetch_blob(&self, r: &Reference, d: &Descriptor) -> Result<Bytes, String> {
+        self.ensure_auth(r).await?;
+        digest::parse(&d.digest).map_err(|e| format!("{}: {e}", r.whole()))?;
+        if d.size > self.opts.max_blob {
+            return Err(format!(
+                "{}: blob {} is {} bytes, over the cap of {} (raise it with --max-size)",
+                r.whole(),
+                d.digest,
+                d.size,
+                self.opts.max_blob
+            ));
+        }
+        let desc = oci_client::manifest::OciDescriptor {
+            media_type: d.media_type.clone(),
+            digest: d.digest.clone(),
+            size: d.size as i64,
+            ..Default::default()
+        };
+        let what = format!("pulling blob {} from {}", d.digest, r.whole());
+        let data = self
+            .retry(&what, || async {
+                let mut s = self.client.pull_blob_stream(r, &desc).await?;
+                let mut buf = Vec::with_capacity(d.size as usize);
+                while let Some(chunk) = s.next().await {
+                    let chunk = chunk?;
+                    if buf.len() + chunk.len() > d.size as usize {
+                        return Err(OciDistributionError::GenericError(Some(format!(
+                            "registry sent more than the {} bytes the descriptor declares",
+                            d.size
+                        ))));
+                    }
+                    buf.extend_from_slice(&chunk);
+                }
+                Ok(buf)
+            })
+            .await?;
+        if data.len() as u64 != d.size {
+            return Err(format!(
+                "{what}: got {} bytes, the descriptor declares {}",
+                data.len(),
+                d.size
+            ));
+        }
+        digest::verify(&data, &d.digest).map_err(|e| format!("{what}: {e}"))?;
+        Ok(Bytes::from(data))
+    }
+
+    /// Resolves `r` to one image: for an index, the entry for `platform` (else linux/amd64,
+    /// else the only runnable entry).
+    pub async fn resolve(&self, r: &Reference, platform: &Platform) -> Result<Resolved, String> {
+        let (bytes, dg, mt) = self.fetch_manifest(r).await?;
+        if media::is_index(&mt) {
+            let entries = index_entries(&bytes, &r.whole())?;
+            let pick = choose_platform(&entries, platform).ok_or_else(|| {
+                let have: Vec<String> = entries
+                    .iter()
+                    .filter_map(|d| d.platform.as_ref().map(|p| p.to_string()))
+                    .collect();
+                format!(
+                    "{}: no image for platform {platform} in the index (it has {}); pass --platform",
+                    r.whole(),
+                    have.join(", ")
+                )
+            })?;
+            let child = Reference::with_digest(
+                r.registry().to_string(),
+                r.repository().to_string(),
+                pick.digest.clone(),
+            );
+            let (mb, mdg, mmt) = self.fetch_manifest(&child).await?;
+            if mb.len() as u64 != pick.size {
+                return Err(format!(
+                    "{}: manifest size differs from its index entry",
+                    child.whole()
+                ));
+            }
+            let mut res = self.image_of(&child, mb, mdg, mmt).await?;
+            res.index_digest = Some(dg);
+            Ok(res)
+        } else {
+            self.image_of(r, bytes, dg, mt).await
+        }
+    }
+
+    /// Reads an image manifest and pulls its config.
+    pub async fn image_of(
+        &self,
+        r: &Reference,
+        bytes: Bytes,
+        digest: String,
+        mt: String,
+    ) -> Result<Resolved, String> {
+        let (mt2, config, layers) = super::image::parse_manifest(&bytes, &r.whole())?;
+        if mt2 != mt {
+            return Err(format!(
+                "{}: manifest media type {mt2} differs from {mt}",
+                r.whole()
+            ));
+        }
+        let cfg_bytes = self.fetch_blob(r, &config).await?;
+        let cfg: Value = serde_json::from_slice(&cfg_bytes)
+            .map_err(|e| format!("{}: image config is not JSON: {e}", r.whole()))?;
+        Ok(Resolved {
+            reference: r.clone(),
+            manifest_digest: digest,
+            media_type: mt,
+            manifest: bytes,
+            index_digest: None,
+            config_desc: config,
+            config_bytes: cfg_bytes,
+            config: cfg,
+            layers,
+        })
+    }
+
+    /// Replaces every remote blob of `art` with its bytes (for writing an OCI layout).
+    pub async fn materialize(&self, art: &mut Artifact) -> Result<(), String> {
+        for m in art.manifests_mut() {
+            for b in &mut m.blobs {
+                if let BlobData::Remote(src) = &b.data {
+                    let r = parse_ref(src)?;
+                    let data = self.fetch_blob(&r, &b.desc).await?;
+                    b.data = BlobData::Bytes(data);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One resolved image.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// Where it was pulled from (by digest for an index child).
+    pub reference: Reference,
+    /// Digest of the image manifest.
+    pub manifest_digest: String,
+    /// Manifest media type.
+    pub media_type: String,
+    /// Manifest bytes.
+    pub manifest: Bytes,
+    /// The index it was picked from, if any.
+    pub index_digest: Option<String>,
+    /// Config descriptor.
+    pub config_desc: Descriptor,
+    /// Config bytes.
+    pub config_bytes: Bytes,
+    /// Parsed config.
+    pub config: Value,
+    /// Layers in order.
+    pub layers: Vec<Descriptor>,
+}
+
+impl Resolved {
+    /// The image's labels.
+    pub fn labels(&self) -> std::collections::BTreeMap<String, String> {
+        self.config
+            .pointer("/config/Labels")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The config's `rootfs.diff_ids`.
+    pub fn diff_ids(&self) -> Vec<String> {
+        self.config
+            .pointer("/rootfs/diff_ids")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The digest users refer to: the index's when pulled through one.
+    pub fn top_digest(&self) -> &str {
+        self.index_digest
+            .as_deref()
+            .unwrap_or(&self.manifest_digest)
+    }
+}
+
+/// The entries of an index.
+pub fn index_entries(bytes: &[u8], what: &str) -> Result<Vec<Descriptor>, String> {
+    let v: Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("{what}: index is not JSON: {e}"))?;
+    v.get("manifests")
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("{what}: index has no manifests list"))?
+        .iter()
+        .enumerate()
+        .map(|(i, m)| Descriptor::from_json(m, &format!("{what} manifests[{i}]")))
+        .collect()
+}
+
+/// The index entry for `want`: exact match (variant too when asked), else linux/amd64, else
+/// the single runnable entry.
+pub fn choose_platform<'a>(entries: &'a [Descriptor], want: &Platform) -> Option<&'a Descriptor> {
+    let runnable: Vec<&Descriptor> = entries
+        .iter()
+        .filter(|d| !is_attestation(d) && media::is_manifest(&d.media_type))
+        .collect();
+    let matches = |d: &&Descriptor, p: &Platform| {
+        d.platform.as_ref().is_some_and(|q| {
+            q.os == p.os
+                && q.architecture == p.architecture
+                && (p.variant.is_none() || q.variant == p.variant)
+        })
+    };
+    runnable
+        .iter()
+        .find(|d| matches(d, want))
+        .or_else(|| {
+            runnable
+                .iter()
+                .find(|d| matches(d, &super::image::default_platform()))
+        })
+        .or_else(|| (runnable.len() == 1).then(|| &runnable[0]))
+        .copied()
+}
+
+/// Whether an error is worth retrying.
+pub fn transient(e: &OciDistributionError) -> bool {
+    match e {
+        OciDistributionError::RequestError(r) => {
+            r.is_timeout()
+                || r.is_connect()
+                || r.is_request()
+                || r.is_body()
+                || r.status()
+                    .is_some_and(|s| s.is_server_error() || s.as_u16() == 429)
+        }
+        OciDistributionError::ServerError { code, .. } => *code >= 500 || *code == 429,
+        OciDistributionError::RegistryError { envelope, .. } => envelope
+            .errors
+            .iter()
+            .any(|e| format!("{:?}", e.code).eq_ignore_ascii_case("toomanyrequests")),
+        OciDistributionError::IoError(_) => true,
+        _ => false,
+    }
+}
+
+/// A one-line description of an error; never includes credentials (oci-client errors carry
+/// URLs and registry messages, not the Authorization header).
+pub fn describe(e: &OciDistributionError) -> String {
+    match e {
+        OciDistributionError::UnauthorizedError { url } => format!(
+            "not authorized ({url}); log in (docker/podman login, or REGISTRY_AUTH_FILE) or pass --username and --password-stdin"
+        ),
+        OciDistributionError::AuthenticationFailure(m) => {
+            format!("authentication failed: {m}; check the credentials for this registry")
+        }
+        OciDistributionError::RegistryError { envelope, url } => {
+            let msgs: Vec<String> = envelope
+                .errors
+                .iter()
+                .map(|e| format!("{:?}: {}", e.code, e.message))
+                .collect();
+            format!("registry refused {url}: {}", msgs.join("; "))
+        }
+        OciDistributionError::RequestError(r)
+            if r.status()
+                .is_some_and(|s| s.as_u16() == 401 || s.as_u16() == 403) =>
+        {
+            format!(
+                "not authorized ({}); log in (docker/podman login, or REGISTRY_AUTH_FILE) or pass --username and --password-stdin",
+                r.url().map(|u| u.as_str()).unwrap_or("registry")
+            )
+        }
+        OciDistributionError::RequestError(r) => {
+            let mut s = r.to_string();
+            let mut src = std::error::Error::source(r);
+            while let Some(c) = src {
+                s.push_str(&format!(": {c}"));
+                src = c.source();
+            }
+            if s.contains("InvalidContentType")
+                || s.contains("invalid HTTP version")
+                || s.contains("received HTTP/0.9")
+            {
+                s.push_str(" (is this a plain-HTTP registry? pass --plain-http)");
+            }
+            s
+        }
+        other => other.to_string(),
+    }
+}
+
+fn progress(short: &str, done: u64, total: u64, elapsed: Duration) {
+    let mb = |b: u64| b as f64 / 1_048_576.0;
+    let rate = mb(done) / elapsed.as_secs_f64().max(0.001);
+    let mut e = std::io::stderr().lock();
+    let _ = write!(
+        e,
+        "\r  {short}  {:>7.1} / {:.1} MiB  {:>6.1} MiB/s",
+        mb(done),
+        mb(total),
+        rate
+    );
+    let _ = e.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts() {
+        for r in [
+            "localhost",
+            "localhost:5000",
+            "127.0.0.1:5000",
+            "127.1.2.3",
+            "[::1]:5000",
+            "::1",
+        ] {
+            assert!(is_loopback(r), "{r}");
+        }
+        for r in [
+            "quay.io",
+            "10.0.0.1:5000",
+            "example.com:443",
+            "localhost.example.com",
+        ] {
+            assert!(!is_loopback(r), "{r}");
+        }
+    }
+
+    #[test]
+    fn plain_http_only_when_asked_or_loopback() {
+        assert_eq!(protocol(true, &["quay.io"]), ClientProtocol::Http);
+        assert_eq!(
+            protocol(false, &["quay.io", "127.0.0.1:5000", "127.0.0.1:5000"]),
+            ClientProtocol::HttpsExcept(vec!["127.0.0.1:5000".into()])
+        );
+    }
+
+    #[test]
+    fn platform_choice() {
+        let d = |p: &str, ann: bool| Descriptor {
+            media_type: media::OCI_MANIFEST.into(),
+            digest: digest::sha256(p.as_bytes()),
+            size: 1,
+            platform: Some(Platform::parse(p).unwrap()),
+            annotations: if ann {
+                [(
+                    "vnd.docker.reference.type".to_string(),
+                    "attestation-manifest".to_string(),
+                )]
+                .into()
+            } else {
+                Default::default()
+            },
+        };
+        let entries = vec![
+            d("linux/arm64", false),
+            d("linux/amd64", false),
+            d("unknown/unknown", true),
+        ];
+        let arm = Platform::parse("linux/arm64").unwrap();
+        assert_eq!(
+            choose_platform(&entries, &arm).unwrap().digest,
+            entries[0].digest
+        );
+        let s390 = Platform::parse("linux/s390x").unwrap();
+        assert_eq!(
+            choose_platform(&entries, &s390).unwrap().digest,
+            entries[1].digest
+        );
+        let only = vec![d("linux/ppc64le", false), d("unknown/unknown", true)];
+        assert_eq!(choose_platform(&only, &arm).unwrap().digest, only[0].digest);
+        assert!(choose_platform(&entries[2..], &arm).is_none());
+    }
+}

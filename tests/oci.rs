@@ -1,0 +1,923 @@
+//! Images against a real registry (Debian's docker-registry on 127.0.0.1) and skopeo:
+//! reproducible bundle builds, push/inspect/copy, unpack and pull round trips, catalog images
+//! with and without a multi-platform base, OCI layouts, auth, retries and hostile layers.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::flaky::FlakyProxy;
+use common::registry::{PASSWORD, TestRegistry, USER};
+use common::*;
+use olmctl::oci::image::{Artifact, Blob, Manifest, Platform, new_config};
+use olmctl::oci::layer::LayerBuilder;
+use olmctl::oci::media;
+use olmctl::oci::registry::{Options, Registry, parse_ref};
+use serde_json::Value;
+
+fn olmctl(args: &[&str]) -> Output {
+    olmctl_env(args, &[], None)
+}
+
+/// Runs olmctl with extra environment and optional stdin. HOME points at an empty directory
+/// so that no auth file of the machine is read.
+fn olmctl_env(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
+    let home = tempfile::tempdir().unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_olmctl"));
+    c.args(args)
+        .env("NO_COLOR", "1")
+        .env("HOME", home.path())
+        .env_remove("REGISTRY_AUTH_FILE")
+        .env_remove("DOCKER_CONFIG")
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("SOURCE_DATE_EPOCH")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().expect("run olmctl");
+    if let Some(s) = stdin {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+    }
+    child.wait_with_output().expect("olmctl output")
+}
+
+fn ok(o: &Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn skopeo(args: &[&str]) -> Output {
+    Command::new("skopeo")
+        .args(args)
+        .output()
+        .expect("skopeo is installed (apt-get install skopeo, as .ci/run does)")
+}
+
+fn skopeo_json(args: &[&str]) -> Value {
+    let o = skopeo(args);
+    assert!(o.status.success(), "skopeo {args:?}: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("skopeo JSON")
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// A fixture bundle with a scorecard config, read in place.
+fn fixture_bundle() -> PathBuf {
+    fixture_operators().join("kube-green/0.7.1")
+}
+
+/// Every file below `dir` (relative path → bytes), only under `subdirs`.
+fn files_below(dir: &Path, subdirs: &[&str]) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack: Vec<PathBuf> = subdirs
+        .iter()
+        .map(|s| dir.join(s))
+        .filter(|p| p.exists())
+        .collect();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// `annotations.yaml` read independently: `  key: value` lines under `annotations:`.
+fn annotations(dir: &Path) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(dir.join("metadata/annotations.yaml")).unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("  ") && !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.trim().split_once(": "))
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                v.trim_matches(|c| c == '"' || c == '\'').to_string(),
+            )
+        })
+        .collect()
+}
+
+fn digest_of(stdout: &str) -> String {
+    stdout.trim().rsplit('@').next().unwrap().to_string()
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn client(reg: &TestRegistry) -> Registry {
+    let r = parse_ref(&reg.image("x:y")).unwrap();
+    Registry::new(
+        Options {
+            progress: false,
+            ..Options::default()
+        },
+        Some(&r),
+        &[&r],
+    )
+}
+
+/// Names (and kinds) of the entries of a gzipped tar.
+fn tar_names(gz: &[u8]) -> Vec<String> {
+    let mut a = tar::Archive::new(flate2::read::GzDecoder::new(gz));
+    a.entries()
+        .unwrap()
+        .map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn bundle_build_is_reproducible_and_carries_labels_and_files() {
+    let dir = fixture_bundle();
+    let reg = TestRegistry::start();
+    let tag = reg.image("kube-green/bundle:v0.7.1");
+    let first = digest_of(&ok(&olmctl(&["bundle", "build", p(&dir), "--tag", &tag])));
+    let second = digest_of(&ok(&olmctl(&["bundle", "build", p(&dir), "--tag", &tag])));
+    assert_eq!(first, second, "same bundle, same digest");
+    assert!(first.starts_with("sha256:") && first.len() == 71);
+    // A copy of the bundle elsewhere (other mtimes, other path) gives the same digest too.
+    let copy = tempfile::tempdir().unwrap();
+    for (rel, data) in files_below(&dir, &["manifests", "metadata", "tests"]) {
+        let to = copy.path().join(&rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, data).unwrap();
+    }
+    let third = digest_of(&ok(&olmctl(&[
+        "bundle",
+        "build",
+        p(copy.path()),
+        "--tag",
+        &tag,
+    ])));
+    assert_eq!(first, third);
+
+    let pushed = ok(&olmctl(&[
+        "bundle",
+        "build",
+        p(&dir),
+        "--tag",
+        &tag,
+        "--push",
+    ]));
+    assert_eq!(digest_of(&pushed), first);
+    assert_eq!(
+        pushed.trim(),
+        format!("{}@{first}", reg.image("kube-green/bundle"))
+    );
+
+    // skopeo sees the labels of annotations.yaml, an OCI manifest and one layer.
+    let inspect = skopeo_json(&["inspect", "--tls-verify=false", &format!("docker://{tag}")]);
+    assert_eq!(inspect["Digest"], first);
+    let labels: BTreeMap<String, String> =
+        serde_json::from_value(inspect["Labels"].clone()).unwrap();
+    assert_eq!(labels, annotations(&dir));
+    assert_eq!(inspect["Layers"].as_array().unwrap().len(), 1);
+    let raw = skopeo_json(&[
+        "inspect",
+        "--raw",
+        "--tls-verify=false",
+        &format!("docker://{tag}"),
+    ]);
+    assert_eq!(raw["mediaType"], media::OCI_MANIFEST);
+    assert_eq!(raw["config"]["mediaType"], media::OCI_CONFIG);
+    assert_eq!(raw["layers"][0]["mediaType"], media::OCI_LAYER_GZIP);
+
+    // skopeo copy to a directory: the layer holds exactly the bundle's files.
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("img");
+    let o = skopeo(&[
+        "copy",
+        "--src-tls-verify=false",
+        &format!("docker://{tag}"),
+        &format!("dir:{}", p(&target)),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let layer_digest = raw["layers"][0]["digest"].as_str().unwrap();
+    let blob = std::fs::read(target.join(layer_digest.trim_start_matches("sha256:"))).unwrap();
+    let names: BTreeSet<String> = tar_names(&blob)
+        .into_iter()
+        .filter(|n| !n.ends_with('/'))
+        .collect();
+    let want: BTreeSet<String> = files_below(&dir, &["manifests", "metadata", "tests/scorecard"])
+        .into_keys()
+        .collect();
+    assert_eq!(names, want);
+    assert!(want.len() >= 5, "{want:?}");
+}
+
+#[test]
+fn unpack_round_trips_and_a_second_push_uploads_nothing() {
+    let dir = fixture_bundle();
+    let reg = TestRegistry::start();
+    let tag = reg.image("kg/bundle:1");
+    let first = ok(&olmctl(&[
+        "bundle",
+        "build",
+        p(&dir),
+        "--tag",
+        &tag,
+        "--push",
+        "-o",
+        "json",
+    ]));
+    let first: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(first["push"]["uploaded"].as_array().unwrap().len(), 2);
+    let again: Value = serde_json::from_str(&ok(&olmctl(&[
+        "bundle",
+        "build",
+        p(&dir),
+        "--tag",
+        &tag,
+        "--push",
+        "-o",
+        "json",
+    ])))
+    .unwrap();
+    assert_eq!(
+        again["push"]["uploaded"].as_array().unwrap().len(),
+        0,
+        "{again}"
+    );
+    assert_eq!(again["push"]["existing"].as_array().unwrap().len(), 2);
+    assert_eq!(again["digest"], first["digest"]);
+
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("unpacked");
+    let o = olmctl(&["bundle", "unpack", &tag, p(&target)]);
+    ok(&o);
+    let got = files_below(&target, &["manifests", "metadata", "tests"]);
+    let want = files_below(&dir, &["manifests", "metadata", "tests/scorecard"]);
+    assert_eq!(got, want, "byte for byte");
+    // The unpacked directory renders like the original.
+    let a = ok(&olmctl(&["catalog", "render", p(&target), "--image", &tag]));
+    let b = ok(&olmctl(&["catalog", "render", p(&dir), "--image", &tag]));
+    assert_eq!(a, b);
+    // And rendering the image itself gives the same blob, with the image as its reference.
+    let c = ok(&olmctl(&["catalog", "render", &tag]));
+    assert_eq!(c, b);
+    // A non-empty target is refused.
+    let o = olmctl(&["bundle", "unpack", &tag, p(&target)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not empty"), "{}", stderr(&o));
+}
+
+#[test]
+fn catalog_push_then_pull_validates_and_formats_identically() {
+    let reg = TestRegistry::start();
+    let tag = reg.image("catalog:v4.18");
+    let pushed = ok(&olmctl(&[
+        "catalog",
+        "push",
+        p(&fixture_catalog()),
+        "--tag",
+        &tag,
+    ]));
+    let inspect = skopeo_json(&["inspect", "--tls-verify=false", &format!("docker://{tag}")]);
+    assert_eq!(
+        inspect["Labels"]["operators.operatorframework.io.index.configs.v1"],
+        "/configs"
+    );
+    assert_eq!(inspect["Digest"].as_str().unwrap(), digest_of(&pushed));
+
+    let out = tempfile::tempdir().unwrap();
+    let pulled = out.path().join("catalog");
+    ok(&olmctl(&["catalog", "pull", &tag, p(&pulled)]));
+    let findings = validate_dir(&pulled);
+    assert!(findings.is_empty(), "{findings:?}");
+    ok(&olmctl(&["catalog", "fmt", p(&pulled), "--check"]));
+    // The fixture is opm's own output, so the pulled files equal it byte for byte.
+    let fixture = files_below(&fixture_catalog(), &["."]);
+    let got = files_below(&pulled, &["."]);
+    assert_eq!(got.len(), fixture.len());
+    assert!(got == fixture, "pulled catalog differs from the fixture");
+    // Rendering the catalog image gives every blob of the catalog.
+    let rendered = ok(&olmctl(&["catalog", "render", &tag, "-o", "json"]));
+    let blobs = serde_json::Deserializer::from_str(&rendered)
+        .into_iter::<Value>()
+        .count();
+    let local = ok(&olmctl(&[
+        "catalog",
+        "ls",
+        p(&fixture_catalog()),
+        "-o",
+        "json",
+    ]));
+    assert!(!local.is_empty());
+    assert_eq!(
+        blobs,
+        35 + 78 + 727 + count_deprecations(&fixture_catalog())
+    );
+    // Pushing it again gives the same digest: reproducible.
+    assert_eq!(
+        digest_of(&ok(&olmctl(&[
+            "catalog",
+            "push",
+            p(&fixture_catalog()),
+            "--tag",
+            &tag
+        ]))),
+        digest_of(&pushed)
+    );
+}
+
+fn count_deprecations(dir: &Path) -> usize {
+    files_below(dir, &["."])
+        .values()
+        .map(|b| {
+            String::from_utf8_lossy(b)
+                .matches("schema: olm.deprecations")
+                .count()
+        })
+        .sum()
+}
+
+#[test]
+fn catalog_push_refuses_an_invalid_catalog_unless_forced() {
+    let reg = TestRegistry::start();
+    let tag = reg.image("bad:1");
+    // A default channel the package does not have is an opm error.
+    let dir = write_tree(&[(
+        "foo/catalog.yaml",
+        "---\nschema: olm.package\nname: foo\ndefaultChannel: fast\n---\nschema: olm.channel\npackage: foo\nname: stable\nentries:\n- name: foo.v1.0.0\n---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/foo/bundle:v1.0.0\nproperties:\n- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n",
+    )]);
+    let errs = validate_dir(dir.path());
+    assert!(
+        !errors(&errs).is_empty(),
+        "the test catalog must be invalid"
+    );
+    let o = olmctl(&["catalog", "push", p(dir.path()), "--tag", &tag]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--force"));
+    let pull = olmctl(&["catalog", "pull", &tag, p(&dir.path().join("out"))]);
+    assert_eq!(pull.status.code(), Some(2), "nothing was pushed");
+    ok(&olmctl(&[
+        "catalog",
+        "push",
+        p(dir.path()),
+        "--tag",
+        &tag,
+        "--force",
+    ]));
+    ok(&olmctl(&[
+        "catalog",
+        "pull",
+        &tag,
+        p(&dir.path().join("out2")),
+    ]));
+}
+
+/// A two-platform base image with a stand-in `/bin/opm`, pushed by the test itself.
+fn push_base(reg: &TestRegistry, repo: &str) -> (String, Vec<(Platform, Vec<String>)>) {
+    let mut entries = Vec::new();
+    let mut diff_ids = Vec::new();
+    for arch in ["amd64", "arm64"] {
+        let platform = Platform {
+            os: "linux".into(),
+            architecture: arch.into(),
+            variant: None,
+        };
+        let mut l1 = LayerBuilder::new(0);
+        l1.file(
+            "bin/opm",
+            format!("#!/bin/sh\necho opm {arch}\n").into_bytes(),
+            true,
+        );
+        let mut l2 = LayerBuilder::new(0);
+        l2.file("etc/os-release", b"ID=test\n".to_vec(), false);
+        let (l1, l2) = (l1.build(), l2.build());
+        let labels: BTreeMap<String, String> = [(
+            "org.opencontainers.image.title".to_string(),
+            "test-opm".to_string(),
+        )]
+        .into();
+        let cfg = new_config(
+            &platform,
+            &labels,
+            &[(&l1, "ADD opm"), (&l2, "ADD os-release")],
+            None,
+        );
+        diff_ids.push((
+            platform.clone(),
+            vec![l1.diff_id.clone(), l2.diff_id.clone()],
+        ));
+        let m = Manifest::new(
+            media::OCI_MANIFEST,
+            Blob::bytes(media::OCI_CONFIG, cfg),
+            vec![
+                Blob::bytes(l1.media_type, l1.blob),
+                Blob::bytes(l2.media_type, l2.blob),
+            ],
+        );
+        entries.push((m, platform));
+    }
+    let art = Artifact::index(media::OCI_INDEX, entries);
+    let tag = reg.image(repo);
+    let c = client(reg);
+    rt().block_on(c.push(&parse_ref(&tag).unwrap(), &art))
+        .unwrap();
+    (tag, diff_ids)
+}
+
+#[test]
+fn base_image_index_gets_the_layer_label_and_serve_command_per_platform() {
+    let reg = TestRegistry::start();
+    let (base, base_diffs) = push_base(&reg, "opm:test");
+    let tag = reg.image("catalog-on-opm:v1");
+    let out = ok(&olmctl(&[
+        "catalog",
+        "push",
+        p(&fixture_catalog()),
+        "--tag",
+        &tag,
+        "--base-image",
+        &base,
+        "-o",
+        "json",
+    ]));
+    let out: Value = serde_json::from_str(&out).unwrap();
+    let layer = out["layer"].as_str().unwrap().to_string();
+    assert_eq!(
+        out["push"]["mounted"].as_array().unwrap().len(),
+        3,
+        "base layers mounted, not re-uploaded: {out}"
+    );
+
+    let raw = skopeo_json(&[
+        "inspect",
+        "--raw",
+        "--tls-verify=false",
+        &format!("docker://{tag}"),
+    ]);
+    assert_eq!(raw["mediaType"], media::OCI_INDEX);
+    let platforms: Vec<String> = raw["manifests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["platform"]["architecture"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(platforms, ["amd64", "arm64"]);
+    for (platform, base_ids) in &base_diffs {
+        let arch = &platform.architecture;
+        let cfg = skopeo_json(&[
+            "inspect",
+            "--config",
+            "--tls-verify=false",
+            "--override-arch",
+            arch,
+            &format!("docker://{tag}"),
+        ]);
+        assert_eq!(cfg["architecture"], arch.as_str());
+        assert_eq!(
+            cfg["config"]["Labels"]["operators.operatorframework.io.index.configs.v1"],
+            "/configs"
+        );
+        assert_eq!(
+            cfg["config"]["Labels"]["org.opencontainers.image.title"], "test-opm",
+            "base labels kept"
+        );
+        assert_eq!(cfg["config"]["Entrypoint"], serde_json::json!(["/bin/opm"]));
+        assert_eq!(cfg["config"]["Cmd"][0], "serve");
+        assert_eq!(cfg["config"]["Cmd"][1], "/configs");
+        let ids: Vec<String> = serde_json::from_value(cfg["rootfs"]["diff_ids"].clone()).unwrap();
+        assert_eq!(ids.len(), 3);
+        assert_eq!(&ids[..2], base_ids.as_slice(), "base diff_ids first");
+        assert_eq!(cfg["history"].as_array().unwrap().len(), 3);
+        let m = skopeo_json(&[
+            "inspect",
+            "--raw",
+            "--tls-verify=false",
+            "--override-arch",
+            arch,
+            &format!("docker://{tag}"),
+        ]);
+        let m = if m.get("manifests").is_some() {
+            let d = m["manifests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["platform"]["architecture"] == arch.as_str())
+                .unwrap()["digest"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            skopeo_json(&[
+                "inspect",
+                "--raw",
+                "--tls-verify=false",
+                &format!("docker://{}@{d}", reg.image("catalog-on-opm")),
+            ])
+        } else {
+            m
+        };
+        assert_eq!(m["layers"].as_array().unwrap().len(), 3);
+        assert_eq!(m["layers"][2]["digest"], layer.as_str());
+        // The third diff_id is the uncompressed configs layer: pull it and check.
+        let d = tempfile::tempdir().unwrap();
+        let o = skopeo(&[
+            "copy",
+            "--src-tls-verify=false",
+            "--override-arch",
+            arch,
+            &format!("docker://{tag}"),
+            &format!("dir:{}", p(d.path())),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let gz = std::fs::read(d.path().join(layer.trim_start_matches("sha256:"))).unwrap();
+        let mut tar = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(gz.as_slice()), &mut tar)
+            .unwrap();
+        assert_eq!(ids[2], olmctl::oci::digest::sha256(&tar));
+    }
+    // Pulling the catalog from either platform gives only the FBC.
+    let d = tempfile::tempdir().unwrap();
+    for arch in ["amd64", "arm64"] {
+        let dest = d.path().join(arch);
+        ok(&olmctl(&[
+            "catalog",
+            "pull",
+            &tag,
+            p(&dest),
+            "--platform",
+            &format!("linux/{arch}"),
+        ]));
+        assert!(!dest.join("bin").exists());
+        assert_eq!(
+            files_below(&dest, &["."]),
+            files_below(&fixture_catalog(), &["."])
+        );
+    }
+}
+
+#[test]
+fn oci_layouts_are_readable_by_skopeo() {
+    let d = tempfile::tempdir().unwrap();
+    let layout = d.path().join("layout");
+    let bundle = ok(&olmctl(&[
+        "bundle",
+        "build",
+        p(&fixture_bundle()),
+        "--tag",
+        "quay.io/example/kube-green-bundle:v0.7.1",
+        "--oci-layout",
+        p(&layout),
+    ]));
+    let cat = ok(&olmctl(&[
+        "catalog",
+        "push",
+        p(&fixture_catalog()),
+        "--tag",
+        "quay.io/example/catalog:v4.18",
+        "--oci-layout",
+        p(&layout),
+    ]));
+    let b = skopeo_json(&["inspect", &format!("oci:{}:v0.7.1", p(&layout))]);
+    assert_eq!(b["Digest"].as_str().unwrap(), digest_of(&bundle));
+    assert_eq!(
+        b["Labels"]["operators.operatorframework.io.bundle.package.v1"],
+        "kube-green"
+    );
+    let c = skopeo_json(&["inspect", &format!("oci:{}:v4.18", p(&layout))]);
+    assert_eq!(c["Digest"].as_str().unwrap(), digest_of(&cat));
+    // skopeo copies the layout into a registry, and olmctl reads it back.
+    let reg = TestRegistry::start();
+    let tag = reg.image("from-layout:v0.7.1");
+    let o = skopeo(&[
+        "copy",
+        "--dest-tls-verify=false",
+        &format!("oci:{}:v0.7.1", p(&layout)),
+        &format!("docker://{tag}"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let un = d.path().join("unpacked");
+    ok(&olmctl(&["bundle", "unpack", &tag, p(&un)]));
+    assert_eq!(
+        files_below(&un, &["manifests"]),
+        files_below(&fixture_bundle(), &["manifests"])
+    );
+}
+
+/// Pushes a one-layer "bundle" image whose layer is `tar` (raw bytes, gzipped).
+fn push_raw_layer(reg: &TestRegistry, repo: &str, tar: Vec<u8>) -> String {
+    let gz = olmctl::oci::layer::gzip(&tar);
+    let diff_id = olmctl::oci::digest::sha256(&tar);
+    let cfg = serde_json::json!({
+        "architecture": "amd64", "os": "linux",
+        "config": {"Labels": {"operators.operatorframework.io.bundle.package.v1": "evil"}},
+        "rootfs": {"type": "layers", "diff_ids": [diff_id]},
+    });
+    let m = Manifest::new(
+        media::OCI_MANIFEST,
+        Blob::bytes(media::OCI_CONFIG, serde_json::to_vec(&cfg).unwrap()),
+        vec![Blob::bytes(media::OCI_LAYER_GZIP, gz)],
+    );
+    let tag = reg.image(repo);
+    rt().block_on(client(reg).push(&parse_ref(&tag).unwrap(), &Artifact::Image(m)))
+        .unwrap();
+    tag
+}
+
+/// A tar with entries written byte by byte (the tar crate refuses to write `..` itself).
+fn hostile_tar(entries: &[(&str, tar::EntryType, &str, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (path, kind, link, data) in entries {
+        let mut h = tar::Header::new_old();
+        h.as_old_mut().name[..path.len()].copy_from_slice(path.as_bytes());
+        h.as_old_mut().linkname[..link.len()].copy_from_slice(link.as_bytes());
+        h.set_entry_type(*kind);
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        out.extend_from_slice(h.as_bytes());
+        out.extend_from_slice(data);
+        out.resize(out.len().div_ceil(512) * 512, 0);
+    }
+    out.resize(out.len() + 1024, 0);
+    out
+}
+
+#[test]
+fn malicious_layers_are_refused() {
+    let reg = TestRegistry::start();
+    let base = tempfile::tempdir().unwrap();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "dotdot",
+            hostile_tar(&[(
+                "manifests/../../escaped",
+                tar::EntryType::Regular,
+                "",
+                b"pwned",
+            )]),
+            "`..`",
+        ),
+        (
+            "absolute",
+            hostile_tar(&[("/tmp/olmctl-escaped", tar::EntryType::Regular, "", b"pwned")]),
+            "absolute",
+        ),
+        (
+            "symlink",
+            hostile_tar(&[
+                ("manifests/link", tar::EntryType::Symlink, "../../..", b""),
+                (
+                    "manifests/link/escaped",
+                    tar::EntryType::Regular,
+                    "",
+                    b"pwned",
+                ),
+            ]),
+            "escapes",
+        ),
+        (
+            "symlink-abs",
+            hostile_tar(&[("metadata", tar::EntryType::Symlink, "/etc", b"")]),
+            "escapes",
+        ),
+        (
+            "device",
+            hostile_tar(&[("manifests/null", tar::EntryType::Char, "", b"")]),
+            "device",
+        ),
+    ];
+    for (name, tar, want) in cases {
+        let tag = push_raw_layer(&reg, &format!("evil/{name}:1"), tar);
+        let dest = base.path().join(name).join("out");
+        let o = olmctl(&["bundle", "unpack", &tag, p(&dest)]);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{name}: {}", stderr(&o));
+        assert!(
+            !dest.exists(),
+            "{name}: the half-extracted directory is removed"
+        );
+        assert!(!base.path().join(name).join("escaped").exists());
+        assert!(!base.path().join("escaped").exists());
+    }
+    assert!(!Path::new("/tmp/olmctl-escaped").exists());
+}
+
+#[test]
+fn corrupted_blobs_are_detected() {
+    let reg = TestRegistry::start();
+    let tag = reg.image("kg/bundle:corrupt");
+    let out: Value = serde_json::from_str(&ok(&olmctl(&[
+        "bundle",
+        "build",
+        p(&fixture_bundle()),
+        "--tag",
+        &tag,
+        "--push",
+        "-o",
+        "json",
+    ])))
+    .unwrap();
+    // Flip bytes of the layer blob in the registry's storage.
+    let raw = skopeo_json(&[
+        "inspect",
+        "--raw",
+        "--tls-verify=false",
+        &format!("docker://{tag}"),
+    ]);
+    let hex = raw["layers"][0]["digest"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("sha256:")
+        .to_string();
+    let data_dir = reg_storage(&reg);
+    let blob = data_dir.join(format!(
+        "docker/registry/v2/blobs/sha256/{}/{hex}/data",
+        &hex[..2]
+    ));
+    let mut bytes = std::fs::read(&blob).unwrap();
+    let n = bytes.len();
+    bytes[n / 2] ^= 0xff;
+    std::fs::write(&blob, bytes).unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let o = olmctl(&["bundle", "unpack", &tag, p(&dest.path().join("x"))]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).to_lowercase().contains("digest"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(out["digest"].is_string());
+}
+
+fn reg_storage(reg: &TestRegistry) -> PathBuf {
+    reg.storage()
+}
+
+#[test]
+fn credentials_from_flags_and_auth_files_and_never_printed() {
+    let reg = TestRegistry::start_with_auth();
+    let tag = reg.image("private/bundle:1");
+    let dir = fixture_bundle();
+    let o = olmctl(&["bundle", "build", p(&dir), "--tag", &tag, "--push"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not authorized"), "{}", stderr(&o));
+    let o = push_with_password(&dir, &tag, PASSWORD);
+    ok(&o);
+    assert!(!stderr(&o).contains(PASSWORD));
+    let wrong = push_with_password(&dir, &tag, "wrong-password");
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(
+        !stderr(&wrong).contains("wrong-password"),
+        "{}",
+        stderr(&wrong)
+    );
+    // An auth file as docker/podman login write it.
+    let d = tempfile::tempdir().unwrap();
+    let auth = d.path().join("auth.json");
+    let token = base64(&format!("{USER}:{PASSWORD}"));
+    std::fs::write(
+        &auth,
+        format!(r#"{{"auths":{{"{}":{{"auth":"{token}"}}}}}}"#, reg.addr),
+    )
+    .unwrap();
+    let o = olmctl_env(
+        &["bundle", "unpack", &tag, p(&d.path().join("out"))],
+        &[("REGISTRY_AUTH_FILE", p(&auth))],
+        None,
+    );
+    ok(&o);
+    assert!(!stderr(&o).contains(PASSWORD) && !stderr(&o).contains(&token));
+    // The same file as ~/.docker/config.json via DOCKER_CONFIG.
+    let o = olmctl_env(
+        &["bundle", "unpack", &tag, p(&d.path().join("out2"))],
+        &[("DOCKER_CONFIG", p(d.path()))],
+        None,
+    );
+    let _ = std::fs::copy(&auth, d.path().join("config.json"));
+    let o2 = olmctl_env(
+        &["bundle", "unpack", &tag, p(&d.path().join("out3"))],
+        &[("DOCKER_CONFIG", p(d.path()))],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "no config.json yet");
+    ok(&o2);
+}
+
+/// `bundle build --push` with `--username` and the password on stdin.
+fn push_with_password(dir: &Path, tag: &str, password: &str) -> Output {
+    let args = [
+        "bundle",
+        "build",
+        p(dir),
+        "--tag",
+        tag,
+        "--push",
+        "--username",
+        USER,
+        "--password-stdin",
+    ];
+    olmctl_env(&args, &[], Some(&format!("{password}\n")))
+}
+
+fn base64(s: &str) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let b = s.as_bytes();
+    let mut out = String::new();
+    for c in b.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn transient_failures_are_retried() {
+    let reg = TestRegistry::start();
+    // Connections dropped mid-request, then 503 answers: each push must still land.
+    for (name, drops, errors, want) in [
+        ("dropped", 2, 0, "connection closed"),
+        ("unavailable", 0, 3, "503"),
+    ] {
+        let proxy = FlakyProxy::start(&reg.addr, drops, errors);
+        let tag = format!("{}/kg/bundle:{name}", proxy.addr);
+        let o = olmctl(&[
+            "bundle",
+            "build",
+            p(&fixture_bundle()),
+            "--tag",
+            &tag,
+            "--push",
+            "-o",
+            "json",
+        ]);
+        let out: Value = serde_json::from_str(&ok(&o)).unwrap();
+        assert!(
+            out["push"]["retries"].as_u64().unwrap() >= 1,
+            "{out}\n{}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains("retry 1/4") && stderr(&o).contains(want),
+            "{}",
+            stderr(&o)
+        );
+        assert!(proxy.connections.load(std::sync::atomic::Ordering::SeqCst) > drops + errors);
+        // The image arrived intact.
+        let inspect = skopeo_json(&[
+            "inspect",
+            "--tls-verify=false",
+            &format!("docker://{}", reg.image(&format!("kg/bundle:{name}"))),
+        ]);
+        assert_eq!(inspect["Digest"], out["digest"]);
+    }
+    // With retries off, a failure is final.
+    let proxy = FlakyProxy::start(&reg.addr, 0, 5);
+    let o = olmctl(&[
+        "bundle",
+        "build",
+        p(&fixture_bundle()),
+        "--tag",
+        &format!("{}/kg/bundle:noretry", proxy.addr),
+        "--push",
+        "--retries",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("503"), "{}", stderr(&o));
+}
