@@ -1,5 +1,14 @@
 #!/usr/bin/env bash
-# The test command from README.md: unit, integration, CLI and fixture tests (one debug build).
+# The test command from README.md: unit, integration, CLI, fixture and image tests (one debug
+# build). The image tests start a real registry (Debian's docker-registry, the CNCF distribution
+# registry) on 127.0.0.1 and check images with skopeo; both are installed here when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if ! command -v docker-registry >/dev/null || ! command -v skopeo >/dev/null; then
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    docker-registry skopeo
+fi
 cargo test --locked "$@"

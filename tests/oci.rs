@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::flaky::FlakyProxy;
+use common::hostile::hostile_tar;
 use common::registry::{PASSWORD, TestRegistry, USER};
 use common::*;
 use olmctl::oci::image::{Artifact, Blob, Manifest, Platform, new_config};
@@ -342,6 +343,15 @@ fn catalog_push_then_pull_validates_and_formats_identically() {
         blobs,
         35 + 78 + 727 + count_deprecations(&fixture_catalog())
     );
+    // A catalog image is not a bundle.
+    let o = olmctl(&[
+        "bundle",
+        "unpack",
+        &tag,
+        p(&out.path().join("not-a-bundle")),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is a catalog image"), "{}", stderr(&o));
     // Pushing it again gives the same digest: reproducible.
     assert_eq!(
         digest_of(&ok(&olmctl(&[
@@ -651,25 +661,6 @@ fn push_raw_layer(reg: &TestRegistry, repo: &str, tar: Vec<u8>) -> String {
     tag
 }
 
-/// A tar with entries written byte by byte (the tar crate refuses to write `..` itself).
-fn hostile_tar(entries: &[(&str, tar::EntryType, &str, &[u8])]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (path, kind, link, data) in entries {
-        let mut h = tar::Header::new_old();
-        h.as_old_mut().name[..path.len()].copy_from_slice(path.as_bytes());
-        h.as_old_mut().linkname[..link.len()].copy_from_slice(link.as_bytes());
-        h.set_entry_type(*kind);
-        h.set_size(data.len() as u64);
-        h.set_mode(0o644);
-        h.set_cksum();
-        out.extend_from_slice(h.as_bytes());
-        out.extend_from_slice(data);
-        out.resize(out.len().div_ceil(512) * 512, 0);
-    }
-    out.resize(out.len() + 1024, 0);
-    out
-}
-
 #[test]
 fn malicious_layers_are_refused() {
     let reg = TestRegistry::start();
@@ -920,4 +911,71 @@ fn transient_failures_are_retried() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("503"), "{}", stderr(&o));
+}
+
+#[test]
+fn docker_schema2_base_in_another_registry_is_copied_and_keeps_its_media_types() {
+    let base_reg = TestRegistry::start();
+    let target_reg = TestRegistry::start();
+    let platform = Platform {
+        os: "linux".into(),
+        architecture: "amd64".into(),
+        variant: None,
+    };
+    let mut l = LayerBuilder::new(0);
+    l.file("bin/opm", b"#!/bin/sh\n".to_vec(), true);
+    let l = l.build();
+    let cfg = new_config(&platform, &BTreeMap::new(), &[(&l, "ADD opm")], None);
+    let m = Manifest::new(
+        media::DOCKER_MANIFEST,
+        Blob::bytes(media::DOCKER_CONFIG, cfg),
+        vec![Blob::bytes(media::DOCKER_LAYER_GZIP, l.blob.clone())],
+    );
+    let base = base_reg.image("opm:docker");
+    rt().block_on(client(&base_reg).push(&parse_ref(&base).unwrap(), &Artifact::Image(m)))
+        .unwrap();
+    let tag = target_reg.image("catalog:docker");
+    let dir = write_tree(&[(
+        "foo/catalog.yaml",
+        "---\nschema: olm.package\nname: foo\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: foo\nname: stable\nentries:\n- name: foo.v1.0.0\n---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/foo/bundle:v1.0.0\nproperties:\n- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n",
+    )]);
+    let out = ok(&olmctl(&[
+        "catalog",
+        "push",
+        p(dir.path()),
+        "--tag",
+        &tag,
+        "--base-image",
+        &base,
+        "--label",
+        "team=olm",
+        "-o",
+        "json",
+    ]));
+    let out: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        out["push"]["copied"],
+        serde_json::json!([l.digest]),
+        "{out}"
+    );
+    let raw = skopeo_json(&[
+        "inspect",
+        "--raw",
+        "--tls-verify=false",
+        &format!("docker://{tag}"),
+    ]);
+    assert_eq!(raw["mediaType"], media::DOCKER_MANIFEST);
+    assert_eq!(raw["config"]["mediaType"], media::DOCKER_CONFIG);
+    assert_eq!(raw["layers"][1]["mediaType"], media::DOCKER_LAYER_GZIP);
+    let cfg = skopeo_json(&[
+        "inspect",
+        "--config",
+        "--tls-verify=false",
+        &format!("docker://{tag}"),
+    ]);
+    assert_eq!(cfg["config"]["Labels"]["team"], "olm");
+    assert_eq!(cfg["rootfs"]["diff_ids"][0], l.diff_id.as_str());
+    let pulled = dir.path().join("pulled");
+    ok(&olmctl(&["catalog", "pull", &tag, p(&pulled)]));
+    assert_eq!(files_below(&pulled, &["."]).len(), 1);
 }

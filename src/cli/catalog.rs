@@ -355,20 +355,7 @@ pub fn report_findings(
 
 /// The files `fmt` writes: relative path to contents.
 pub fn formatted_files(loaded: &Loaded, format: Format) -> Vec<(PathBuf, String)> {
-    canonical(&loaded.cfg)
-        .into_iter()
-        .map(|(pkg, nodes)| {
-            let name = format!("catalog.{}", format.ext());
-            let rel = if pkg.is_empty() {
-                PathBuf::from(name)
-            } else {
-                Path::new(&pkg).join(name)
-            };
-            let mut s = String::new();
-            write_blobs(&nodes, format, &mut s);
-            (rel, s)
-        })
-        .collect()
+    crate::fbc::write::canonical_files(&loaded.cfg, format)
 }
 
 fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8 {

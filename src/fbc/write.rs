@@ -300,6 +300,28 @@ pub fn write_json_indent_by(n: &Node, level: usize, unit: &str, out: &mut String
     }
 }
 
+/// The files of the canonical form: `<package>/catalog.<ext>` (blobs without a package in
+/// `catalog.<ext>` at the root), as `opm`-style formatting writes them.
+pub fn canonical_files(
+    cfg: &DeclarativeConfig,
+    format: Format,
+) -> Vec<(std::path::PathBuf, String)> {
+    canonical(cfg)
+        .into_iter()
+        .map(|(pkg, nodes)| {
+            let name = format!("catalog.{}", format.ext());
+            let rel = if pkg.is_empty() {
+                std::path::PathBuf::from(name)
+            } else {
+                std::path::Path::new(&pkg).join(name)
+            };
+            let mut s = String::new();
+            write_blobs(&nodes, format, &mut s);
+            (rel, s)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

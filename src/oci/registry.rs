@@ -319,24 +319,34 @@ impl Registry {
                 .map(|_| ());
         }
         let total = data.len();
+        let started = Instant::now();
         let res = self
             .retry(&what, || {
                 let data = data.clone();
                 let start = Instant::now();
                 let short = d.get(7..19).unwrap_or(d).to_string();
+                // Lazy: chunk i is produced when the uploader asks for it, that is once chunk
+                // i - 1 was handed to the connection.
                 let chunks = (0..total.div_ceil(CHUNK)).map(move |i| {
-                    let end = ((i + 1) * CHUNK).min(total);
-                    progress(&short, end as u64, total as u64, start.elapsed());
-                    Ok(data.slice(i * CHUNK..end))
+                    progress(&short, (i * CHUNK) as u64, total as u64, start.elapsed());
+                    Ok(data.slice(i * CHUNK..((i + 1) * CHUNK).min(total)))
                 });
                 self.client.push_blob_stream(
                     target,
-                    futures_util::stream::iter(chunks.collect::<Vec<_>>()),
+                    futures_util::stream::iter(chunks),
                     d,
                     Some(total as u64),
                 )
             })
             .await;
+        if res.is_ok() {
+            progress(
+                d.get(7..19).unwrap_or(d),
+                total as u64,
+                total as u64,
+                started.elapsed(),
+            );
+        }
         eprintln!();
         match res {
             Ok(_) => Ok(()),

@@ -3,6 +3,7 @@
 
 pub mod demo_bundle;
 pub mod flaky;
+pub mod hostile;
 pub mod registry;
 
 use std::path::{Path, PathBuf};
