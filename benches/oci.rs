@@ -74,7 +74,7 @@ fn main() {
                 progress: false,
                 ..Options::default()
             },
-            Some(&r),
+            &[&r],
             &[&r],
         )
     };

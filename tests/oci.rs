@@ -148,7 +148,7 @@ fn client(reg: &TestRegistry) -> Registry {
             progress: false,
             ..Options::default()
         },
-        Some(&r),
+        &[&r],
         &[&r],
     )
 }

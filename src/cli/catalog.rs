@@ -605,7 +605,7 @@ fn render(
             }
         }
         let ref_refs: Vec<&oci_client::Reference> = refs.iter().collect();
-        let reg = match super::oci::registry(registry, None, &ref_refs, pull.max_size) {
+        let reg = match super::oci::registry(registry, &ref_refs, &ref_refs, pull.max_size) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {e}");

@@ -76,7 +76,7 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, u8> {
 /// Builds the registry client; reads the password from stdin when asked.
 pub fn registry(
     args: &RegistryArgs,
-    target: Option<&oci_client::Reference>,
+    targets: &[&oci_client::Reference],
     refs: &[&oci_client::Reference],
     max_blob: u64,
 ) -> Result<Registry, String> {
@@ -105,7 +105,7 @@ pub fn registry(
         max_blob,
         ..Options::default()
     };
-    Ok(Registry::new(opts, target, refs))
+    Ok(Registry::new(opts, targets, refs))
 }
 
 fn platform(p: &Option<String>) -> Result<Platform, String> {
@@ -309,7 +309,7 @@ pub fn bundle_build(
         return block(deliver(None, img.artifact, dest, output, extra));
     }
     let reg = if dest.push {
-        match registry(reg_args, Some(&target), &[&target], u64::MAX) {
+        match registry(reg_args, &[&target], &[&target], u64::MAX) {
             Ok(r) => Some(r),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -413,7 +413,7 @@ pub fn catalog_push(p: &CatalogPush<'_>, reg_args: &RegistryArgs, output: Output
     let mut refs = vec![&target];
     refs.extend(base.iter());
     let reg = if needs_registry {
-        match registry(reg_args, p.dest.push.then_some(&target), &refs, u64::MAX) {
+        match registry(reg_args, &[&target], &refs, u64::MAX) {
             Ok(r) => Some(r),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -571,7 +571,7 @@ fn pull_cmd(
             return EXIT_USAGE;
         }
     };
-    let reg = match registry(reg_args, Some(&r), &[&r], pull.max_size) {
+    let reg = match registry(reg_args, &[&r], &[&r], pull.max_size) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

@@ -36,7 +36,7 @@ pub struct Options {
     pub plain_http: bool,
     /// Skip TLS certificate verification.
     pub insecure: bool,
-    /// Credentials from flags, used for `flag_registry` only.
+    /// Credentials from flags, used for the registries of the command's targets only.
     pub credentials: Option<Credential>,
     /// Retries after the first attempt for transient failures.
     pub retries: u32,
@@ -118,7 +118,7 @@ pub fn protocol(plain_http: bool, registries: &[&str]) -> ClientProtocol {
 pub struct Registry {
     client: Client,
     opts: Options,
-    flag_registry: Option<String>,
+    flag_registries: BTreeSet<String>,
     authed: Mutex<HashSet<String>>,
     retries: Mutex<u32>,
 }
@@ -130,8 +130,9 @@ fn install_crypto() {
 }
 
 impl Registry {
-    /// A client for a command touching `refs`; flag credentials go to `target`'s registry.
-    pub fn new(opts: Options, target: Option<&Reference>, refs: &[&Reference]) -> Registry {
+    /// A client for a command touching `refs`; flag credentials go only to the registries of
+    /// `targets` (the images the user named, never a base image).
+    pub fn new(opts: Options, targets: &[&Reference], refs: &[&Reference]) -> Registry {
         install_crypto();
         let regs: Vec<&str> = refs.iter().map(|r| r.resolve_registry()).collect();
         let config = ClientConfig {
@@ -145,7 +146,10 @@ impl Registry {
         };
         Registry {
             client: Client::new(config),
-            flag_registry: target.map(|t| auth::canonical_registry(t.resolve_registry())),
+            flag_registries: targets
+                .iter()
+                .map(|t| auth::canonical_registry(t.resolve_registry()))
+                .collect(),
             opts,
             authed: Mutex::new(HashSet::new()),
             retries: Mutex::new(0),
@@ -169,8 +173,8 @@ impl Registry {
             return Ok(());
         }
         let canon = auth::canonical_registry(&reg);
-        let cred = match (&self.opts.credentials, &self.flag_registry) {
-            (Some(c), Some(fr)) if *fr == canon => c.clone(),
+        let cred = match &self.opts.credentials {
+            Some(c) if self.flag_registries.contains(&canon) => c.clone(),
             _ => {
                 let env = |k: &str| std::env::var(k).ok();
                 let files = auth::auth_files(&env);
@@ -655,12 +659,22 @@ pub fn transient(e: &OciDistributionError) -> bool {
     }
 }
 
+/// A URL without its query: blob downloads may be redirected to presigned storage URLs whose
+/// query holds a signature, which must not be printed.
+pub fn redact(url: &str) -> String {
+    match url.split_once('?') {
+        Some((base, _)) => format!("{base}?<redacted>"),
+        None => url.to_string(),
+    }
+}
+
 /// A one-line description of an error; never includes credentials (oci-client errors carry
-/// URLs and registry messages, not the Authorization header).
+/// URLs and registry messages, not the Authorization header; URL queries are redacted).
 pub fn describe(e: &OciDistributionError) -> String {
     match e {
         OciDistributionError::UnauthorizedError { url } => format!(
-            "not authorized ({url}); log in (docker/podman login, or REGISTRY_AUTH_FILE) or pass --username and --password-stdin"
+            "not authorized ({}); log in (docker/podman login, or REGISTRY_AUTH_FILE) or pass --username and --password-stdin",
+            redact(url)
         ),
         OciDistributionError::AuthenticationFailure(m) => {
             format!("authentication failed: {m}; check the credentials for this registry")
@@ -671,7 +685,7 @@ pub fn describe(e: &OciDistributionError) -> String {
                 .iter()
                 .map(|e| format!("{:?}: {}", e.code, e.message))
                 .collect();
-            format!("registry refused {url}: {}", msgs.join("; "))
+            format!("registry refused {}: {}", redact(url), msgs.join("; "))
         }
         OciDistributionError::RequestError(r)
             if r.status()
@@ -679,11 +693,15 @@ pub fn describe(e: &OciDistributionError) -> String {
         {
             format!(
                 "not authorized ({}); log in (docker/podman login, or REGISTRY_AUTH_FILE) or pass --username and --password-stdin",
-                r.url().map(|u| u.as_str()).unwrap_or("registry")
+                redact(r.url().map(|u| u.as_str()).unwrap_or("registry"))
             )
         }
         OciDistributionError::RequestError(r) => {
+            let url = r.url().map(|u| redact(u.as_str()));
             let mut s = r.to_string();
+            if let (Some(full), Some(url)) = (r.url(), &url) {
+                s = s.replace(full.as_str(), url);
+            }
             let mut src = std::error::Error::source(r);
             while let Some(c) = src {
                 s.push_str(&format!(": {c}"));
@@ -696,6 +714,10 @@ pub fn describe(e: &OciDistributionError) -> String {
                 s.push_str(" (is this a plain-HTTP registry? pass --plain-http)");
             }
             s
+        }
+        OciDistributionError::ServerError { code, url, message } => {
+            let m: String = message.chars().take(300).collect();
+            format!("server error {code} for {}: {}", redact(url), m.trim())
         }
         other => other.to_string(),
     }
@@ -718,6 +740,21 @@ fn progress(short: &str, done: u64, total: u64, elapsed: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_lose_their_query_in_messages() {
+        assert_eq!(
+            redact("https://s3.example/blob?X-Amz-Signature=abc"),
+            "https://s3.example/blob?<redacted>"
+        );
+        let e = OciDistributionError::ServerError {
+            code: 500,
+            url: "https://s3.example/b?sig=SECRET".into(),
+            message: "boom".into(),
+        };
+        assert!(!describe(&e).contains("SECRET"));
+        assert!(describe(&e).contains("500"));
+    }
 
     #[test]
     fn loopback_hosts() {
