@@ -838,6 +838,58 @@ fn push_with_password(dir: &Path, tag: &str, password: &str) -> Output {
     olmctl_env(&args, &[], Some(&format!("{password}\n")))
 }
 
+#[test]
+fn credential_helpers_from_the_docker_config_are_used() {
+    let reg = TestRegistry::start_with_auth();
+    let tag = reg.image("helper/bundle:1");
+    let d = tempfile::tempdir().unwrap();
+    // A credential helper as docker-credential-* helpers behave: server name on stdin, JSON out.
+    let bin = d.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let helper = bin.join("docker-credential-olmctltest");
+    std::fs::write(
+        &helper,
+        format!(
+            "#!/bin/sh\nread server\nif [ \"$1\" = get ] && [ \"$server\" = \"{}\" ]; then\n  printf '{{\"ServerURL\":\"%s\",\"Username\":\"{USER}\",\"Secret\":\"{PASSWORD}\"}}' \"$server\"\nelse\n  echo 'credentials not found in native keychain'; exit 1\nfi\n",
+            reg.addr
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let cfg = d.path().join("docker");
+    std::fs::create_dir(&cfg).unwrap();
+    for (name, json) in [
+        ("credsStore", r#"{"credsStore":"olmctltest"}"#.to_string()),
+        (
+            "credHelpers",
+            format!(r#"{{"credHelpers":{{"{}":"olmctltest"}}}}"#, reg.addr),
+        ),
+    ] {
+        std::fs::write(cfg.join("config.json"), json).unwrap();
+        let env = [("DOCKER_CONFIG", p(&cfg)), ("PATH", path.as_str())];
+        let o = olmctl_env(
+            &[
+                "bundle",
+                "build",
+                p(&fixture_bundle()),
+                "--tag",
+                &tag,
+                "--push",
+            ],
+            &env,
+            None,
+        );
+        ok(&o);
+        assert!(!stderr(&o).contains(PASSWORD), "{name}: {}", stderr(&o));
+    }
+}
+
 fn base64(s: &str) -> String {
     const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let b = s.as_bytes();
