@@ -80,6 +80,16 @@ fn skopeo_json(args: &[&str]) -> Value {
     serde_json::from_slice(&o.stdout).expect("skopeo JSON")
 }
 
+/// `skopeo inspect --raw|--config` of an image in a test registry.
+fn skopeo_inspect(tag: &str, what: &str) -> Value {
+    skopeo_json(&[
+        "inspect",
+        what,
+        "--tls-verify=false",
+        &format!("docker://{tag}"),
+    ])
+}
+
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -208,12 +218,7 @@ fn bundle_build_is_reproducible_and_carries_labels_and_files() {
         serde_json::from_value(inspect["Labels"].clone()).unwrap();
     assert_eq!(labels, annotations(&dir));
     assert_eq!(inspect["Layers"].as_array().unwrap().len(), 1);
-    let raw = skopeo_json(&[
-        "inspect",
-        "--raw",
-        "--tls-verify=false",
-        &format!("docker://{tag}"),
-    ]);
+    let raw = skopeo_inspect(&tag, "--raw");
     assert_eq!(raw["mediaType"], media::OCI_MANIFEST);
     assert_eq!(raw["config"]["mediaType"], media::OCI_CONFIG);
     assert_eq!(raw["layers"][0]["mediaType"], media::OCI_LAYER_GZIP);
@@ -487,12 +492,7 @@ fn base_image_index_gets_the_layer_label_and_serve_command_per_platform() {
         "base layers mounted, not re-uploaded: {out}"
     );
 
-    let raw = skopeo_json(&[
-        "inspect",
-        "--raw",
-        "--tls-verify=false",
-        &format!("docker://{tag}"),
-    ]);
+    let raw = skopeo_inspect(&tag, "--raw");
     assert_eq!(raw["mediaType"], media::OCI_INDEX);
     let platforms: Vec<String> = raw["manifests"]
         .as_array()
@@ -737,12 +737,7 @@ fn corrupted_blobs_are_detected() {
     ])))
     .unwrap();
     // Flip bytes of the layer blob in the registry's storage.
-    let raw = skopeo_json(&[
-        "inspect",
-        "--raw",
-        "--tls-verify=false",
-        &format!("docker://{tag}"),
-    ]);
+    let raw = skopeo_inspect(&tag, "--raw");
     let hex = raw["layers"][0]["digest"]
         .as_str()
         .unwrap()
@@ -1010,21 +1005,11 @@ fn docker_schema2_base_in_another_registry_is_copied_and_keeps_its_media_types()
         serde_json::json!([l.digest]),
         "{out}"
     );
-    let raw = skopeo_json(&[
-        "inspect",
-        "--raw",
-        "--tls-verify=false",
-        &format!("docker://{tag}"),
-    ]);
+    let raw = skopeo_inspect(&tag, "--raw");
     assert_eq!(raw["mediaType"], media::DOCKER_MANIFEST);
     assert_eq!(raw["config"]["mediaType"], media::DOCKER_CONFIG);
     assert_eq!(raw["layers"][1]["mediaType"], media::DOCKER_LAYER_GZIP);
-    let cfg = skopeo_json(&[
-        "inspect",
-        "--config",
-        "--tls-verify=false",
-        &format!("docker://{tag}"),
-    ]);
+    let cfg = skopeo_inspect(&tag, "--config");
     assert_eq!(cfg["config"]["Labels"]["team"], "olm");
     assert_eq!(cfg["rootfs"]["diff_ids"][0], l.diff_id.as_str());
     let pulled = dir.path().join("pulled");
