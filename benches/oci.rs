@@ -39,7 +39,7 @@ fn build_bundle(dir: &Path) -> Artifact {
             .iter()
             .all(|f| f.severity != olmctl::diag::Severity::Error)
     );
-    olmctl::oci::bundle_image::build(dir, 0, None)
+    olmctl::oci::bundle_image::build(&b, 0, None)
         .expect("build")
         .artifact
 }

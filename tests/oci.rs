@@ -788,7 +788,7 @@ fn credentials_from_flags_and_auth_files_and_never_printed() {
     // An auth file as docker/podman login write it.
     let d = tempfile::tempdir().unwrap();
     let auth = d.path().join("auth.json");
-    let token = base64(&format!("{USER}:{PASSWORD}"));
+    let token = olmctl::bundle::render::base64(format!("{USER}:{PASSWORD}").as_bytes());
     std::fs::write(
         &auth,
         format!(r#"{{"auths":{{"{}":{{"auth":"{token}"}}}}}}"#, reg.addr),
@@ -883,25 +883,6 @@ fn credential_helpers_from_the_docker_config_are_used() {
         ok(&o);
         assert!(!stderr(&o).contains(PASSWORD), "{name}: {}", stderr(&o));
     }
-}
-
-fn base64(s: &str) -> String {
-    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let b = s.as_bytes();
-    let mut out = String::new();
-    for c in b.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 #[test]

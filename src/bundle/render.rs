@@ -72,7 +72,8 @@ fn go_marshal(node: &Node) -> String {
     out
 }
 
-fn base64(data: &[u8]) -> String {
+/// Standard base64 with padding (Go's `base64.StdEncoding`).
+pub fn base64(data: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {

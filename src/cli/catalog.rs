@@ -654,12 +654,11 @@ fn render(
             None => (PathBuf::from(input), ""),
         };
         let image = images.get(i).map(String::as_str).unwrap_or(default_image);
+        // A bundle with an image carries olm.csv.metadata unless --bundle-objects is given.
         let mode = if bundle_objects || image.is_empty() {
             ObjectMode::BundleObjects
-        } else if csv_metadata || !images.is_empty() || !default_image.is_empty() {
-            ObjectMode::CsvMetadata
         } else {
-            ObjectMode::BundleObjects
+            ObjectMode::CsvMetadata
         };
         match render_dir(&dir, image, mode) {
             Ok(r) => blobs.push(r.blob),

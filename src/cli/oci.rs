@@ -291,7 +291,7 @@ pub fn bundle_build(
     }
     let epoch = crate::oci::layer::source_date_epoch();
     let created = std::env::var_os("SOURCE_DATE_EPOCH").map(|_| epoch);
-    let img = match crate::oci::bundle_image::build(dir, epoch, created) {
+    let img = match crate::oci::bundle_image::build(&b, epoch, created) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: {e}");
@@ -439,21 +439,13 @@ async fn append_to_base(
     layer: &crate::oci::layer::Layer,
     labels: &BTreeMap<String, String>,
 ) -> Result<Artifact, String> {
-    use crate::oci::{image::is_attestation, media, registry::index_entries};
+    use crate::oci::{media, registry::index_entries, registry::runnable};
     let (bytes, digest, mt) = reg.fetch_manifest(base).await?;
     if media::is_index(&mt) {
+        let entries = index_entries(&bytes, &base.whole())?;
         let mut bases = Vec::new();
-        for d in index_entries(&bytes, &base.whole())? {
-            if is_attestation(&d) || !media::is_manifest(&d.media_type) {
-                continue;
-            }
-            let child = oci_client::Reference::with_digest(
-                base.registry().to_string(),
-                base.repository().to_string(),
-                d.digest.clone(),
-            );
-            let (b, dg, cmt) = reg.fetch_manifest(&child).await?;
-            let img = reg.image_of(&child, b, dg, cmt).await?;
+        for d in runnable(&entries) {
+            let img = reg.image_at(base, d).await?;
             let plat = d
                 .platform
                 .clone()

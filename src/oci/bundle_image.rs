@@ -3,12 +3,11 @@
 //! `COPY manifests /manifests/`, `COPY metadata /metadata/`) would build, but reproducible.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use super::image::{Artifact, Blob, Manifest, default_platform, new_config, rfc3339};
 use super::layer::LayerBuilder;
 use super::media;
-use crate::bundle::load::{bundle_root, load_bundle};
+use crate::bundle::load::BundleDir;
 use crate::fbc::node::Value;
 
 /// The label OLM and opm use to recognise a bundle image.
@@ -28,17 +27,12 @@ pub struct BundleImage {
     pub files: usize,
 }
 
-/// Builds the image of the bundle directory `dir` (or `dir/bundle`). `mtime` is stamped on
-/// every layer entry; `created` (seconds) is written to the config only when given.
-pub fn build(dir: &Path, mtime: u64, created: Option<u64>) -> Result<BundleImage, String> {
-    let root = bundle_root(dir).ok_or_else(|| {
-        format!(
-            "{}: not a bundle directory: expected manifests/ and metadata/ subdirectories",
-            dir.display()
-        )
-    })?;
-    let b = load_bundle(&root).map_err(|e| e.to_string())?;
-    let labels = labels(&b)?;
+/// Builds the image of a bundle directory already read (and, by the caller, validated).
+/// `mtime` is stamped on every layer entry; `created` (seconds) is written to the config only
+/// when given.
+pub fn build(b: &BundleDir, mtime: u64, created: Option<u64>) -> Result<BundleImage, String> {
+    let root = &b.dir;
+    let labels = labels(b)?;
     let mut layer = LayerBuilder::new(mtime);
     layer.tree(&root.join("manifests"), "manifests")?;
     layer.tree(&root.join("metadata"), "metadata")?;
@@ -79,7 +73,7 @@ pub fn build(dir: &Path, mtime: u64, created: Option<u64>) -> Result<BundleImage
 }
 
 /// The image labels: every key of the `annotations` block, in `metadata/annotations.yaml`.
-pub fn labels(b: &crate::bundle::load::BundleDir) -> Result<BTreeMap<String, String>, String> {
+pub fn labels(b: &BundleDir) -> Result<BTreeMap<String, String>, String> {
     let meta = b.annotations.as_ref().ok_or_else(|| {
         format!(
             "{}: metadata/ has no file with an `annotations` block; run `olmctl bundle generate` or add metadata/annotations.yaml",

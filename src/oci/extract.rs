@@ -157,7 +157,7 @@ pub fn apply_layer(
                 let dir = safe_dir(dest, parent, false).map_err(|m| err(&m))?;
                 if let Some(dir) = dir {
                     if hidden == ".wh..opq" {
-                        clear_dir(&dir, dest, &written).map_err(|m| err(&m))?;
+                        clear_dir(&dir, &written).map_err(|m| err(&m))?;
                     } else {
                         remove_any(&dir.join(hidden)).map_err(|m| err(&m))?;
                     }
@@ -256,8 +256,8 @@ fn clean_path(raw: &[u8]) -> Result<Vec<String>, String> {
     if s.starts_with('/') {
         return Err("absolute paths are refused".into());
     }
-    if s.contains('\0') || s.contains('\\') && cfg!(windows) {
-        return Err("invalid character in name".into());
+    if s.contains('\0') {
+        return Err("NUL in name".into());
     }
     let mut out = Vec::new();
     for c in s.split('/') {
@@ -344,7 +344,7 @@ fn remove_any(p: &Path) -> Result<(), String> {
 }
 
 /// Opaque whiteout: removes what lower layers put in `dir`, keeping this layer's entries.
-fn clear_dir(dir: &Path, _dest: &Path, keep: &HashSet<PathBuf>) -> Result<(), String> {
+fn clear_dir(dir: &Path, keep: &HashSet<PathBuf>) -> Result<(), String> {
     for e in fs::read_dir(dir).map_err(|e| e.to_string())? {
         let p = e.map_err(|e| e.to_string())?.path();
         if !keep.contains(&p) {

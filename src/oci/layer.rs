@@ -207,23 +207,23 @@ pub fn source_date_epoch() -> u64 {
         .unwrap_or(0)
 }
 
-/// Checks that a layer built here parses back (used by tests and debug builds).
-pub fn entry_names(tar: &[u8]) -> Vec<String> {
-    let mut a = tar::Archive::new(tar);
-    let mut names = Vec::new();
-    if let Ok(entries) = a.entries() {
-        for e in entries.flatten() {
-            if let Ok(p) = e.path() {
-                names.push(p.to_string_lossy().into_owned());
-            }
-        }
-    }
-    names
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The entry names of a tar, in order.
+    fn entry_names(tar: &[u8]) -> Vec<String> {
+        let mut a = tar::Archive::new(tar);
+        let mut names = Vec::new();
+        if let Ok(entries) = a.entries() {
+            for e in entries.flatten() {
+                if let Ok(p) = e.path() {
+                    names.push(p.to_string_lossy().into_owned());
+                }
+            }
+        }
+        names
+    }
 
     #[test]
     fn same_files_same_digest_in_any_insertion_order() {

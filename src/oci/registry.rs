@@ -15,6 +15,7 @@ use std::future::Future;
 use std::io::{IsTerminal, Write};
 use std::net::IpAddr;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -120,7 +121,7 @@ pub struct Registry {
     opts: Options,
     flag_registries: BTreeSet<String>,
     authed: Mutex<HashSet<String>>,
-    retries: Mutex<u32>,
+    retries: AtomicU32,
 }
 
 /// Installs the process-wide rustls crypto provider (ring) once. oci-client is built without
@@ -152,13 +153,13 @@ impl Registry {
                 .collect(),
             opts,
             authed: Mutex::new(HashSet::new()),
-            retries: Mutex::new(0),
+            retries: AtomicU32::new(0),
         }
     }
 
     /// Retries used so far.
     pub fn retries_used(&self) -> u32 {
-        self.retries.lock().map(|g| *g).unwrap_or(0)
+        self.retries.load(Ordering::Relaxed)
     }
 
     /// Makes sure credentials for `r`'s registry are registered with the client.
@@ -205,9 +206,7 @@ impl Registry {
                 Err(e) if attempt < self.opts.retries && transient(&e) => {
                     let delay = self.opts.backoff * 2u32.saturating_pow(attempt);
                     attempt += 1;
-                    if let Ok(mut g) = self.retries.lock() {
-                        *g += 1;
-                    }
+                    self.retries.fetch_add(1, Ordering::Relaxed);
                     eprintln!(
                         "warning: {what}: {}; retry {attempt}/{} in {} ms",
                         describe(&e),
@@ -245,12 +244,8 @@ impl Registry {
         }
         if let Artifact::Index { manifests, .. } = art {
             for m in manifests {
-                let r = Reference::with_digest(
-                    target.registry().to_string(),
-                    target.repository().to_string(),
-                    m.digest.clone(),
-                );
-                self.put_manifest(&r, &m.bytes, &m.media_type).await?;
+                self.put_manifest(&child_ref(target, &m.digest), &m.bytes, &m.media_type)
+                    .await?;
                 report.manifests += 1;
             }
         }
@@ -367,7 +362,7 @@ impl Registry {
     /// digest the bytes are checked against it.
     pub async fn fetch_manifest(&self, r: &Reference) -> Result<(Bytes, String, String), String> {
         self.ensure_auth(r).await?;
-        let (bytes, dg) = self
+        let (bytes, _) = self
             .retry(&format!("pulling manifest {}", r.whole()), || {
                 // Credentials were stored by ensure_auth; this value is ignored then.
                 self.client.pull_manifest_raw(
@@ -392,7 +387,6 @@ impl Registry {
                 r.whole()
             ));
         }
-        let _ = dg;
         let v: Value = serde_json::from_slice(&bytes)
             .map_err(|e| format!("{}: manifest is not JSON: {e}", r.whole()))?;
         let mt = v
@@ -475,24 +469,25 @@ impl Registry {
                     have.join(", ")
                 )
             })?;
-            let child = Reference::with_digest(
-                r.registry().to_string(),
-                r.repository().to_string(),
-                pick.digest.clone(),
-            );
-            let (mb, mdg, mmt) = self.fetch_manifest(&child).await?;
-            if mb.len() as u64 != pick.size {
-                return Err(format!(
-                    "{}: manifest size differs from its index entry",
-                    child.whole()
-                ));
-            }
-            let mut res = self.image_of(&child, mb, mdg, mmt).await?;
+            let mut res = self.image_at(r, pick).await?;
             res.index_digest = Some(dg);
             Ok(res)
         } else {
             self.image_of(r, bytes, dg, mt).await
         }
+    }
+
+    /// The image an index entry of `r` points at (its manifest size checked against the entry).
+    pub async fn image_at(&self, r: &Reference, entry: &Descriptor) -> Result<Resolved, String> {
+        let child = child_ref(r, &entry.digest);
+        let (bytes, digest, mt) = self.fetch_manifest(&child).await?;
+        if bytes.len() as u64 != entry.size {
+            return Err(format!(
+                "{}: manifest size differs from its index entry",
+                child.whole()
+            ));
+        }
+        self.image_of(&child, bytes, digest, mt).await
     }
 
     /// Reads an image manifest and pulls its config.
@@ -517,10 +512,8 @@ impl Registry {
             reference: r.clone(),
             manifest_digest: digest,
             media_type: mt,
-            manifest: bytes,
             index_digest: None,
             config_desc: config,
-            config_bytes: cfg_bytes,
             config: cfg,
             layers,
         })
@@ -550,14 +543,10 @@ pub struct Resolved {
     pub manifest_digest: String,
     /// Manifest media type.
     pub media_type: String,
-    /// Manifest bytes.
-    pub manifest: Bytes,
     /// The index it was picked from, if any.
     pub index_digest: Option<String>,
     /// Config descriptor.
     pub config_desc: Descriptor,
-    /// Config bytes.
-    pub config_bytes: Bytes,
     /// Parsed config.
     pub config: Value,
     /// Layers in order.
@@ -612,13 +601,27 @@ pub fn index_entries(bytes: &[u8], what: &str) -> Result<Vec<Descriptor>, String
         .collect()
 }
 
+/// `r`'s repository at `digest`.
+pub fn child_ref(r: &Reference, digest: &str) -> Reference {
+    Reference::with_digest(
+        r.registry().to_string(),
+        r.repository().to_string(),
+        digest.to_string(),
+    )
+}
+
+/// The entries of an index that are runnable images (no attestations, no nested indexes).
+pub fn runnable(entries: &[Descriptor]) -> Vec<&Descriptor> {
+    entries
+        .iter()
+        .filter(|d| !is_attestation(d) && media::is_manifest(&d.media_type))
+        .collect()
+}
+
 /// The index entry for `want`: exact match (variant too when asked), else linux/amd64, else
 /// the single runnable entry.
 pub fn choose_platform<'a>(entries: &'a [Descriptor], want: &Platform) -> Option<&'a Descriptor> {
-    let runnable: Vec<&Descriptor> = entries
-        .iter()
-        .filter(|d| !is_attestation(d) && media::is_manifest(&d.media_type))
-        .collect();
+    let runnable = runnable(entries);
     let matches = |d: &&Descriptor, p: &Platform| {
         d.platform.as_ref().is_some_and(|q| {
             q.os == p.os
