@@ -20,6 +20,7 @@ macro_rules! codes {
 pub mod bundle;
 pub mod fbc;
 pub mod graph;
+pub mod safety;
 pub mod upgrades;
 
 use crate::diag::Severity;
