@@ -12,3 +12,4 @@ pub mod imageref;
 pub mod model;
 pub mod oci;
 pub mod range;
+pub mod sarif;

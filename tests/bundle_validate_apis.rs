@@ -43,6 +43,13 @@ fn psp_rule(s: &str) -> String {
     )
 }
 
+fn review_v2(s: &str) -> String {
+    s.replace(
+        "admissionReviewVersions: [v1]",
+        "admissionReviewVersions: [v2]",
+    )
+}
+
 fn no_min_kube(s: &str) -> String {
     s.replace("  minKubeVersion: 1.25.0\n", "")
 }
@@ -97,6 +104,13 @@ fn each_code_fires_on_its_defect() {
             vec![],
             "spec.install.spec.permissions[0].rules[0].resources[0]",
             39,
+        ),
+        (
+            "API005",
+            review_v2,
+            vec![],
+            "spec.webhookdefinitions[0].admissionReviewVersions",
+            24,
         ),
     ];
     let mut covered = std::collections::BTreeSet::new();
@@ -455,15 +469,53 @@ fn fixture_bundles() {
     let plain = count(&Options::default());
     assert_eq!(
         plain.into_iter().collect::<Vec<_>>(),
-        [(("API001", Severity::Warning), 15)]
+        [
+            (("API001", Severity::Warning), 15),
+            (("API005", Severity::Warning), 13)
+        ]
     );
-    // On a 1.22 cluster these CRDs cannot be created: errors.
+    // API005: dbaas-operator 0.5.0 (written by an older operator-sdk) lists only v1beta1 as
+    // admission review version of its 8 webhooks and conversion review version of its 5
+    // conversion CRDs. Kubernetes still sends v1beta1 reviews, so warnings.
+    // On a 1.22 cluster the CRDs cannot be created: errors.
     let on_122 = count(&Options {
         k8s_version: Some(semver::Version::new(1, 22, 0)),
         ..Options::default()
     });
     assert_eq!(
         on_122.into_iter().collect::<Vec<_>>(),
-        [(("API001", Severity::Error), 15)]
+        [
+            (("API001", Severity::Error), 15),
+            (("API005", Severity::Warning), 13)
+        ]
     );
+}
+
+/// API005 severities: only v1beta1 is a warning; only v1 before Kubernetes 1.16 is an error;
+/// v1 (with or without v1beta1) on 1.16 and later is clean.
+#[test]
+fn review_versions_against_the_target() {
+    let only_beta = |s: &str| {
+        s.replace(
+            "admissionReviewVersions: [v1]",
+            "admissionReviewVersions: [v1beta1]",
+        )
+    };
+    let f = run(&only_beta, &[]);
+    assert_eq!(one(&f, "API005").severity, Severity::Warning);
+    let old_kube = |s: &str| s.replace("minKubeVersion: 1.25.0", "minKubeVersion: 1.15.0");
+    let f = run(&old_kube, &[]);
+    assert_eq!(one(&f, "API005").severity, Severity::Error);
+    assert!(run(&same, &[]).iter().all(|x| x.code != "API005"));
+    let conv = CRD.replace(
+        "  scope: Namespaced\n",
+        "  scope: Namespaced\n  conversion: {strategy: Webhook, webhook: {conversionReviewVersions: [v1beta1], clientConfig: {service: {name: s, namespace: n}}}}\n",
+    );
+    let f = run(&same, &[("manifests/widgets.crd.yaml", &conv)]);
+    let hit = one(&f, "API005");
+    assert_eq!(
+        hit.path.as_deref(),
+        Some("spec.conversion.webhook.conversionReviewVersions")
+    );
+    assert!(hit.message.contains("ConversionReview"), "{hit:#?}");
 }

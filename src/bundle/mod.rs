@@ -1,6 +1,7 @@
 //! registry+v1 bundles: reading bundle directories, rendering them into FBC, generating them
 //! from plain manifests.
 
+pub mod crd;
 pub mod csv_types;
 pub mod generate;
 pub mod gotype;

@@ -42,6 +42,7 @@ pub fn all_codes() -> Vec<&'static Code> {
     v.extend(bundle::codes());
     v.extend(graph::CODES.iter().copied());
     v.extend(upgrades::CODES.iter().copied());
+    v.extend(safety::codes());
     v.sort_by_key(|c| c.code);
     v
 }

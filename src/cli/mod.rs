@@ -3,6 +3,7 @@
 
 mod bundle;
 mod catalog;
+mod check;
 mod graph;
 pub mod oci;
 
@@ -34,6 +35,9 @@ enum Command {
     /// Work with registry+v1 bundles.
     #[command(subcommand)]
     Bundle(bundle::BundleCmd),
+    /// Check upgrade safety: semver skew, CRD versions and schemas, Kubernetes API removals.
+    #[command(subcommand)]
+    Check(check::CheckCmd),
     /// Explain a diagnostic code (e.g. `olmctl explain FBC029`).
     Explain {
         /// The code.
@@ -98,6 +102,7 @@ pub fn run(cli: Cli) -> u8 {
     match cli.command {
         Command::Catalog(c) => catalog::run(c),
         Command::Bundle(c) => bundle::run(c),
+        Command::Check(c) => check::run(c),
         Command::Explain { code } => match crate::checks::find(&code) {
             Some(c) => {
                 out(&format!(

@@ -258,6 +258,17 @@ pub fn check_base64(s: &str) -> Result<(), usize> {
     Ok(())
 }
 
+/// Whether `s` is `<digits>.<digits>` (what OLM accepts for `olm.maxOpenShiftVersion`).
+pub fn is_major_minor(s: &str) -> bool {
+    match s.split_once('.') {
+        Some((a, b)) => {
+            let num = |x: &str| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit());
+            num(a) && num(b)
+        }
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,6 +24,7 @@ codes! {
     REMOVED_RESOURCE_API = "API002", Error, "A CSV owned/required API lists a resource whose `group/version` is a removed Kubernetes API (a warning when the target is older or unknown).";
     REMOVED_EXAMPLE_API = "API003", Error, "An alm-examples object uses a removed Kubernetes API version (a warning when the target is older or unknown).";
     REMOVED_RBAC_RESOURCE = "API004", Warning, "A CSV permission rule grants access to a resource that no longer exists in any version of its group (policy podsecuritypolicies).";
+    REVIEW_VERSIONS = "API005", Error, "A CRD's conversionReviewVersions or a webhook's admissionReviewVersions names no review version the target Kubernetes speaks (a warning when only v1beta1 is listed).";
 }
 
 /// One row of the upstream removal table: the API `group_version` stops serving `kinds` in
@@ -348,7 +349,114 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
         resources(cx, &target, file, csv);
         examples(cx, &target, file, csv);
         rbac(cx, file, csv);
+        for (i, w) in list_at(csv, &["spec", "webhookdefinitions"])
+            .iter()
+            .enumerate()
+        {
+            if let Some(list) = field(w, &["admissionReviewVersions"]) {
+                let name = str_at(w, &["generateName"]).unwrap_or("");
+                review_versions(
+                    cx,
+                    &target,
+                    file,
+                    list,
+                    "AdmissionReview (admission.k8s.io)",
+                    &format!("webhook {name:?}"),
+                    &format!("spec.webhookdefinitions[{i}].admissionReviewVersions"),
+                );
+            }
+        }
     }
+    let crds: Vec<_> = cx
+        .bundle
+        .first_docs()
+        .filter_map(|(f, d)| crate::bundle::crd::Crd::read(f, d))
+        .filter(|c| c.webhook_conversion())
+        .map(|c| (c.file.clone(), c.name.to_string(), c.doc))
+        .collect();
+    for (file, name, doc) in crds {
+        for path in [
+            &["spec", "conversion", "webhook", "conversionReviewVersions"][..],
+            &["spec", "conversion", "conversionReviewVersions"][..],
+        ] {
+            if let Some(list) = field(doc, path) {
+                review_versions(
+                    cx,
+                    &target,
+                    &file,
+                    list,
+                    "ConversionReview (apiextensions.k8s.io)",
+                    &format!("CRD {name:?}"),
+                    &path.join("."),
+                );
+            }
+        }
+    }
+}
+
+/// Review API versions the Kubernetes API server sends to webhooks: `v1beta1` since before
+/// 1.16, `v1` since 1.16 (both AdmissionReview and ConversionReview). Neither has been removed
+/// as of Kubernetes 1.34; the API server uses the first listed version it speaks.
+const REVIEW_V1_SINCE: (u64, u64) = (1, 16);
+
+fn review_versions(
+    cx: &mut Ctx<'_>,
+    target: &Target,
+    file: &Path,
+    list: &Node,
+    api: &str,
+    owner: &str,
+    path: &str,
+) {
+    let Value::Seq(items) = &list.value else {
+        return;
+    };
+    let names: Vec<&str> = items.iter().filter_map(Node::as_str).collect();
+    let known: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|v| *v == "v1" || *v == "v1beta1")
+        .collect();
+    let old_target = target
+        .version
+        .as_ref()
+        .is_some_and(|v| (v.major, v.minor) < REVIEW_V1_SINCE);
+    let (sev, msg, help) = if known.is_empty() {
+        (
+            Error,
+            format!(
+                "{owner} lists review versions {names:?} for {api}: the API server speaks only v1 and v1beta1"
+            ),
+            "list v1 (and v1beta1 only if the webhook must serve clusters before 1.16)".to_string(),
+        )
+    } else if old_target && !known.contains(&"v1beta1") {
+        (
+            Error,
+            format!(
+                "{owner} lists only v1 for {api}, which Kubernetes serves since 1.16; {} is {}",
+                target.source,
+                target
+                    .version
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default()
+            ),
+            "add v1beta1 after v1, or raise the minimum Kubernetes version to 1.16".to_string(),
+        )
+    } else if !known.contains(&"v1") {
+        (
+            Warning,
+            format!(
+                "{owner} lists only v1beta1 for {api}: v1 has been the GA review version since Kubernetes 1.16"
+            ),
+            "make the webhook accept v1 reviews and list v1 first".to_string(),
+        )
+    } else {
+        return;
+    };
+    let f = cx.push(&REVIEW_VERSIONS, msg, file, list.pos, Some(path));
+    f.severity = sev;
+    f.help = Some(help);
 }
 
 /// `<group/version>, removed in Kubernetes X.Y; use <replacement>`.

@@ -279,7 +279,7 @@ fn properties(b: &Bundle, pkg: &str, sink: &mut Sink) {
                 }
             }
             Typed::MaxOpenShiftVersion => {
-                let ok = matches!(&p.value.value, Value::Str(s) if is_major_minor(s));
+                let ok = matches!(&p.value.value, Value::Str(s) if crate::fbc::property::is_major_minor(s));
                 if !ok {
                     let shown = p.value.to_json();
                     let f = sink.push(
@@ -316,19 +316,10 @@ fn properties(b: &Bundle, pkg: &str, sink: &mut Sink) {
     }
 }
 
-fn is_major_minor(s: &str) -> bool {
-    match s.split_once('.') {
-        Some((a, b)) => {
-            let num = |x: &str| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit());
-            num(a) && num(b)
-        }
-        None => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fbc::property::is_major_minor;
 
     #[test]
     fn releases() {

@@ -1,5 +1,80 @@
-//! Upgrade safety: what can go wrong when a user moves from one bundle to the next (semver skew,
-//! CRD version deprecation, CRD schema compatibility, Kubernetes API removals), checked
-//! statically on every edge a catalog allows.
+//! Upgrade safety: what can go wrong when a user moves from one bundle to the next, checked
+//! statically on every edge a catalog allows (`olmctl check upgrade`, `olmctl check catalog`).
+//!
+//! - [`skew`]: semver skew policy (SKW codes);
+//! - [`crdver`]: CRD version deprecation across edges and along paths (CRV codes);
+//! - [`schema`]: CRD schema compatibility per version pair, the crdify set (SCH codes);
+//! - Kubernetes API removals: the bundle `deprecated-apis` suite (API codes) run against the
+//!   newest release of the target range;
+//! - [`walk`]: the edges of a catalog (or of a bundle history) and the path facts along them.
 
+pub mod crdver;
+pub mod facts;
+pub mod policy;
 pub mod schema;
+pub mod skew;
+pub mod walk;
+
+use crate::bundle::load::BundleDir;
+use crate::checks::Code;
+use crate::diag::{Finding, sort_findings};
+
+pub use crdver::History;
+pub use facts::Facts;
+pub use policy::{K8sRange, Policy};
+
+/// What the checks are run with.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The policy file's settings.
+    pub policy: Policy,
+    /// The target Kubernetes range (`--k8s-version`, else the policy's `k8sVersion`).
+    pub target: Option<K8sRange>,
+}
+
+/// Every code of the upgrade checks (the API codes belong to the bundle suites).
+pub fn codes() -> Vec<&'static Code> {
+    let mut v: Vec<&'static Code> = skew::CODES.to_vec();
+    v.extend(crdver::CODES.iter().copied());
+    v.extend(schema::CODES.iter().copied());
+    v.extend(walk::CODES.iter().copied());
+    v
+}
+
+/// The checks of one bundle that do not depend on where users come from: version fields, CRD
+/// version rules, Kubernetes API removals.
+pub fn check_bundle(f: &Facts<'_>, opts: &Options) -> Vec<Finding> {
+    let mut out = Vec::new();
+    skew::bundle(f, opts.target.as_ref(), &mut out);
+    crdver::bundle(f, &mut out);
+    let apis = crate::checks::bundle::Options {
+        k8s_version: opts.target.as_ref().map(|r| r.max.clone()),
+        select: vec!["deprecated-apis".into()],
+    };
+    out.extend(crate::checks::bundle::validate_with(f.bundle, &apis));
+    out
+}
+
+/// The checks of the edge `old -> new` for users whose path to `old` is `hist`.
+pub fn check_edge(
+    old: &Facts<'_>,
+    new: &Facts<'_>,
+    hist: &History,
+    opts: &Options,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    skew::edge(old, new, &opts.policy, &mut out);
+    crdver::edge(old, new, hist, &opts.policy, &mut out);
+    out
+}
+
+/// `olmctl check upgrade OLD NEW`: the edge checks (with the old bundle as the whole path) and
+/// the new bundle's own checks, policy applied, sorted.
+pub fn check_upgrade(old: &BundleDir, new: &BundleDir, opts: &Options) -> Vec<Finding> {
+    let (o, n) = (Facts::of(old), Facts::of(new));
+    let mut out = check_edge(&o, &n, &History::own(&o), opts);
+    out.extend(check_bundle(&n, opts));
+    opts.policy.apply(&mut out);
+    sort_findings(&mut out);
+    out
+}

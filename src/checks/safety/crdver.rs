@@ -1,0 +1,408 @@
+//! CRD version deprecation and compatibility across upgrade edges and along paths (CRV codes),
+//! plus the per-version-pair schema comparison (SCH codes, see [`super::schema`]).
+//!
+//! Path facts are carried by [`History`]: the versions any bundle on some path to the old
+//! bundle used as storage version (the cluster's `status.storedVersions` can hold every one of
+//! them, because removing entries is a manual migration), and the versions every path marked
+//! `deprecated`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::facts::Facts;
+use super::policy::Policy;
+use super::schema::{self, Change};
+use crate::bundle::crd::{Crd, compare_version_priority};
+use crate::checks::Code;
+use crate::diag::Severity::{Error, Warning};
+use crate::diag::{Finding, Location};
+use crate::fbc::node::{Node, Pos, Value};
+
+codes! {
+    STORED_VERSION_REMOVED = "CRV001", Error, "A CRD version that a bundle on the upgrade path used as storage version is missing from the new CRD's spec.versions: OLM v0 refuses the upgrade (\"risk of data loss\"), OLM v1's preflight fails, the API server rejects the CRD.";
+    SERVED_REMOVED_UNDEPRECATED = "CRV002", Error, "A served CRD version stops being served (removed or served: false) without a bundle on the path having marked it deprecated: clients of that version break without warning.";
+    WARNING_NOT_DEPRECATED = "CRV003", Error, "A CRD version sets deprecationWarning without deprecated: true (the API server rejects the CRD).";
+    STORAGE_COUNT = "CRV004", Error, "A CRD does not have exactly one storage version (the API server rejects it).";
+    STORAGE_SWITCH_NO_WEBHOOK = "CRV005", Error, "The storage version changes to one with a different schema and no conversion webhook: stored objects are read with only apiVersion rewritten (fields pruned or misread).";
+    SERVED_SCHEMAS_NO_WEBHOOK = "CRV006", Error, "Several served versions have different schemas and no conversion webhook: the API server converts by rewriting apiVersion only.";
+    WEBHOOK_NOT_DECLARED = "CRV007", Error, "A CRD uses Webhook conversion but the CSV declares no ConversionWebhook listing it in conversionCRDs: OLM does not wire the webhook.";
+    WEBHOOK_INSTALL_MODES = "CRV008", Error, "The CSV has a conversion webhook but does not support only the AllNamespaces install mode, which OLM requires for conversion webhooks.";
+    IMMUTABLE_CHANGED = "CRV009", Error, "A CRD's scope or names (kind, singular, listKind) changed across an upgrade: the API server refuses, or clients break.";
+    CRD_DROPPED = "CRV010", Warning, "A CRD owned by the old bundle is not in the new one: OLM leaves it on the cluster, with its objects, and nothing reconciles them.";
+}
+
+/// What users arriving at a bundle may have on their cluster, per CRD name.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct History {
+    /// CRD → version → a bundle that used it as storage version (may be in storedVersions).
+    pub stored: BTreeMap<String, BTreeMap<String, String>>,
+    /// CRD → versions that every path to the bundle marked deprecated.
+    pub deprecated: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl History {
+    /// The history of a user who installed `f` and nothing before it.
+    pub fn own(f: &Facts<'_>) -> History {
+        let mut h = History::default();
+        for c in &f.crds {
+            for v in c.storage() {
+                h.stored
+                    .entry(c.name.to_string())
+                    .or_default()
+                    .insert(v.name.to_string(), f.name.clone());
+            }
+            let dep: BTreeSet<String> = c
+                .versions
+                .iter()
+                .filter(|v| v.deprecated)
+                .map(|v| v.name.to_string())
+                .collect();
+            if !dep.is_empty() {
+                h.deprecated.insert(c.name.to_string(), dep);
+            }
+        }
+        h
+    }
+
+    /// Adds what may have been stored on a path through `other` (union).
+    pub fn union_stored(&mut self, other: &History) -> bool {
+        let mut changed = false;
+        for (crd, vs) in &other.stored {
+            let mine = self.stored.entry(crd.clone()).or_default();
+            for (v, origin) in vs {
+                if !mine.contains_key(v) {
+                    mine.insert(v.clone(), origin.clone());
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+}
+
+/// Whether `c` is converted by a webhook once installed: its own strategy, or OLM's rewrite for
+/// a CRD listed by a ConversionWebhook of the CSV.
+fn webhook(f: &Facts<'_>, c: &Crd<'_>) -> bool {
+    c.webhook_conversion() || f.conversion_crds.contains(&c.name)
+}
+
+fn loc(c: &Crd<'_>, pos: Pos) -> Option<Location> {
+    Some(Location::new(c.file.clone(), pos.line, pos.col))
+}
+
+fn hit(code: &'static Code, f: &Facts<'_>, c: &Crd<'_>, pos: Pos, msg: String) -> Finding {
+    Finding::new(code, msg).at(loc(c, pos)).about(f.subject())
+}
+
+/// A schema with every `description` removed, as canonical JSON (for "same schema" tests).
+pub fn schema_key(n: Option<&Node>) -> String {
+    fn strip(n: &Node) -> Node {
+        match &n.value {
+            Value::Map(m) => Node::new(
+                n.pos,
+                Value::Map(
+                    m.iter()
+                        .filter(|e| e.key != "description")
+                        .map(|e| crate::fbc::node::Entry {
+                            key: e.key.clone(),
+                            key_pos: e.key_pos,
+                            value: strip(&e.value),
+                        })
+                        .collect(),
+                ),
+            ),
+            Value::Seq(s) => Node::new(n.pos, Value::Seq(s.iter().map(strip).collect())),
+            _ => n.clone(),
+        }
+    }
+    n.map_or_else(String::new, |n| strip(n).to_json())
+}
+
+/// Checks the CRD rules of one bundle.
+pub fn bundle(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    for c in &f.crds {
+        for v in &c.versions {
+            if let Some((_, pos)) = v.deprecation_warning
+                && !v.deprecated
+            {
+                out.push(
+                    hit(
+                        &WARNING_NOT_DEPRECATED,
+                        f,
+                        c,
+                        pos,
+                        format!(
+                            "{} {}: deprecationWarning can only be set for deprecated versions",
+                            c.name, v.name
+                        ),
+                    )
+                    .help("set deprecated: true on the version, or drop deprecationWarning"),
+                );
+            }
+        }
+        let storage: Vec<&str> = c.storage().map(|v| v.name).collect();
+        if !c.versions.is_empty() && storage.len() != 1 {
+            out.push(
+                hit(
+                    &STORAGE_COUNT,
+                    f,
+                    c,
+                    c.pos(),
+                    format!(
+                        "{}: must have exactly one version marked as storage version, has {} ({})",
+                        c.name,
+                        storage.len(),
+                        storage.join(", ")
+                    ),
+                )
+                .help("mark exactly one version storage: true"),
+            );
+        }
+        if !webhook(f, c) {
+            let served: Vec<_> = c.served().filter(|v| v.schema.is_some()).collect();
+            if let Some(first) = served.first() {
+                let key = schema_key(first.schema);
+                for v in &served[1..] {
+                    if schema_key(v.schema) != key {
+                        out.push(
+                            hit(&SERVED_SCHEMAS_NO_WEBHOOK, f, c, v.pos, format!("{}: served versions {} and {} have different schemas, and conversion is None", c.name, first.name, v.name))
+                                .help("with strategy None the API server only rewrites apiVersion: add a conversion webhook (webhookdefinitions type ConversionWebhook), or make the schemas equal"),
+                        );
+                    }
+                }
+            }
+        }
+        if c.webhook_conversion() && !f.conversion_crds.contains(&c.name) {
+            let pos = crate::bundle::load::pos_at(c.doc, &["spec", "conversion", "strategy"]);
+            out.push(
+                hit(&WEBHOOK_NOT_DECLARED, f, c, pos, format!("{} uses Webhook conversion, but no ConversionWebhook of the CSV lists it in conversionCRDs", c.name))
+                    .help("add a webhookdefinitions entry of type ConversionWebhook with this CRD in conversionCRDs; OLM points the CRD at that webhook and injects its CA"),
+            );
+        }
+    }
+    if !f.conversion_crds.is_empty() {
+        let others: Vec<&str> = f
+            .install_modes
+            .iter()
+            .copied()
+            .filter(|m| *m != "AllNamespaces")
+            .collect();
+        if !f.install_modes.contains(&"AllNamespaces") || !others.is_empty() {
+            let pos = f.csv.map_or(Pos::default(), |(_, d)| {
+                crate::bundle::load::pos_at(d, &["spec", "installModes"])
+            });
+            out.push(
+                Finding::new(&WEBHOOK_INSTALL_MODES, format!("the CSV has conversion webhooks but supports install modes {:?}: OLM requires AllNamespaces only", f.install_modes))
+                    .at(Some(f.csv_loc(pos)))
+                    .about(f.subject())
+                    .help("a conversion webhook serves the whole cluster: support only AllNamespaces"),
+            );
+        }
+    }
+}
+
+/// Checks the edge `old -> new` for users whose path to `old` is summarised by `hist`.
+pub fn edge(
+    old: &Facts<'_>,
+    new: &Facts<'_>,
+    hist: &History,
+    policy: &Policy,
+    out: &mut Vec<Finding>,
+) {
+    let hop = format!("{} -> {}", old.name, new.name);
+    for oc in &old.crds {
+        let Some(nc) = new.crd(oc.name) else {
+            out.push(
+                Finding::new(&CRD_DROPPED, format!("{hop}: CRD {} is not in the new bundle", oc.name))
+                    .at(Some(new.csv_loc(Pos::default())))
+                    .about(new.subject())
+                    .help("keep shipping the CRD while objects of it may exist, or document how users migrate them"),
+            );
+            continue;
+        };
+        stored(&hop, oc, nc, new, hist, out);
+        served(&hop, oc, nc, new, hist, out);
+        storage_switch(&hop, oc, new, nc, out);
+        immutable(&hop, oc, nc, new, out);
+        schemas(&hop, oc, nc, new, policy, out);
+    }
+}
+
+fn stored(
+    hop: &str,
+    oc: &Crd<'_>,
+    nc: &Crd<'_>,
+    new: &Facts<'_>,
+    hist: &History,
+    out: &mut Vec<Finding>,
+) {
+    let Some(vs) = hist.stored.get(oc.name) else {
+        return;
+    };
+    for (v, origin) in vs {
+        if nc.version(v).is_none() {
+            let pos = crate::bundle::load::pos_at(nc.doc, &["spec", "versions"]);
+            out.push(
+                hit(&STORED_VERSION_REMOVED, new, nc, pos, format!("{hop}: risk of data loss updating {:?}: new CRD removes version {v} that is listed as a stored version on the existing CRD (storage version in {origin})", nc.name))
+                    .help(format!("keep {v} in spec.versions (served: false is fine) until a storage migration has rewritten every object and removed {v} from status.storedVersions")),
+            );
+        }
+    }
+}
+
+fn served(
+    hop: &str,
+    oc: &Crd<'_>,
+    nc: &Crd<'_>,
+    new: &Facts<'_>,
+    hist: &History,
+    out: &mut Vec<Finding>,
+) {
+    let deprecated = hist.deprecated.get(oc.name);
+    for v in oc.served() {
+        let still = nc.version(v.name).is_some_and(|x| x.served);
+        if still || deprecated.is_some_and(|d| d.contains(v.name)) {
+            continue;
+        }
+        let (what, pos) = match nc.version(v.name) {
+            Some(x) => ("sets served: false on", x.pos),
+            None => (
+                "removes",
+                crate::bundle::load::pos_at(nc.doc, &["spec", "versions"]),
+            ),
+        };
+        out.push(
+            hit(&SERVED_REMOVED_UNDEPRECATED, new, nc, pos, format!("{hop}: {} {what} served version {}, which no bundle on the path marked deprecated", nc.name, v.name))
+                .help(format!("first release a bundle that marks {} deprecated: true (clients get warnings), then stop serving it", v.name)),
+        );
+    }
+}
+
+fn storage_switch(hop: &str, oc: &Crd<'_>, new: &Facts<'_>, nc: &Crd<'_>, out: &mut Vec<Finding>) {
+    let (Some(os), Some(ns)) = (oc.storage().next(), nc.storage().next()) else {
+        return;
+    };
+    if os.name == ns.name || webhook(new, nc) {
+        return;
+    }
+    // How objects stored as the old storage version are read: the new CRD's schema for that
+    // version if it still has it, else the old one.
+    let before = nc.version(os.name).map_or(os.schema, |v| v.schema);
+    if schema_key(before) == schema_key(ns.schema) {
+        return;
+    }
+    out.push(
+        hit(&STORAGE_SWITCH_NO_WEBHOOK, new, nc, ns.pos, format!("{hop}: {} switches storage from {} to {} with different schemas and no conversion webhook", nc.name, os.name, ns.name))
+            .help("add a conversion webhook (CSV webhookdefinitions, type ConversionWebhook), or keep the storage version"),
+    );
+}
+
+fn immutable(hop: &str, oc: &Crd<'_>, nc: &Crd<'_>, new: &Facts<'_>, out: &mut Vec<Finding>) {
+    if oc.scope != nc.scope {
+        let pos = crate::bundle::load::pos_at(nc.doc, &["spec", "scope"]);
+        out.push(
+            hit(&IMMUTABLE_CHANGED, new, nc, pos, format!("{hop}: {}: scope changed : {:?} -> {:?}", nc.name, oc.scope, nc.scope))
+                .help("the scope of an established CRD cannot change: define a new CRD (new group or plural) instead"),
+        );
+    }
+    for ((k, a), (_, b)) in oc.names.iter().zip(nc.names.iter()) {
+        if a != b && !(a.is_empty() || b.is_empty()) {
+            let pos = crate::bundle::load::pos_at(nc.doc, &["spec", "names", k]);
+            out.push(
+                hit(
+                    &IMMUTABLE_CHANGED,
+                    new,
+                    nc,
+                    pos,
+                    format!(
+                        "{hop}: {}: spec.names.{k} changed : {a:?} -> {b:?}",
+                        nc.name
+                    ),
+                )
+                .help("clients, RBAC and stored objects use the names: keep them"),
+            );
+        }
+    }
+}
+
+fn push_changes(
+    new: &Facts<'_>,
+    nc: &Crd<'_>,
+    prefix: &str,
+    changes: Vec<Change>,
+    out: &mut Vec<Finding>,
+) {
+    for ch in changes {
+        let mut f = hit(
+            ch.code,
+            new,
+            nc,
+            ch.pos,
+            format!("{prefix}: {}: {}", ch.path, ch.message),
+        );
+        f.path = Some(ch.path);
+        out.push(f);
+    }
+}
+
+fn schemas(
+    hop: &str,
+    oc: &Crd<'_>,
+    nc: &Crd<'_>,
+    new: &Facts<'_>,
+    policy: &Policy,
+    out: &mut Vec<Finding>,
+) {
+    let same = schema::Options {
+        enum_additions_allowed: policy.enum_additions_allowed,
+        field_removal: true,
+    };
+    // Same version, old CRD -> new CRD.
+    for ov in &oc.versions {
+        if let (Some(a), Some(b)) = (ov.schema, nc.version(ov.name).and_then(|v| v.schema)) {
+            let changes = schema::compare(a, b, &same);
+            push_changes(
+                new,
+                nc,
+                &format!("{hop}: {} {}", nc.name, ov.name),
+                changes,
+                out,
+            );
+        }
+    }
+    // Served version pairs of the new CRD, minus what the old CRD already had (ratcheting).
+    if policy.ignore_served_under_webhook && webhook(new, nc) {
+        return;
+    }
+    let pair = schema::Options {
+        field_removal: false,
+        ..same
+    };
+    let mut served: Vec<_> = nc.served().filter(|v| v.schema.is_some()).collect();
+    served.sort_by(|a, b| compare_version_priority(b.name, a.name));
+    for (i, a) in served.iter().enumerate() {
+        for b in &served[i + 1..] {
+            let (Some(sa), Some(sb)) = (a.schema, b.schema) else {
+                continue;
+            };
+            let mut changes = schema::compare(sa, sb, &pair);
+            if let (Some(oa), Some(ob)) = (
+                oc.version(a.name).and_then(|v| v.schema),
+                oc.version(b.name).and_then(|v| v.schema),
+            ) {
+                let before = schema::compare(oa, ob, &pair);
+                changes.retain(|c| {
+                    !before
+                        .iter()
+                        .any(|x| x.code == c.code && x.path == c.path && x.message == c.message)
+                });
+            }
+            push_changes(
+                new,
+                nc,
+                &format!("{hop}: {} {} -> {}", nc.name, a.name, b.name),
+                changes,
+                out,
+            );
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! Semver skew policy (SKW codes): what the versions of two bundles joined by an upgrade edge,
+//! and the version fields of one bundle, must satisfy.
+
+use semver::Version;
+
+use super::facts::Facts;
+use super::policy::{K8sRange, Policy};
+use crate::checks::Code;
+use crate::diag::Finding;
+use crate::diag::Severity::{Error, Warning};
+use crate::fbc::node::{Pos, Value};
+use crate::range::Range;
+
+codes! {
+    NOT_UPWARDS = "SKW001", Error, "An upgrade edge does not go up in version: the new bundle's version is not above the old one's.";
+    MAJOR_HOP = "SKW002", Error, "An upgrade edge crosses a major version, which the policy does not allow (allowMajorUpgrades).";
+    RELEASE_TO_PRERELEASE = "SKW003", Warning, "An upgrade edge moves users of a release onto a pre-release (allowReleaseToPrerelease).";
+    SKIPRANGE_ABOVE = "SKW004", Error, "The bundle's olm.skipRange admits versions above the bundle's own: newer bundles would be replaced by this older one.";
+    MIN_KUBE_PARSE = "SKW005", Error, "spec.minKubeVersion is not a semantic version (X.Y.Z): OLM fails the CSV requirement check and validators reject it.";
+    MIN_KUBE_RISES = "SKW006", Error, "spec.minKubeVersion rises within a patch release: users on clusters the old bundle supported get a CSV stuck in Pending (RequirementsNotMet).";
+    MAX_OCP = "SKW007", Error, "olm.maxOpenShiftVersion is not exactly `major.minor`, or is defined more than once: OpenShift then blocks cluster upgrades.";
+    NAME_VERSION = "SKW008", Error, "The CSV name carries a version different from spec.version.";
+    K8S_RANGE = "SKW009", Error, "The bundle's declared Kubernetes support (spec.minKubeVersion) does not cover the target --k8s-version range.";
+}
+
+fn finding(code: &'static Code, f: &Facts<'_>, pos: Pos, msg: String) -> Finding {
+    Finding::new(code, msg)
+        .at(Some(f.csv_loc(pos)))
+        .about(f.subject())
+}
+
+/// Checks the edge `old -> new` (users running `old` are moved to `new`).
+pub fn edge(old: &Facts<'_>, new: &Facts<'_>, policy: &Policy, out: &mut Vec<Finding>) {
+    let (Some(ov), Some(nv)) = (&old.version, &new.version) else {
+        return;
+    };
+    let pos = new.version_text.map_or(Pos::default(), |(_, p)| p);
+    let hop = format!("{} ({ov}) -> {} ({nv})", old.name, new.name);
+    if nv.cmp_precedence(ov).is_le() {
+        out.push(
+            finding(&NOT_UPWARDS, new, pos, format!("{hop}: the version does not go up"))
+                .help("an upgrade must go to a higher version; fix the edge (replaces, skips, skipRange) or the version"),
+        );
+    } else if nv.major > ov.major && !policy.allow_major_upgrades {
+        out.push(
+            finding(&MAJOR_HOP, new, pos, format!("{hop}: crosses major version {} -> {}", ov.major, nv.major))
+                .help("a major version may break users; if this edge is intended, set allowMajorUpgrades: true in the policy file"),
+        );
+    }
+    if ov.pre.is_empty() && !nv.pre.is_empty() && !policy.allow_release_to_prerelease {
+        out.push(
+            finding(&RELEASE_TO_PRERELEASE, new, pos, format!("{hop}: users of a release are moved to a pre-release"))
+                .help("publish pre-releases in their own channel, or set allowReleaseToPrerelease: true in the policy file"),
+        );
+    }
+    if (ov.major, ov.minor) == (nv.major, nv.minor)
+        && let (Some((ot, _)), Some((nt, npos))) = (old.min_kube, new.min_kube)
+        && let (Some(a), Some(b)) = (kube_version(ot), kube_version(nt))
+        && b > a
+    {
+        out.push(
+            finding(&MIN_KUBE_RISES, new, npos, format!("{hop}: spec.minKubeVersion rises from {ot} to {nt} within the {}.{} patch series", nv.major, nv.minor))
+                .help("OLM v0 does not consider minKubeVersion when it resolves: users on clusters older than the new minimum are upgraded into a CSV that stays Pending; raise it in a minor or major release"),
+        );
+    }
+}
+
+/// `minKubeVersion` as OLM reads it: an optional `v`, then a semantic version.
+fn kube_version(s: &str) -> Option<Version> {
+    let t = s.trim();
+    Version::parse(t.strip_prefix('v').unwrap_or(t)).ok()
+}
+
+/// Checks the version fields of one bundle.
+pub fn bundle(f: &Facts<'_>, target: Option<&K8sRange>, out: &mut Vec<Finding>) {
+    skip_range(f, out);
+    if let Some((t, pos)) = f.min_kube
+        && !t.trim().is_empty()
+    {
+        match kube_version(t) {
+            None => out.push(
+                finding(
+                    &MIN_KUBE_PARSE,
+                    f,
+                    pos,
+                    format!("spec.minKubeVersion {t:?} is not a semantic version"),
+                )
+                .help("write it as X.Y.Z, e.g. 1.28.0"),
+            ),
+            Some(min) => {
+                if let Some(r) = target
+                    && (r.min.major, r.min.minor) < (min.major, min.minor)
+                {
+                    out.push(
+                        finding(&K8S_RANGE, f, pos, format!("spec.minKubeVersion is {t}, but the target range {} starts at {}.{}", r.display(), r.min.major, r.min.minor))
+                            .help("on the older clusters of the range the CSV would stay Pending (RequirementsNotMet): lower minKubeVersion or narrow --k8s-version"),
+                    );
+                }
+            }
+        }
+    }
+    max_ocp(f, out);
+    name_version(f, out);
+}
+
+fn skip_range(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    let (Some((text, pos)), Some(v)) = (f.skip_range, &f.version) else {
+        return;
+    };
+    // An unparsable range is CSV017's business.
+    let Ok(r) = Range::parse(text) else { return };
+    let above = match r.upper_bound() {
+        None => Some("has no upper bound".to_string()),
+        Some((b, inclusive)) => match b.cmp_precedence(v) {
+            std::cmp::Ordering::Greater => Some(format!(
+                "admits versions up to {b}{}",
+                if inclusive { "" } else { " (exclusive)" }
+            )),
+            _ => None,
+        },
+    };
+    if let Some(what) = above {
+        out.push(
+            finding(&SKIPRANGE_ABOVE, f, pos, format!("olm.skipRange {text:?} {what}, above the bundle's version {v}"))
+                .help(format!("bound the range by the bundle's own version, e.g. \">=X.Y.Z <{v}\"; otherwise users of newer bundles may be offered this one")),
+        );
+    }
+}
+
+fn max_ocp(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    let loc = |file: &std::sync::Arc<std::path::Path>, pos: Pos| {
+        crate::diag::Location::new(file.clone(), pos.line, pos.col)
+    };
+    for (i, (file, pos, v)) in f.max_ocp.iter().enumerate() {
+        if i == 1 {
+            out.push(
+                Finding::new(
+                    &MAX_OCP,
+                    "defining more than one \"olm.maxOpenShiftVersion\" property is not allowed",
+                )
+                .at(Some(loc(file, *pos)))
+                .about(f.subject())
+                .help(
+                    "OpenShift treats this as incompatible and blocks cluster upgrades: keep one",
+                ),
+            );
+        }
+        let text = match &v.value {
+            Value::Str(s) => s.trim().trim_matches('"').to_string(),
+            _ => String::new(),
+        };
+        if !crate::fbc::property::is_major_minor(&text) {
+            let shown = v.to_json();
+            let mut fi = Finding::new(
+                &MAX_OCP,
+                format!("olm.maxOpenShiftVersion must specify only <major>.<minor> version, got invalid value {shown}"),
+            )
+            .at(Some(loc(file, *pos)))
+            .about(f.subject())
+            .help("OpenShift counts an invalid value as incompatible and blocks the next cluster upgrade: write e.g. \"4.18\"");
+            if matches!(v.value, Value::Number(_)) {
+                fi.help = Some("quote it: YAML reads 4.10 as the number 4.1, and OpenShift then blocks upgrades past 4.1".into());
+            }
+            out.push(fi);
+        }
+    }
+}
+
+/// The version embedded in a CSV name: the text after the first `.v`, `-v` or `.` that starts
+/// a semantic version (`foo.v1.2.3`, `foo-operator.1.2.3`, `foo.v1.2.3-rc.1`).
+fn name_version(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    let (Some(v), Some((vtext, _))) = (&f.version, f.version_text) else {
+        return;
+    };
+    let Some((_, d)) = f.csv else { return };
+    let name_pos = crate::bundle::load::pos_at(d, &["metadata", "name"]);
+    let name = f.name.as_str();
+    let embedded = name.char_indices().find_map(|(i, c)| {
+        if c != '.' && c != '-' {
+            return None;
+        }
+        let rest = name[i + 1..].strip_prefix('v').unwrap_or(&name[i + 1..]);
+        Version::parse(rest).ok()
+    });
+    if let Some(e) = embedded
+        && e.cmp_precedence(v).is_ne()
+    {
+        out.push(
+            finding(&NAME_VERSION, f, name_pos, format!("CSV name {name:?} says {e}, but spec.version is {vtext}"))
+                .help("replaces and skips name CSVs, and users read versions from names: make the name end in the same version"),
+        );
+    }
+}

@@ -1,0 +1,333 @@
+//! `olmctl check upgrade OLD NEW` and `olmctl check catalog DIR --bundles ...`: upgrade safety.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use super::oci::{PullArgs, RegistryArgs, ScratchDir, Want};
+use super::{EXIT_USAGE, Output, out};
+use crate::bundle::load::{BundleDir, bundle_dirs_below, load_bundle};
+use crate::checks::safety::walk::{Walked, catalog_edges, check_package};
+use crate::checks::safety::{Facts, K8sRange, Options, Policy, check_upgrade};
+use crate::diag::Finding;
+
+/// Upgrade-safety checks.
+#[derive(Debug, Subcommand)]
+pub enum CheckCmd {
+    /// Check the upgrade from one bundle to another (directories or bundle images).
+    Upgrade {
+        /// The bundle users run now.
+        old: String,
+        /// The bundle they upgrade to.
+        new: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Check every upgrade edge of a catalog (every channel; replaces, skips, skipRange; OLM v0
+    /// and v1), and every bundle on its own.
+    Catalog {
+        /// The catalog directory (or file).
+        dir: PathBuf,
+        /// Where the bundles' contents are: a directory holding bundle directories (matched by
+        /// CSV name), or a YAML/JSON file mapping bundle names to directories or images.
+        /// Without it, the bundle images named in the catalog are pulled.
+        #[arg(long)]
+        bundles: Option<PathBuf>,
+        /// Only this package.
+        #[arg(long)]
+        package: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+/// Flags shared by the check commands.
+#[derive(Debug, Args)]
+pub struct Common {
+    /// Target Kubernetes version or range (`1.30`, `1.28-1.31`): APIs removed at or before the
+    /// newest are errors; a minKubeVersion above the oldest is an error. Default: the policy's
+    /// k8sVersion, else each bundle's minKubeVersion.
+    #[arg(long)]
+    k8s_version: Option<String>,
+    /// Policy file (YAML): skew allowances, crdify settings, per-code severities.
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
+    output: Report,
+    #[command(flatten)]
+    registry: RegistryArgs,
+    #[command(flatten)]
+    pull: PullArgs,
+}
+
+/// Text, JSON or SARIF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Report {
+    /// Human-readable text.
+    Text,
+    /// One JSON document (as `catalog validate -o json`).
+    Json,
+    /// SARIF 2.1.0, for code-scanning UIs.
+    Sarif,
+}
+
+/// Runs a check command.
+pub fn run(cmd: CheckCmd) -> u8 {
+    match cmd {
+        CheckCmd::Upgrade { old, new, common } => upgrade(&old, &new, &common),
+        CheckCmd::Catalog {
+            dir,
+            bundles,
+            package,
+            common,
+        } => catalog(&dir, bundles.as_deref(), package.as_deref(), &common),
+    }
+}
+
+fn options(c: &Common) -> Result<Options, String> {
+    let policy = match &c.policy {
+        Some(p) => Policy::load(p).map_err(|e| format!("policy {e}"))?,
+        None => Policy::default(),
+    };
+    let target = match &c.k8s_version {
+        Some(s) => Some(K8sRange::parse(s).map_err(|e| format!("--k8s-version {e}"))?),
+        None => policy.k8s_version.clone(),
+    };
+    Ok(Options { policy, target })
+}
+
+fn emit(findings: &[Finding], what: &str, report: Report) -> u8 {
+    match report {
+        Report::Text => super::catalog::report_findings(findings, what, Output::Text, false),
+        Report::Json => super::catalog::report_findings(findings, what, Output::Json, false),
+        Report::Sarif => {
+            let cwd = std::env::current_dir().ok();
+            out(&crate::sarif::render(findings, cwd.as_deref()));
+            let failing = findings
+                .iter()
+                .any(|f| f.severity == crate::diag::Severity::Error);
+            if failing {
+                super::EXIT_FINDINGS
+            } else {
+                super::EXIT_OK
+            }
+        }
+    }
+}
+
+fn is_image(s: &str) -> bool {
+    !Path::new(s).exists()
+}
+
+/// Reads bundles given as directories or image references; images are pulled into scratch
+/// directories kept in `scratch`.
+fn read_bundles(
+    inputs: &[&str],
+    c: &Common,
+    scratch: &mut Vec<ScratchDir>,
+) -> Result<Vec<BundleDir>, String> {
+    let images: Vec<&str> = inputs.iter().copied().filter(|s| is_image(s)).collect();
+    let mut pulled: BTreeMap<&str, PathBuf> = BTreeMap::new();
+    if !images.is_empty() {
+        let mut refs = Vec::new();
+        for s in &images {
+            refs.push(
+                crate::oci::registry::parse_ref(s)
+                    .map_err(|e| format!("{s}: {e} (and no such file or directory)"))?,
+            );
+        }
+        let rr: Vec<&oci_client::Reference> = refs.iter().collect();
+        let reg = super::oci::registry(&c.registry, &rr, &rr, c.pull.max_size)?;
+        let rt = super::oci::runtime().map_err(|_| "cannot start the async runtime".to_string())?;
+        for s in images {
+            let dir = ScratchDir::new();
+            rt.block_on(super::oci::pull_image(
+                &reg,
+                s,
+                &dir.0,
+                &c.pull,
+                Want::Bundle,
+            ))
+            .map_err(|e| format!("{s}: {e}"))?;
+            pulled.insert(s, dir.0.clone());
+            scratch.push(dir);
+        }
+    }
+    inputs
+        .iter()
+        .map(|s| {
+            let dir = pulled.get(s).cloned().unwrap_or_else(|| PathBuf::from(s));
+            load_bundle(&dir).map_err(|e| format!("{s}: {e}"))
+        })
+        .collect()
+}
+
+fn upgrade(old: &str, new: &str, c: &Common) -> u8 {
+    let opts = match options(c) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut scratch = Vec::new();
+    let bundles = match read_bundles(&[old, new], c, &mut scratch) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let findings = check_upgrade(&bundles[0], &bundles[1], &opts);
+    let (o, n) = (Facts::of(&bundles[0]), Facts::of(&bundles[1]));
+    let what = format!(
+        "{} {} -> {} {}",
+        o.name,
+        o.version_str(),
+        n.name,
+        n.version_str()
+    );
+    emit(&findings, &what, c.output)
+}
+
+/// Where each catalog bundle's contents come from.
+fn bundle_sources(
+    spec: Option<&Path>,
+    cfg: &crate::fbc::decl::DeclarativeConfig,
+    package: Option<&str>,
+) -> Result<BTreeMap<String, String>, String> {
+    let wanted = cfg
+        .bundles
+        .iter()
+        .filter(|b| package.is_none_or(|p| b.package == p));
+    match spec {
+        None => Ok(wanted
+            .filter(|b| !b.image.is_empty())
+            .map(|b| (b.name.clone(), b.image.clone()))
+            .collect()),
+        Some(p) if p.is_dir() => {
+            let mut by_name = BTreeMap::new();
+            for d in bundle_dirs_below(p).map_err(|e| e.to_string())? {
+                let Ok(b) = load_bundle(&d) else { continue };
+                if let Some(name) = b
+                    .csv()
+                    .and_then(|(_, c)| crate::bundle::load::str_at(c, &["metadata", "name"]))
+                {
+                    by_name
+                        .entry(name.to_string())
+                        .or_insert_with(|| d.display().to_string());
+                }
+            }
+            Ok(wanted
+                .filter_map(|b| by_name.get(&b.name).map(|d| (b.name.clone(), d.clone())))
+                .collect())
+        }
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let mut docs = Vec::new();
+            crate::fbc::yaml::parse_documents(&text, |d| docs.push(d))
+                .map_err(|e| format!("{}:{}:{}: {}", p.display(), e.line, e.column, e.message))?;
+            let base = p.parent().unwrap_or(Path::new("."));
+            let mut map = BTreeMap::new();
+            if let Some(crate::fbc::node::Value::Map(m)) = docs.first().map(|d| &d.value) {
+                for e in m {
+                    let Some(v) = e.value.as_str() else {
+                        return Err(format!(
+                            "{}:{}:{}: the value of {:?} must be a directory or an image reference",
+                            p.display(),
+                            e.value.pos.line,
+                            e.value.pos.col,
+                            e.key
+                        ));
+                    };
+                    let local = base.join(v);
+                    let v = if local.exists() {
+                        local.display().to_string()
+                    } else {
+                        v.to_string()
+                    };
+                    map.insert(e.key.clone(), v);
+                }
+            } else {
+                return Err(format!(
+                    "{}: expected a mapping of bundle name to directory or image",
+                    p.display()
+                ));
+            }
+            Ok(map)
+        }
+    }
+}
+
+fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common) -> u8 {
+    let opts = match options(c) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let loaded = match super::graph::load_catalog(&[dir.to_path_buf()]) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    if let Some(p) = package
+        && !loaded.cfg.packages.iter().any(|x| x.name == p)
+    {
+        eprintln!("error: package `{p}` is not in the catalog");
+        return EXIT_USAGE;
+    }
+    let sources = match bundle_sources(bundles, &loaded.cfg, package) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let names: Vec<&String> = sources.keys().collect();
+    let inputs: Vec<&str> = sources.values().map(String::as_str).collect();
+    let mut scratch = Vec::new();
+    let dirs = match read_bundles(&inputs, c, &mut scratch) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let by_name: BTreeMap<&str, &BundleDir> =
+        names.iter().map(|n| n.as_str()).zip(dirs.iter()).collect();
+    let pkg_of: BTreeMap<&str, &str> = loaded
+        .cfg
+        .bundles
+        .iter()
+        .map(|b| (b.name.as_str(), b.package.as_str()))
+        .collect();
+    let mut all = Walked::default();
+    for (pkg, edges) in catalog_edges(&loaded.cfg) {
+        if package.is_some_and(|p| p != pkg) {
+            continue;
+        }
+        let facts: BTreeMap<String, Facts<'_>> = by_name
+            .iter()
+            .filter(|(n, _)| pkg_of.get(*n) == Some(&pkg.as_str()))
+            .map(|(n, b)| {
+                let mut f = Facts::of(b);
+                f.package = pkg.clone();
+                (n.to_string(), f)
+            })
+            .collect();
+        let w = check_package(&pkg, &facts, &edges, &opts);
+        all.findings.extend(w.findings);
+        all.checked += w.checked;
+        all.unchecked += w.unchecked;
+        all.bundles += w.bundles;
+    }
+    crate::diag::sort_findings(&mut all.findings);
+    let what = format!(
+        "{} edges checked, {} not checked, {} bundles",
+        all.checked, all.unchecked, all.bundles
+    );
+    emit(&all.findings, &what, c.output)
+}
