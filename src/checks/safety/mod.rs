@@ -3,3 +3,4 @@
 //! statically on every edge a catalog allows.
 
 pub mod schema;
+mod schema_diff;
