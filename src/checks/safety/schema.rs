@@ -1,11 +1,35 @@
 //! CRD schema compatibility between two versions' `openAPIV3Schema` (the crdify set, SCH codes).
 //!
-//! STUB: to be implemented (see the module contract below).
+//! A static re-implementation of the property validations of kubernetes-sigs/crdify, as OLM v1
+//! (operator-controller) runs them in its CRD upgrade-safety preflight. Both schemas are flattened
+//! into properties keyed by crdify's paths (`^` for the root, `.name` for each entry of
+//! `properties`, `[*]` for `items` and for an `additionalProperties` schema); every property
+//! present in both versions is then compared keyword by keyword, with crdify's wording:
+//!
+//! - `default`: any addition, change or removal; `enum`: a new constraint or removed values
+//!   (additions are allowed, as OLM configures; dropping the whole constraint counts as removing
+//!   its values, as crdify counts it); `max*`/`min*`: a new or tightened bound, including
+//!   `exclusiveMaximum`/`exclusiveMinimum` turning on; `required`: newly required names; `type`:
+//!   any change, including leaving `x-kubernetes-int-or-string`; `pattern`: added, changed or
+//!   removed (crdify's default removal policy); `nullable`: either way; `oneOf`: a new constraint
+//!   or a removed branch.
+//! - `description` changes are allowed (OLM runs crdify's description check without enforcement).
+//! - `x-kubernetes-validations` rules added or changed are SCH011 (crdify calls them unhandled).
+//! - Whatever else differs is one SCH012 per property, as crdify's "unhandled changes found", but
+//!   spelled as a key-by-key diff of the JSON values rather than a dump of the Go struct.
+//!
+//! A property missing from the new schema is SCH001 (crdify's existing-field-removal check), at the
+//! topmost removed path only. A `null` keyword counts as absent, as Go decodes it. Input of the
+//! wrong shape never panics: a keyword whose value has an unexpected type is left to the SCH012
+//! diff, and flattening stops 64 levels deep. Values (defaults, enum values, oneOf branches) are
+//! compared structurally, numbers as f64, where crdify compares the raw JSON text.
 
+use std::collections::BTreeMap;
+
+use super::schema_diff::{compare_property, get};
 use crate::checks::Code;
 use crate::diag::Severity::Error;
-use crate::fbc::node::{Node, Pos};
-
+use crate::fbc::node::{Node, Pos, Value};
 codes! {
     FIELD_REMOVED = "SCH001", Error, "A field of an existing CRD version was removed (crdify existingFieldRemoval): stored objects lose it, clients writing it are rejected or pruned.";
     DEFAULT = "SCH002", Error, "A default was added, changed or removed (crdify default): existing objects change meaning on the next write.";
@@ -59,6 +83,334 @@ pub struct Change {
 
 /// Compares the `openAPIV3Schema` nodes of two versions.
 pub fn compare(old: &Node, new: &Node, opts: &Options) -> Vec<Change> {
-    let _ = (old, new, opts);
-    Vec::new()
+    let (old_props, new_props) = (flatten(old), flatten(new));
+    let mut out = Vec::new();
+    for (path, o) in &old_props {
+        match new_props.get(path) {
+            Some(n) => compare_property(path, o.node, n.node, opts, &mut out),
+            // Only the topmost removed property: its parent is still there.
+            None if opts.field_removal
+                && o.parent.as_ref().is_none_or(|p| new_props.contains_key(p)) =>
+            {
+                out.push(Change {
+                    code: &FIELD_REMOVED,
+                    path: path.clone(),
+                    message: format!("removed field : {path}"),
+                    pos: o.node.pos,
+                });
+            }
+            None => {}
+        }
+    }
+    out.sort_by(|a, b| (&a.path, a.code.code, &a.message).cmp(&(&b.path, b.code.code, &b.message)));
+    out
+}
+
+/// How many property levels below the root are compared.
+const MAX_DEPTH: usize = 64;
+
+struct Flat<'a> {
+    node: &'a Node,
+    parent: Option<String>,
+}
+
+/// Every property of a schema by path, with its parent's path.
+fn flatten(root: &Node) -> BTreeMap<String, Flat<'_>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![(String::from("^"), root, None, 0usize)];
+    while let Some((path, node, parent, depth)) = stack.pop() {
+        if out.contains_key(&path) {
+            continue; // `a.b` as one property name and as two levels: the first one seen wins.
+        }
+        if depth < MAX_DEPTH {
+            let props = get(node, "properties").map(Node::sorted_entries);
+            for e in props.unwrap_or_default() {
+                let child = format!("{path}.{}", e.key);
+                stack.push((child, &e.value, Some(path.clone()), depth + 1));
+            }
+            let schema = |key| get(node, key).filter(|n| matches!(n.value, Value::Map(_)));
+            if let Some(child) = schema("items").or_else(|| schema("additionalProperties")) {
+                stack.push((format!("{path}[*]"), child, Some(path.clone()), depth + 1));
+            }
+        }
+        out.insert(path, Flat { node, parent });
+    }
+    out
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::fbc::yaml::parse_documents;
+
+    pub(in crate::checks::safety) fn schema(text: &str) -> Node {
+        let mut doc = None;
+        parse_documents(text, |n| doc = Some(n)).expect("yaml");
+        doc.expect("one document")
+    }
+
+    /// `(path, code, message)` of every change between two YAML schemas.
+    pub(in crate::checks::safety) fn diff_with(
+        old: &str,
+        new: &str,
+        opts: &Options,
+    ) -> Vec<(String, &'static str, String)> {
+        let changes = compare(&schema(old), &schema(new), opts);
+        changes
+            .into_iter()
+            .map(|c| (c.path, c.code.code, c.message))
+            .collect()
+    }
+
+    pub(in crate::checks::safety) fn diff(
+        old: &str,
+        new: &str,
+    ) -> Vec<(String, &'static str, String)> {
+        diff_with(old, new, &Options::default())
+    }
+
+    /// The single change between two schemas, as `path code message`.
+    pub(in crate::checks::safety) fn one(old: &str, new: &str) -> String {
+        let d = diff(old, new);
+        assert_eq!(d.len(), 1, "{d:#?}");
+        format!("{} {} {}", d[0].0, d[0].1, d[0].2)
+    }
+
+    /// A `spec.x` property with the given keywords (flow style).
+    pub(in crate::checks::safety) fn x(keywords: &str) -> String {
+        format!(
+            "type: object\nproperties:\n  spec:\n    type: object\n    properties:\n      x: {{{keywords}}}\n"
+        )
+    }
+
+    pub(in crate::checks::safety) const CRD: &str = r#"
+type: object
+description: A widget.
+required: [spec]
+properties:
+  spec:
+    type: object
+    required: [size]
+    properties:
+      size: {type: integer, minimum: 1, maximum: 10, default: 3}
+      mode: {type: string, enum: [fast, slow]}
+      name: {type: string, pattern: '^[a-z]+$', maxLength: 63}
+      ports:
+        type: array
+        maxItems: 8
+        items:
+          type: object
+          properties:
+            port: {type: integer}
+            protocol: {type: string, default: TCP}
+      labels:
+        type: object
+        additionalProperties: {type: string}
+      value: {x-kubernetes-int-or-string: true}
+    x-kubernetes-validations:
+      - rule: self.size <= 10
+        message: too big
+"#;
+
+    #[test]
+    fn identical_schemas_have_no_changes() {
+        assert_eq!(diff(CRD, CRD), vec![]);
+        assert_eq!(diff("{}", "{}"), vec![]);
+    }
+
+    #[test]
+    fn removed_field_is_reported_once_at_the_topmost_path() {
+        let new = CRD.replace("      ports:\n", "      gone:\n");
+        let d = diff(CRD, &new);
+        assert_eq!(
+            d,
+            vec![(
+                "^.spec.ports".to_string(),
+                "SCH001",
+                "removed field : ^.spec.ports".to_string()
+            )]
+        );
+        let off = Options {
+            field_removal: false,
+            ..Options::default()
+        };
+        assert_eq!(diff_with(CRD, &new, &off), vec![]);
+        // Adding optional fields is fine.
+        assert_eq!(diff(&new.replace("gone", "ports"), &new), d);
+        assert_eq!(diff(&x("type: string"), &x("type: string")), vec![]);
+    }
+
+    #[test]
+    fn items_and_additional_properties_paths() {
+        let new = CRD.replace("port: {type: integer}", "port: {type: string}");
+        assert_eq!(
+            one(CRD, &new),
+            r#"^.spec.ports[*].port SCH007 type changed : "integer" -> "string""#
+        );
+        let new = CRD.replace(
+            "additionalProperties: {type: string}",
+            "additionalProperties: {type: string, maxLength: 5}",
+        );
+        assert_eq!(
+            one(CRD, &new),
+            "^.spec.labels[*] SCH004 maxLength constraint added when there was none previously: 5"
+        );
+        // additionalProperties turning from a schema into a boolean is an unhandled change.
+        let new = CRD.replace(
+            "additionalProperties: {type: string}",
+            "additionalProperties: true",
+        );
+        let d = diff(CRD, &new);
+        assert_eq!(d[0].0, "^.spec.labels");
+        assert_eq!(
+            d[0].2,
+            r#"unhandled changes found: additionalProperties: {"type":"string"} -> true"#
+        );
+        assert_eq!(d[1].2, "removed field : ^.spec.labels[*]");
+    }
+
+    #[test]
+    fn sorted_with_positions() {
+        let new = CRD
+            .replace("maximum: 10", "maximum: 5")
+            .replace("{type: integer, min", "{type: string, min")
+            .replace("      ports:\n", "      gone:\n");
+        let changes = compare(&schema(CRD), &schema(&new), &Options::default());
+        let got: Vec<(&str, &str, u32)> = changes
+            .iter()
+            .map(|c| (c.path.as_str(), c.code.code, c.pos.line))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("^.spec.ports", "SCH001", 14),
+                ("^.spec.size", "SCH004", 10),
+                ("^.spec.size", "SCH007", 10),
+            ]
+        );
+    }
+
+    #[test]
+    fn garbage_input_does_not_panic() {
+        let odd = [
+            "[1, 2]",
+            "just text",
+            "{properties: [a, b]}",
+            "{properties: {a: 5, b: [x], c: null}, items: 3, required: nope}",
+            "{properties: {a: {type: 5, enum: x, oneOf: {}, x-kubernetes-validations: [1, {rule: 2}]}}}",
+            "{properties: {a: {required: [1, {}], minimum: {}, nullable: yes please}}}",
+            "{properties: {a: {x-kubernetes-validations: [{rule: r}, {rule: r, message: m}]}}}",
+            "{additionalProperties: {type: string}, items: {type: integer}}",
+            "{properties: {a.b: {type: string}, a: {properties: {b: {type: integer}}}}}",
+        ];
+        for old in odd {
+            for new in odd {
+                let _ = diff(old, new);
+            }
+            assert_eq!(diff(old, old), vec![], "{old}");
+        }
+        assert_eq!(
+            one("{properties: {a: 5}}", "{properties: {a: 6}}"),
+            "^.a SCH012 unhandled changes found: schema: 5 -> 6"
+        );
+    }
+
+    #[test]
+    fn deep_nesting_stops_at_the_depth_limit() {
+        let nest = |leaf: &str| {
+            let mut n = schema(leaf);
+            for _ in 0..200 {
+                let wrap = schema("{type: object, properties: {a: 0}}");
+                let Value::Map(mut entries) = wrap.value else {
+                    unreachable!()
+                };
+                let Value::Map(props) = &mut entries[1].value.value else {
+                    unreachable!()
+                };
+                props[0].value = n;
+                n = Node::new(Pos::default(), Value::Map(entries));
+            }
+            n
+        };
+        let (old, new) = (nest("{type: string}"), nest("{type: integer}"));
+        assert!(compare(&old, &new, &Options::default()).is_empty());
+        let shallow = nest("{type: string}");
+        assert!(compare(&old, &shallow, &Options::default()).is_empty());
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn key() -> impl Strategy<Value = String> {
+            prop_oneof![
+                Just("type"),
+                Just("properties"),
+                Just("items"),
+                Just("additionalProperties"),
+                Just("required"),
+                Just("enum"),
+                Just("default"),
+                Just("maximum"),
+                Just("minLength"),
+                Just("exclusiveMaximum"),
+                Just("pattern"),
+                Just("nullable"),
+                Just("oneOf"),
+                Just("x-kubernetes-validations"),
+                Just("x-kubernetes-int-or-string"),
+                Just("rule"),
+                Just("message"),
+                Just("a"),
+                Just("b"),
+            ]
+            .prop_map(str::to_string)
+        }
+
+        fn tree() -> impl Strategy<Value = Node> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                (-3i32..3).prop_map(|n| Value::Number(f64::from(n) / 2.0)),
+                "[a-c^]{0,2}".prop_map(Value::Str),
+            ]
+            .prop_map(|v| Node::new(Pos::default(), v));
+            leaf.prop_recursive(5, 48, 4, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4)
+                        .prop_map(|v| Node::new(Pos::default(), Value::Seq(v))),
+                    prop::collection::vec((key(), inner), 0..5).prop_map(|kv| {
+                        let entries = kv
+                            .into_iter()
+                            .map(|(key, value)| crate::fbc::node::Entry {
+                                key,
+                                key_pos: Pos::default(),
+                                value,
+                            })
+                            .collect();
+                        Node::new(Pos::default(), Value::Map(entries))
+                    }),
+                ]
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn a_schema_is_compatible_with_itself(s in tree()) {
+                let opts = Options { enum_additions_allowed: false, field_removal: true };
+                prop_assert_eq!(compare(&s, &s, &opts), vec![]);
+            }
+
+            #[test]
+            fn any_pair_compares_sorted_and_deterministic(a in tree(), b in tree()) {
+                let opts = Options::default();
+                let first = compare(&a, &b, &opts);
+                prop_assert_eq!(&first, &compare(&a, &b, &opts));
+                for w in first.windows(2) {
+                    let (p, q) = (&w[0], &w[1]);
+                    prop_assert!((&p.path, p.code.code, &p.message) <= (&q.path, q.code.code, &q.message));
+                }
+            }
+        }
+    }
 }

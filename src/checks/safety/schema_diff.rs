@@ -1,0 +1,696 @@
+//! The keyword-by-keyword comparison of one property present in both schemas, for
+//! [`super::schema::compare`]: each crdify check consumes its keywords, and whatever is left and
+//! differs becomes the unhandled diff.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::schema::{
+    CEL, Change, DEFAULT, ENUM, MAXIMUM, MINIMUM, NULLABLE, ONE_OF, Options, PATTERN, REQUIRED,
+    TYPE, UNHANDLED,
+};
+use crate::checks::Code;
+use crate::fbc::node::{Node, Value, write_go_float, write_json_string};
+
+/// How many characters of a value a message shows.
+const SHOWN_CHARS: usize = 120;
+
+/// The value of `key` in an object (the last one if repeated); `null` counts as absent.
+pub(super) fn get<'a>(node: &'a Node, key: &str) -> Option<&'a Node> {
+    match &node.value {
+        Value::Map(entries) => entries
+            .iter()
+            .rev()
+            .find(|e| e.key == key)
+            .map(|e| &e.value)
+            .filter(|v| !matches!(v.value, Value::Null)),
+        _ => None,
+    }
+}
+
+/// A keyword whose value does not have the expected type (left to the unhandled diff).
+struct BadShape;
+type Shaped<T = ()> = Result<T, BadShape>;
+
+fn num(n: Option<&Node>) -> Shaped<Option<f64>> {
+    match n.map(|n| &n.value) {
+        None => Ok(None),
+        Some(Value::Number(f)) => Ok(Some(*f)),
+        Some(_) => Err(BadShape),
+    }
+}
+
+fn flag(n: Option<&Node>) -> Shaped<bool> {
+    match n.map(|n| &n.value) {
+        None => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(BadShape),
+    }
+}
+
+fn text(n: Option<&Node>) -> Shaped<Option<&str>> {
+    match n.map(|n| &n.value) {
+        None => Ok(None),
+        Some(Value::Str(s)) => Ok(Some(s)),
+        Some(_) => Err(BadShape),
+    }
+}
+
+fn list(n: Option<&Node>) -> Shaped<&[Node]> {
+    match n.map(|n| &n.value) {
+        None => Ok(&[]),
+        Some(Value::Seq(items)) => Ok(items),
+        Some(_) => Err(BadShape),
+    }
+}
+
+/// Structural equality: objects by their (last-wins) keys, numbers as f64. Iterative.
+fn same(a: &Node, b: &Node) -> bool {
+    let mut stack = vec![(a, b)];
+    while let Some((a, b)) = stack.pop() {
+        match (&a.value, &b.value) {
+            (Value::Null, Value::Null) => {}
+            (Value::Bool(x), Value::Bool(y)) if x == y => {}
+            (Value::Number(x), Value::Number(y)) if x == y => {}
+            (Value::Str(x), Value::Str(y)) if x == y => {}
+            (Value::Seq(x), Value::Seq(y)) if x.len() == y.len() => stack.extend(x.iter().zip(y)),
+            (Value::Map(_), Value::Map(_)) => {
+                let (x, y) = (a.sorted_entries(), b.sorted_entries());
+                if x.len() != y.len() || x.iter().zip(&y).any(|(p, q)| p.key != q.key) {
+                    return false;
+                }
+                stack.extend(x.iter().zip(&y).map(|(p, q)| (&p.value, &q.value)));
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+fn same_opt(a: Option<&Node>, b: Option<&Node>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => same(a, b),
+        _ => false,
+    }
+}
+
+/// Compact JSON of a value, cut to [`SHOWN_CHARS`] characters; `<none>` when absent.
+fn shown(n: Option<&Node>) -> String {
+    let Some(n) = n else {
+        return "<none>".to_string();
+    };
+    let json = n.to_json();
+    match json.char_indices().nth(SHOWN_CHARS - 1) {
+        Some((cut, _)) if json[cut..].chars().nth(1).is_some() => format!("{}…", &json[..cut]),
+        _ => json,
+    }
+}
+
+fn quoted(s: &str) -> String {
+    let mut out = String::new();
+    write_json_string(&mut out, s);
+    out
+}
+
+fn go_num(f: f64) -> String {
+    let mut out = String::new();
+    write_go_float(&mut out, f);
+    out
+}
+
+/// One property present in both schemas, being compared.
+struct Cmp<'a> {
+    path: &'a str,
+    old: &'a Node,
+    new: &'a Node,
+    /// Keywords a check has dealt with (the unhandled diff skips them).
+    handled: BTreeSet<&'static str>,
+    out: &'a mut Vec<Change>,
+}
+
+impl<'a> Cmp<'a> {
+    fn pair(&self, key: &str) -> (Option<&'a Node>, Option<&'a Node>) {
+        (get(self.old, key), get(self.new, key))
+    }
+
+    fn report(&mut self, code: &'static Code, message: String) {
+        self.out.push(Change {
+            code,
+            path: self.path.to_string(),
+            message,
+            pos: self.new.pos,
+        });
+    }
+}
+
+pub(super) fn compare_property(
+    path: &str,
+    old: &Node,
+    new: &Node,
+    opts: &Options,
+    out: &mut Vec<Change>,
+) {
+    let schema_like = |n: &Node| matches!(n.value, Value::Map(_) | Value::Null);
+    let mut c = Cmp {
+        path,
+        old,
+        new,
+        handled: BTreeSet::new(),
+        out,
+    };
+    if !schema_like(old) || !schema_like(new) {
+        if !same(old, new) {
+            let message = format!(
+                "unhandled changes found: schema: {} -> {}",
+                shown(Some(old)),
+                shown(Some(new))
+            );
+            c.report(&UNHANDLED, message);
+        }
+        return;
+    }
+    c.handled.insert("description");
+    for key in ["properties", "items", "additionalProperties"] {
+        let (o, n) = c.pair(key);
+        if [o, n]
+            .iter()
+            .flatten()
+            .all(|n| matches!(n.value, Value::Map(_)))
+        {
+            c.handled.insert(key); // Compared as properties of their own.
+        }
+    }
+    let _ = check_default(&mut c);
+    let _ = check_enum(&mut c, opts);
+    for key in ["maximum", "maxItems", "maxLength", "maxProperties"] {
+        let _ = check_bound(&mut c, key, &MAXIMUM, true);
+    }
+    for key in ["minimum", "minItems", "minLength", "minProperties"] {
+        let _ = check_bound(&mut c, key, &MINIMUM, false);
+    }
+    let _ = check_exclusive(&mut c, "exclusiveMaximum", &MAXIMUM);
+    let _ = check_exclusive(&mut c, "exclusiveMinimum", &MINIMUM);
+    let _ = check_required(&mut c);
+    let _ = check_type(&mut c);
+    let _ = check_pattern(&mut c);
+    let _ = check_nullable(&mut c);
+    let _ = check_one_of(&mut c);
+    let _ = check_cel(&mut c);
+    check_unhandled(&mut c);
+}
+
+fn check_default(c: &mut Cmp) -> Shaped {
+    c.handled.insert("default");
+    let message = match c.pair("default") {
+        (None, Some(_)) => "default added when there was none previously".to_string(),
+        (Some(_), None) => "default value removed".to_string(),
+        (Some(a), Some(b)) if !same(a, b) => {
+            format!(
+                "default value changed: {} -> {}",
+                shown(Some(a)),
+                shown(Some(b))
+            )
+        }
+        _ => return Ok(()),
+    };
+    c.report(&DEFAULT, message);
+    Ok(())
+}
+
+fn check_enum(c: &mut Cmp, opts: &Options) -> Shaped {
+    let (o, n) = c.pair("enum");
+    let (o, n) = (list(o)?, list(n)?);
+    c.handled.insert("enum");
+    if o.is_empty() && !n.is_empty() {
+        c.report(
+            &ENUM,
+            "enum constraint added when there was none previously".into(),
+        );
+        return Ok(());
+    }
+    // Values not found in the other list, as compact JSON sorted and listed like Go's `%v`.
+    let missing = |from: &[Node], other: &[Node]| {
+        let json: BTreeSet<String> = from
+            .iter()
+            .filter(|v| !other.iter().any(|w| same(v, w)))
+            .map(Node::to_json)
+            .collect();
+        (!json.is_empty()).then(|| format!("[{}]", Vec::from_iter(json).join(" ")))
+    };
+    if let Some(removed) = missing(o, n) {
+        c.report(&ENUM, format!("allowed enum values removed: {removed}"));
+    }
+    if !opts.enum_additions_allowed
+        && !o.is_empty()
+        && let Some(added) = missing(n, o)
+    {
+        c.report(&ENUM, format!("allowed enum values added: {added}"));
+    }
+    Ok(())
+}
+
+fn check_bound(c: &mut Cmp, key: &'static str, code: &'static Code, upper: bool) -> Shaped {
+    let (o, n) = c.pair(key);
+    let (o, n) = (num(o)?, num(n)?);
+    c.handled.insert(key);
+    let tighter = if upper { "decreased" } else { "increased" };
+    let message = match (o, n) {
+        (None, Some(v)) => {
+            format!(
+                "{key} constraint added when there was none previously: {}",
+                go_num(v)
+            )
+        }
+        (Some(a), Some(b)) if (upper && b < a) || (!upper && b > a) => {
+            format!("{key} {tighter}: {} -> {}", go_num(a), go_num(b))
+        }
+        _ => return Ok(()),
+    };
+    c.report(code, message);
+    Ok(())
+}
+
+fn check_exclusive(c: &mut Cmp, key: &'static str, code: &'static Code) -> Shaped {
+    let (o, n) = c.pair(key);
+    let (o, n) = (flag(o)?, flag(n)?);
+    c.handled.insert(key);
+    if !o && n {
+        c.report(code, format!("{key} added"));
+    }
+    Ok(())
+}
+
+fn check_required(c: &mut Cmp) -> Shaped {
+    let (o, n) = c.pair("required");
+    let (o, n) = (list(o)?, list(n)?);
+    c.handled.insert("required");
+    let name = |n: &Node| n.as_str().map_or_else(|| n.to_json(), str::to_string);
+    let old: BTreeSet<String> = o.iter().map(name).collect();
+    let added: BTreeSet<String> = n.iter().map(name).filter(|s| !old.contains(s)).collect();
+    if !added.is_empty() {
+        let names: Vec<String> = added.into_iter().collect();
+        c.report(
+            &REQUIRED,
+            format!("new required fields: [{}]", names.join(" ")),
+        );
+    }
+    Ok(())
+}
+
+fn check_type(c: &mut Cmp) -> Shaped {
+    let (ot, nt) = c.pair("type");
+    let (ot, nt) = (text(ot)?.unwrap_or(""), text(nt)?.unwrap_or(""));
+    let (oi, ni) = c.pair("x-kubernetes-int-or-string");
+    let (oi, ni) = (flag(oi)?, flag(ni)?);
+    c.handled.extend(["type", "x-kubernetes-int-or-string"]);
+    // Becoming int-or-string accepts whatever the old type accepted.
+    let widened = ni && !oi;
+    let from = if oi && !ni {
+        "int-or-string"
+    } else if ot != nt && !widened {
+        ot
+    } else {
+        return Ok(());
+    };
+    let message = format!("type changed : {} -> {}", quoted(from), quoted(nt));
+    c.report(&TYPE, message);
+    Ok(())
+}
+
+fn check_pattern(c: &mut Cmp) -> Shaped {
+    let (o, n) = c.pair("pattern");
+    let (o, n) = (text(o)?, text(n)?);
+    c.handled.insert("pattern");
+    let message = match (o, n) {
+        (None, Some(p)) => format!("pattern added: {}", quoted(p)),
+        (Some(a), Some(b)) if a != b => format!("pattern changed: {} -> {}", quoted(a), quoted(b)),
+        (Some(_), None) => "pattern removed".to_string(),
+        _ => return Ok(()),
+    };
+    c.report(&PATTERN, message);
+    Ok(())
+}
+
+fn check_nullable(c: &mut Cmp) -> Shaped {
+    let (o, n) = c.pair("nullable");
+    let (o, n) = (flag(o)?, flag(n)?);
+    c.handled.insert("nullable");
+    if o != n {
+        let message = if n {
+            "nullable added"
+        } else {
+            "nullable removed"
+        };
+        c.report(&NULLABLE, message.to_string());
+    }
+    Ok(())
+}
+
+fn check_one_of(c: &mut Cmp) -> Shaped {
+    let (o, n) = c.pair("oneOf");
+    let (o, n) = (list(o)?, list(n)?);
+    c.handled.insert("oneOf");
+    if o.is_empty() && !n.is_empty() {
+        c.report(
+            &ONE_OF,
+            "oneOf constraint added when there was none previously".into(),
+        );
+    } else if o.iter().any(|a| !n.iter().any(|b| same(a, b))) {
+        c.report(&ONE_OF, "allowed oneOf schemas removed".into());
+    }
+    Ok(())
+}
+
+/// The fields of a CEL rule entry besides `rule` itself.
+const CEL_FIELDS: [&str; 5] = [
+    "message",
+    "messageExpression",
+    "reason",
+    "fieldPath",
+    "optionalOldSelf",
+];
+
+fn check_cel(c: &mut Cmp) -> Shaped {
+    let (o, n) = c.pair("x-kubernetes-validations");
+    let (o, n) = (list(o)?, list(n)?);
+    c.handled.insert("x-kubernetes-validations");
+    let rule = |n: &Node| {
+        get(n, "rule")
+            .and_then(Node::as_str)
+            .map_or_else(|| n.to_json(), str::to_string)
+    };
+    let mut old: BTreeMap<String, &Node> = BTreeMap::new();
+    for entry in o {
+        old.entry(rule(entry)).or_insert(entry);
+    }
+    let mut seen = BTreeSet::new();
+    for entry in n {
+        let r = rule(entry);
+        if !seen.insert(r.clone()) {
+            continue;
+        }
+        let message = match old.get(&r) {
+            None => format!("CEL rule added: {}", quoted(&r)),
+            Some(prev) => {
+                let changed: Vec<&str> = CEL_FIELDS
+                    .into_iter()
+                    .filter(|f| !same_opt(get(prev, f), get(entry, f)))
+                    .collect();
+                if changed.is_empty() {
+                    continue;
+                }
+                format!("CEL rule changed: {} ({})", quoted(&r), changed.join(", "))
+            }
+        };
+        c.report(&CEL, message);
+    }
+    Ok(())
+}
+
+fn check_unhandled(c: &mut Cmp) {
+    let (old, new) = (c.old.sorted_entries(), c.new.sorted_entries());
+    let keys: BTreeSet<&str> = old.iter().chain(&new).map(|e| e.key.as_str()).collect();
+    let mut parts = Vec::new();
+    for key in keys.into_iter().filter(|k| !c.handled.contains(k)) {
+        let (o, n) = c.pair(key);
+        if !same_opt(o, n) {
+            parts.push(format!("{key}: {} -> {}", shown(o), shown(n)));
+        }
+    }
+    if !parts.is_empty() {
+        c.report(
+            &UNHANDLED,
+            format!("unhandled changes found: {}", parts.join("; ")),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SHOWN_CHARS;
+    use crate::checks::safety::schema::Options;
+    use crate::checks::safety::schema::tests::{CRD, diff, diff_with, one, x};
+
+    #[test]
+    fn default_added_changed_removed() {
+        assert_eq!(
+            one(&x("type: string"), &x("type: string, default: a")),
+            "^.spec.x SCH002 default added when there was none previously"
+        );
+        assert_eq!(
+            one(&x("default: a"), &x("default: b")),
+            r#"^.spec.x SCH002 default value changed: "a" -> "b""#
+        );
+        assert_eq!(
+            one(&x("default: {a: 1}"), &x("")),
+            "^.spec.x SCH002 default value removed"
+        );
+        // Structural equality: key order and number spelling do not matter.
+        assert_eq!(
+            diff(
+                &x("default: {a: 1, b: [x]}"),
+                &x("default: {b: [x], a: 1.0}")
+            ),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn enum_additions_allowed_removals_flagged() {
+        let more = CRD.replace("[fast, slow]", "[fast, slow, medium]");
+        assert_eq!(diff(CRD, &more), vec![]);
+        let strict = Options {
+            enum_additions_allowed: false,
+            ..Options::default()
+        };
+        let d = diff_with(CRD, &more, &strict);
+        assert_eq!(d[0].2, r#"allowed enum values added: ["medium"]"#);
+        let fewer = CRD.replace("[fast, slow]", "[slow]");
+        assert_eq!(
+            one(CRD, &fewer),
+            r#"^.spec.mode SCH003 allowed enum values removed: ["fast"]"#
+        );
+        assert_eq!(
+            one(&x("enum: [1, 2, c]"), &x("enum: [3]")),
+            r#"^.spec.x SCH003 allowed enum values removed: ["c" 1 2]"#
+        );
+        assert_eq!(
+            one(&x("type: string"), &x("type: string, enum: [a]")),
+            "^.spec.x SCH003 enum constraint added when there was none previously"
+        );
+        // Reordering is no change; dropping the constraint counts as removing its values, as
+        // crdify reports it.
+        assert_eq!(diff(&x("enum: [a, b]"), &x("enum: [b, a]")), vec![]);
+        assert_eq!(
+            one(&x("enum: [a]"), &x("")),
+            r#"^.spec.x SCH003 allowed enum values removed: ["a"]"#
+        );
+    }
+
+    #[test]
+    fn maximum_raised_or_removed_allowed_lowered_or_added_flagged() {
+        let raised = CRD.replace("maximum: 10", "maximum: 20");
+        assert_eq!(diff(CRD, &raised), vec![]);
+        assert_eq!(diff(CRD, &CRD.replace("maxItems: 8", "")), vec![]);
+        assert_eq!(
+            one(CRD, &CRD.replace("maximum: 10", "maximum: 9.5")),
+            "^.spec.size SCH004 maximum decreased: 10 -> 9.5"
+        );
+        assert_eq!(
+            one(CRD, &CRD.replace("maxItems: 8", "maxItems: 2")),
+            "^.spec.ports SCH004 maxItems decreased: 8 -> 2"
+        );
+        assert_eq!(
+            one(&x(""), &x("maxProperties: 3")),
+            "^.spec.x SCH004 maxProperties constraint added when there was none previously: 3"
+        );
+        assert_eq!(
+            one(&x("maximum: 3"), &x("maximum: 3, exclusiveMaximum: true")),
+            "^.spec.x SCH004 exclusiveMaximum added"
+        );
+        assert_eq!(
+            diff(&x("maximum: 3, exclusiveMaximum: true"), &x("maximum: 3")),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn minimum_lowered_allowed_raised_or_added_flagged() {
+        assert_eq!(diff(CRD, &CRD.replace("minimum: 1", "minimum: 0")), vec![]);
+        assert_eq!(diff(CRD, &CRD.replace("minimum: 1,", "")), vec![]);
+        assert_eq!(
+            one(CRD, &CRD.replace("minimum: 1", "minimum: 2")),
+            "^.spec.size SCH005 minimum increased: 1 -> 2"
+        );
+        assert_eq!(
+            one(&x("type: string"), &x("type: string, minLength: 1")),
+            "^.spec.x SCH005 minLength constraint added when there was none previously: 1"
+        );
+        assert_eq!(
+            one(&x("minItems: 1"), &x("minItems: 3")),
+            "^.spec.x SCH005 minItems increased: 1 -> 3"
+        );
+        assert_eq!(
+            one(&x(""), &x("exclusiveMinimum: true")),
+            "^.spec.x SCH005 exclusiveMinimum added"
+        );
+        assert_eq!(diff(&x("minProperties: 2"), &x("minProperties: 1")), vec![]);
+    }
+
+    #[test]
+    fn new_required_fields_flagged_optional_allowed() {
+        let new = CRD
+            .replace("required: [size]", "required: [size, name, mode]")
+            .replace(
+                "      labels:\n",
+                "      extra: {type: string}\n      labels:\n",
+            );
+        assert_eq!(
+            one(CRD, &new),
+            "^.spec SCH006 new required fields: [mode name]"
+        );
+        assert_eq!(
+            diff(CRD, &CRD.replace("required: [size]", "required: []")),
+            vec![]
+        );
+        assert_eq!(diff(CRD, &CRD.replace("required: [size]", "")), vec![]);
+    }
+
+    #[test]
+    fn type_changes() {
+        assert_eq!(
+            one(&x("type: string"), &x("type: integer")),
+            r#"^.spec.x SCH007 type changed : "string" -> "integer""#
+        );
+        assert_eq!(
+            one(&x(""), &x("type: object")),
+            r#"^.spec.x SCH007 type changed : "" -> "object""#
+        );
+        assert_eq!(
+            one(
+                CRD,
+                &CRD.replace("{x-kubernetes-int-or-string: true}", "{type: string}")
+            ),
+            r#"^.spec.value SCH007 type changed : "int-or-string" -> "string""#
+        );
+        // Widening to int-or-string is allowed.
+        assert_eq!(
+            diff(&x("type: string"), &x("x-kubernetes-int-or-string: true")),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn description_changes_are_allowed() {
+        let new = CRD.replace("A widget.", "A better widget.");
+        assert_eq!(diff(CRD, &new), vec![]);
+        assert_eq!(diff(&x("description: a"), &x("")), vec![]);
+    }
+
+    #[test]
+    fn pattern_added_changed_removed() {
+        assert_eq!(
+            one(&x(""), &x("pattern: '^a'")),
+            r#"^.spec.x SCH008 pattern added: "^a""#
+        );
+        assert_eq!(
+            one(CRD, &CRD.replace("'^[a-z]+$'", "'^[a-z0-9]+$'")),
+            r#"^.spec.name SCH008 pattern changed: "^[a-z]+$" -> "^[a-z0-9]+$""#
+        );
+        assert_eq!(
+            one(&x("pattern: a"), &x("")),
+            "^.spec.x SCH008 pattern removed"
+        );
+        assert_eq!(diff(&x("pattern: a"), &x("pattern: a")), vec![]);
+    }
+
+    #[test]
+    fn nullable_either_way() {
+        assert_eq!(
+            one(&x(""), &x("nullable: true")),
+            "^.spec.x SCH009 nullable added"
+        );
+        assert_eq!(
+            one(&x("nullable: true"), &x("nullable: false")),
+            "^.spec.x SCH009 nullable removed"
+        );
+        assert_eq!(diff(&x("nullable: false"), &x("")), vec![]);
+    }
+
+    #[test]
+    fn one_of_added_or_branch_removed() {
+        let a = "{required: [a]}";
+        let b = "{required: [b]}";
+        assert_eq!(
+            one(&x(""), &x(&format!("oneOf: [{a}]"))),
+            "^.spec.x SCH010 oneOf constraint added when there was none previously"
+        );
+        assert_eq!(
+            diff(
+                &x(&format!("oneOf: [{a}]")),
+                &x(&format!("oneOf: [{b}, {a}]"))
+            ),
+            vec![]
+        );
+        assert_eq!(
+            one(
+                &x(&format!("oneOf: [{a}, {b}]")),
+                &x(&format!("oneOf: [{b}]"))
+            ),
+            "^.spec.x SCH010 allowed oneOf schemas removed"
+        );
+    }
+
+    #[test]
+    fn cel_rules_added_changed_removed() {
+        let added = CRD.replace(
+            "        message: too big\n",
+            "        message: too big\n      - rule: has(self.name)\n",
+        );
+        assert_eq!(
+            one(CRD, &added),
+            r#"^.spec SCH011 CEL rule added: "has(self.name)""#
+        );
+        // Removing a rule loosens.
+        assert_eq!(diff(&added, CRD), vec![]);
+        let changed = CRD.replace(
+            "message: too big",
+            "message: too large\n        reason: FieldValueInvalid",
+        );
+        assert_eq!(
+            one(CRD, &changed),
+            r#"^.spec SCH011 CEL rule changed: "self.size <= 10" (message, reason)"#
+        );
+        let reworded = CRD.replace("self.size <= 10", "self.size < 11");
+        assert_eq!(
+            one(CRD, &reworded),
+            r#"^.spec SCH011 CEL rule added: "self.size < 11""#
+        );
+    }
+
+    #[test]
+    fn unhandled_changes_are_a_field_level_diff() {
+        assert_eq!(
+            one(
+                &x("type: string, format: date, x-kubernetes-list-type: atomic"),
+                &x("type: string, format: date-time, x-kubernetes-preserve-unknown-fields: true")
+            ),
+            "^.spec.x SCH012 unhandled changes found: format: \"date\" -> \"date-time\"; \
+             x-kubernetes-list-type: \"atomic\" -> <none>; \
+             x-kubernetes-preserve-unknown-fields: <none> -> true"
+        );
+        // Long values are cut.
+        let long = "a".repeat(300);
+        let d = one(&x(""), &x(&format!("title: {long}")));
+        let shown = d.split("-> ").nth(1).expect("new value");
+        assert_eq!(shown.chars().count(), SHOWN_CHARS);
+        assert!(shown.ends_with("aa…"));
+        // A handled keyword with a value of the wrong type falls to the diff too.
+        assert_eq!(
+            one(&x("maximum: 5"), &x("maximum: '5'")),
+            r#"^.spec.x SCH012 unhandled changes found: maximum: 5 -> "5""#
+        );
+        // null is the same as absent.
+        assert_eq!(diff(&x("format: null, maximum: null"), &x("")), vec![]);
+    }
+}
