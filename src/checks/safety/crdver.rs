@@ -332,12 +332,15 @@ fn push_changes(
     out: &mut Vec<Finding>,
 ) {
     for ch in changes {
+        // crdify repeats the path in removal messages; it is already in front.
+        let suffix = format!(" : {}", ch.path);
+        let msg = ch.message.strip_suffix(&suffix).unwrap_or(&ch.message);
         let mut f = hit(
             ch.code,
             new,
             nc,
             ch.pos,
-            format!("{prefix}: {}: {}", ch.path, ch.message),
+            format!("{prefix}: {}: {msg}", ch.path),
         );
         f.path = Some(ch.path);
         out.push(f);
