@@ -501,17 +501,17 @@ fn review_versions_against_the_target() {
             "admissionReviewVersions: [v1beta1]",
         )
     };
-    let f = run(&only_beta, &[]);
+    let f = run(only_beta, &[]);
     assert_eq!(one(&f, "API005").severity, Severity::Warning);
     let old_kube = |s: &str| s.replace("minKubeVersion: 1.25.0", "minKubeVersion: 1.15.0");
-    let f = run(&old_kube, &[]);
+    let f = run(old_kube, &[]);
     assert_eq!(one(&f, "API005").severity, Severity::Error);
-    assert!(run(&same, &[]).iter().all(|x| x.code != "API005"));
+    assert!(run(same, &[]).iter().all(|x| x.code != "API005"));
     let conv = CRD.replace(
         "  scope: Namespaced\n",
         "  scope: Namespaced\n  conversion: {strategy: Webhook, webhook: {conversionReviewVersions: [v1beta1], clientConfig: {service: {name: s, namespace: n}}}}\n",
     );
-    let f = run(&same, &[("manifests/widgets.crd.yaml", &conv)]);
+    let f = run(same, &[("manifests/widgets.crd.yaml", &conv)]);
     let hit = one(&f, "API005");
     assert_eq!(
         hit.path.as_deref(),

@@ -40,6 +40,20 @@ pub enum CheckCmd {
         #[command(flatten)]
         common: Common,
     },
+    /// Check a package's whole bundle history: every `<package>/<version>/` bundle directory
+    /// (the community-operators layout), with the edges of --catalog when it has the package,
+    /// else the CSVs' replaces, skips and olm.skipRange (plus version order per channel when
+    /// the package's ci.yaml says `updateGraph: semver-mode`).
+    History {
+        /// Package directories.
+        #[arg(required = true)]
+        packages: Vec<PathBuf>,
+        /// A catalog (directory or file) whose channels define the edges.
+        #[arg(long)]
+        catalog: Option<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
 }
 
 /// Flags shared by the check commands.
@@ -83,6 +97,11 @@ pub fn run(cmd: CheckCmd) -> u8 {
             package,
             common,
         } => catalog(&dir, bundles.as_deref(), package.as_deref(), &common),
+        CheckCmd::History {
+            packages,
+            catalog,
+            common,
+        } => history(&packages, catalog.as_deref(), &common),
     }
 }
 
@@ -328,6 +347,71 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
     let what = format!(
         "{} edges checked, {} not checked, {} bundles",
         all.checked, all.unchecked, all.bundles
+    );
+    emit(&all.findings, &what, c.output)
+}
+
+fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
+    use crate::checks::safety::walk::{history_edges, load_package};
+    let opts = match options(c) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let loaded = match catalog {
+        Some(d) => match super::graph::load_catalog(&[d.to_path_buf()]) {
+            Ok(l) => Some(l),
+            Err(code) => return code,
+        },
+        None => None,
+    };
+    let mut cat_edges = loaded
+        .as_ref()
+        .map(|l| catalog_edges(&l.cfg))
+        .unwrap_or_default();
+    let mut all = Walked::default();
+    let mut from_catalog = 0;
+    for pkg in packages {
+        let (dirs, semver) = match load_package(pkg) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_USAGE;
+            }
+        };
+        let facts: Vec<Facts<'_>> = dirs.iter().map(Facts::of).collect();
+        let name = facts
+            .iter()
+            .map(|f| f.package.clone())
+            .find(|p| !p.is_empty())
+            .unwrap_or_else(|| {
+                pkg.file_name()
+                    .map_or(String::new(), |n| n.to_string_lossy().into_owned())
+            });
+        let edges = match cat_edges.remove(&name) {
+            Some(e) => {
+                from_catalog += 1;
+                e
+            }
+            None => history_edges(&facts, semver),
+        };
+        let by_name: BTreeMap<String, Facts<'_>> =
+            facts.into_iter().map(|f| (f.name.clone(), f)).collect();
+        let w = check_package(&name, &by_name, &edges, &opts);
+        all.findings.extend(w.findings);
+        all.checked += w.checked;
+        all.unchecked += w.unchecked;
+        all.bundles += w.bundles;
+    }
+    crate::diag::sort_findings(&mut all.findings);
+    let what = format!(
+        "{} packages ({from_catalog} with catalog edges), {} bundles, {} edges checked, {} not checked",
+        packages.len(),
+        all.bundles,
+        all.checked,
+        all.unchecked
     );
     emit(&all.findings, &what, c.output)
 }

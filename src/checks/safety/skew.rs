@@ -15,7 +15,7 @@ codes! {
     NOT_UPWARDS = "SKW001", Error, "An upgrade edge does not go up in version: the new bundle's version is not above the old one's.";
     MAJOR_HOP = "SKW002", Error, "An upgrade edge crosses a major version, which the policy does not allow (allowMajorUpgrades).";
     RELEASE_TO_PRERELEASE = "SKW003", Warning, "An upgrade edge moves users of a release onto a pre-release (allowReleaseToPrerelease).";
-    SKIPRANGE_ABOVE = "SKW004", Error, "The bundle's olm.skipRange admits versions above the bundle's own: newer bundles would be replaced by this older one.";
+    SKIPRANGE_ABOVE = "SKW004", Error, "The bundle's olm.skipRange admits released versions above the bundle's own: users of newer bundles would be offered this older one.";
     MIN_KUBE_PARSE = "SKW005", Error, "spec.minKubeVersion is not a semantic version (X.Y.Z): OLM fails the CSV requirement check and validators reject it.";
     MIN_KUBE_RISES = "SKW006", Error, "spec.minKubeVersion rises within a patch release: users on clusters the old bundle supported get a CSV stuck in Pending (RequirementsNotMet).";
     MAX_OCP = "SKW007", Error, "olm.maxOpenShiftVersion is not exactly `major.minor`, or is defined more than once: OpenShift then blocks cluster upgrades.";
@@ -109,15 +109,28 @@ fn skip_range(f: &Facts<'_>, out: &mut Vec<Finding>) {
     };
     // An unparsable range is CSV017's business.
     let Ok(r) = Range::parse(text) else { return };
+    // The lowest release above the bundle: `<1.2.1` on 1.2.0 admits only pre-releases of
+    // 1.2.1, which is the usual way to write "everything before me" and is not reported.
+    let next = if v.pre.is_empty() {
+        Version::new(v.major, v.minor, v.patch + 1)
+    } else {
+        Version::new(v.major, v.minor, v.patch)
+    };
     let above = match r.upper_bound() {
         None => Some("has no upper bound".to_string()),
-        Some((b, inclusive)) => match b.cmp_precedence(v) {
-            std::cmp::Ordering::Greater => Some(format!(
-                "admits versions up to {b}{}",
-                if inclusive { "" } else { " (exclusive)" }
-            )),
-            _ => None,
-        },
+        Some((b, inclusive)) => {
+            let admits = if inclusive {
+                b.cmp_precedence(v).is_gt()
+            } else {
+                b.cmp_precedence(&next).is_gt()
+            };
+            admits.then(|| {
+                format!(
+                    "admits versions up to {b}{}",
+                    if inclusive { "" } else { " (exclusive)" }
+                )
+            })
+        }
     };
     if let Some(what) = above {
         out.push(

@@ -125,6 +125,37 @@ pub fn history_edges(bundles: &[Facts<'_>], semver_mode: bool) -> Vec<Edge> {
     edges.into_values().collect()
 }
 
+/// Reads a package directory in the community-operators layout: every `<version>/` bundle
+/// directory below it (sorted by path), and whether its `ci.yaml` asks for semver-mode graphs
+/// (`updateGraph: semver-mode`).
+pub fn load_package(
+    pkg: &std::path::Path,
+) -> Result<(Vec<crate::bundle::load::BundleDir>, bool), String> {
+    use crate::bundle::load::{bundle_root, load_bundle, str_at};
+    let rd = std::fs::read_dir(pkg).map_err(|e| format!("{}: {e}", pkg.display()))?;
+    let mut paths: Vec<std::path::PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    let mut dirs = Vec::new();
+    for p in paths.iter().filter(|p| bundle_root(p).is_some()) {
+        dirs.push(load_bundle(p).map_err(|e| e.to_string())?);
+    }
+    if dirs.is_empty() {
+        return Err(format!(
+            "{}: no bundle directories (<version>/manifests and <version>/metadata) below it",
+            pkg.display()
+        ));
+    }
+    let semver = std::fs::read_to_string(pkg.join("ci.yaml"))
+        .ok()
+        .and_then(|text| {
+            let mut docs = Vec::new();
+            crate::fbc::yaml::parse_documents(&text, |d| docs.push(d)).ok()?;
+            Some(docs.first().and_then(|d| str_at(d, &["updateGraph"])) == Some("semver-mode"))
+        })
+        .unwrap_or(false);
+    Ok((dirs, semver))
+}
+
 /// The path facts at every bundle: what users arriving at it (and running it) may have.
 pub fn histories(
     bundles: &BTreeMap<String, Facts<'_>>,
