@@ -1,0 +1,217 @@
+//! Path facts: stored versions and deprecation marks carried along upgrade paths, and
+//! `olmctl check history` / `check catalog` over small package histories.
+
+mod common;
+
+use std::process::Command;
+
+/// A bundle `demo.v<v>` with one CRD whose versions are `(name, served, storage, deprecated)`;
+/// `replaces` and `skip_range` give its edges.
+fn bundle(
+    v: &str,
+    replaces: &str,
+    skip_range: &str,
+    versions: &[(&str, bool, bool, bool)],
+) -> Vec<(String, String)> {
+    let mut crd = String::from(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.demo.io\nspec:\n  group: demo.io\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions:\n",
+    );
+    for (name, served, storage, deprecated) in versions {
+        crd.push_str(&format!("  - {{name: {name}, served: {served}, storage: {storage}, deprecated: {deprecated}, schema: {{openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}}}}}\n"));
+    }
+    let mut csv = format!(
+        "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: demo.v{v}\n"
+    );
+    if !skip_range.is_empty() {
+        csv.push_str(&format!(
+            "  annotations:\n    olm.skipRange: '{skip_range}'\n"
+        ));
+    }
+    csv.push_str(&format!(
+        "spec:\n  version: {v}\n  minKubeVersion: 1.28.0\n"
+    ));
+    if !replaces.is_empty() {
+        csv.push_str(&format!("  replaces: demo.v{replaces}\n"));
+    }
+    csv.push_str("  installModes:\n  - {type: AllNamespaces, supported: true}\n  customresourcedefinitions:\n    owned:\n    - {name: widgets.demo.io, version: v1, kind: Widget}\n  install: {strategy: deployment, spec: {deployments: []}}\n");
+    let ann = "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: demo\n  operators.operatorframework.io.bundle.channels.v1: stable\n";
+    vec![
+        (
+            format!("demo/{v}/manifests/demo.clusterserviceversion.yaml"),
+            csv,
+        ),
+        (format!("demo/{v}/manifests/widgets.crd.yaml"), crd),
+        (
+            format!("demo/{v}/metadata/annotations.yaml"),
+            ann.to_string(),
+        ),
+    ]
+}
+
+fn run(args: &[&str]) -> (i32, serde_json::Value) {
+    let o = Command::new(env!("CARGO_BIN_EXE_olmctl"))
+        .args(args)
+        .output()
+        .expect("runs");
+    let v = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+    (o.status.code().unwrap_or(-1), v)
+}
+
+fn codes(v: &serde_json::Value, code: &str) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|f| f["code"] == code)
+                .map(|f| f["message"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn tree(bundles: Vec<Vec<(String, String)>>) -> tempfile::TempDir {
+    let files: Vec<(String, String)> = bundles.into_iter().flatten().collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    common::write_tree(&refs)
+}
+
+/// 1.0.0 stores v1alpha1; 1.1.0 switches storage to v1 and keeps v1alpha1 (fine); 1.2.0 drops
+/// v1alpha1. The edge 1.1.0 -> 1.2.0 looks harmless on its own (1.1.0's storage is v1), but users
+/// who came from 1.0.0 still have v1alpha1 in storedVersions: CRV001 names 1.0.0 as the origin.
+#[test]
+fn stored_versions_are_carried_along_the_path() {
+    let dir = tree(vec![
+        bundle("1.0.0", "", "", &[("v1alpha1", true, true, false)]),
+        bundle(
+            "1.1.0",
+            "1.0.0",
+            "",
+            &[("v1alpha1", true, false, true), ("v1", true, true, false)],
+        ),
+        bundle("1.2.0", "1.1.0", "", &[("v1", true, true, false)]),
+    ]);
+    let pkg = dir.path().join("demo");
+    let (code, v) = run(&["check", "history", pkg.to_str().unwrap(), "-o", "json"]);
+    assert_eq!(code, 1, "{v:#}");
+    let crv001 = codes(&v, "CRV001");
+    assert_eq!(crv001.len(), 1, "{v:#}");
+    assert!(
+        crv001[0].starts_with("demo.v1.1.0 -> demo.v1.2.0"),
+        "{crv001:?}"
+    );
+    assert!(
+        crv001[0].contains("removes version v1alpha1")
+            && crv001[0].contains("(storage version in demo.v1.0.0)"),
+        "{crv001:?}"
+    );
+    // v1alpha1 was marked deprecated in 1.1.0 before it stopped being served: no CRV002.
+    assert!(codes(&v, "CRV002").is_empty(), "{v:#}");
+    // The pair check alone (1.1.0 -> 1.2.0) cannot know about 1.0.0.
+    let (code, v) = run(&[
+        "check",
+        "upgrade",
+        pkg.join("1.1.0").to_str().unwrap(),
+        pkg.join("1.2.0").to_str().unwrap(),
+        "-o",
+        "json",
+    ]);
+    assert_eq!((code, codes(&v, "CRV001").len()), (0, 0), "{v:#}");
+}
+
+/// Deprecation must hold on every path: 1.2.0 skips (skipRange) from 1.0.0, which never marked
+/// v1alpha1 deprecated, so the 1.0.0 -> 1.2.0 edge removes it without warning, while the
+/// 1.1.0 -> 1.2.0 edge is fine.
+#[test]
+fn deprecation_must_hold_on_every_path() {
+    let dir = tree(vec![
+        bundle(
+            "1.0.0",
+            "",
+            "",
+            &[("v1alpha1", true, false, false), ("v1", true, true, false)],
+        ),
+        bundle(
+            "1.1.0",
+            "1.0.0",
+            "",
+            &[("v1alpha1", true, false, true), ("v1", true, true, false)],
+        ),
+        bundle(
+            "1.2.0",
+            "1.1.0",
+            ">=1.0.0 <1.2.0",
+            &[("v1alpha1", false, false, true), ("v1", true, true, false)],
+        ),
+    ]);
+    let pkg = dir.path().join("demo");
+    let (code, v) = run(&["check", "history", pkg.to_str().unwrap(), "-o", "json"]);
+    assert_eq!(code, 1, "{v:#}");
+    let crv002 = codes(&v, "CRV002");
+    assert_eq!(crv002.len(), 1, "{v:#}");
+    assert!(
+        crv002[0].starts_with("demo.v1.0.0 -> demo.v1.2.0"),
+        "{crv002:?}"
+    );
+    assert!(
+        crv002[0].contains("sets served: false on served version v1alpha1"),
+        "{crv002:?}"
+    );
+    assert!(v["summary"]["errors"] == 1, "{v:#}");
+}
+
+/// `check catalog` with a bundle-name map, and `--bundles` as a directory of packages.
+#[test]
+fn catalog_with_bundle_map_and_dir() {
+    let mut bundles = vec![
+        bundle("1.0.0", "", "", &[("v1", true, true, false)]),
+        bundle("1.1.0", "1.0.0", "", &[("v2", true, true, false)]),
+    ];
+    let cat = "---\nschema: olm.package\nname: demo\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: demo\nname: stable\nentries:\n- name: demo.v1.0.0\n- name: demo.v1.1.0\n  replaces: demo.v1.0.0\n---\nschema: olm.bundle\npackage: demo\nname: demo.v1.0.0\nimage: quay.io/demo/b:1.0.0\nproperties:\n- {type: olm.package, value: {packageName: demo, version: 1.0.0}}\n---\nschema: olm.bundle\npackage: demo\nname: demo.v1.1.0\nimage: quay.io/demo/b:1.1.0\nproperties:\n- {type: olm.package, value: {packageName: demo, version: 1.1.0}}\n";
+    bundles.push(vec![
+        ("catalog/demo/catalog.yaml".into(), cat.into()),
+        (
+            "map.yaml".into(),
+            "demo.v1.0.0: demo/1.0.0\ndemo.v1.1.0: demo/1.1.0\n".into(),
+        ),
+    ]);
+    let dir = tree(bundles);
+    let d = dir.path();
+    let catalog = d.join("catalog");
+    for bundles in [d.join("map.yaml"), d.to_path_buf()] {
+        let (code, v) = run(&[
+            "check",
+            "catalog",
+            catalog.to_str().unwrap(),
+            "--bundles",
+            bundles.to_str().unwrap(),
+            "-o",
+            "json",
+        ]);
+        assert_eq!(code, 1, "{v:#}");
+        let crv001 = codes(&v, "CRV001");
+        assert_eq!(crv001.len(), 1, "{v:#}");
+        assert!(crv001[0].contains("removes version v1"), "{crv001:?}");
+    }
+    // Without contents for the bundles (and images that cannot be pulled offline) the map
+    // names a missing directory: exit 2 naming it.
+    std::fs::write(d.join("bad.yaml"), "demo.v1.0.0: [x]\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_olmctl"))
+        .args([
+            "check",
+            "catalog",
+            catalog.to_str().unwrap(),
+            "--bundles",
+            d.join("bad.yaml").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("bad.yaml:1:"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
