@@ -21,11 +21,18 @@ fn level(s: Severity) -> &'static str {
 fn uri(file: &std::path::Path, base: Option<&std::path::Path>) -> String {
     let rel = base.and_then(|b| file.strip_prefix(b).ok()).unwrap_or(file);
     let rel = rel.strip_prefix("./").unwrap_or(rel);
-    rel.components()
+    let joined = rel
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::RootDir))
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
-        .join("/")
-        .replace("//", "/")
+        .join("/");
+    // SARIF wants URIs: an absolute path outside the base becomes a file:// URI.
+    if rel.is_absolute() {
+        format!("file:///{joined}")
+    } else {
+        joined
+    }
 }
 
 /// Renders `findings` as one SARIF log. File URIs are made relative to `base` (usually the
@@ -138,6 +145,11 @@ mod tests {
         assert_eq!(pl["artifactLocation"]["uri"], "x/m/csv.yaml");
         assert_eq!(pl["region"]["startLine"], 3);
         assert_eq!(run["results"][1]["level"], "note");
+        assert_eq!(
+            uri(Path::new("/etc/x.yaml"), Some(Path::new("/w"))),
+            "file:///etc/x.yaml"
+        );
+        assert_eq!(uri(Path::new("./a/b.yaml"), None), "a/b.yaml");
         assert!(run["results"][1].get("locations").is_none());
     }
 }

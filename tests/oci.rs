@@ -997,3 +997,54 @@ fn docker_schema2_base_in_another_registry_is_copied_and_keeps_its_media_types()
     ok(&olmctl(&["catalog", "pull", &tag, p(&pulled)]));
     assert_eq!(files_below(&pulled, &["."]).len(), 1);
 }
+
+/// `check upgrade` takes bundle images: percona 1.14.0 -> 1.15.0 pushed to the registry gives
+/// the same findings (codes and messages) as the directories (crdify schema changes; the
+/// CRV001 data loss of this release needs the path from 1.11.0, see tests/safety_fixtures.rs),
+/// and mixing a directory with an image works.
+#[test]
+fn check_upgrade_reads_bundle_images() {
+    let reg = TestRegistry::start();
+    let pkg = fixture_operators().join("percona-xtradb-cluster-operator");
+    let (old, new) = (pkg.join("1.14.0"), pkg.join("1.15.0"));
+    let (old_tag, new_tag) = (
+        reg.image("pxc/bundle:1.14.0"),
+        reg.image("pxc/bundle:1.15.0"),
+    );
+    for (dir, tag) in [(&old, &old_tag), (&new, &new_tag)] {
+        ok(&olmctl(&[
+            "bundle",
+            "build",
+            p(dir),
+            "--tag",
+            tag,
+            "--push",
+            "--force",
+        ]));
+    }
+    let findings = |a: &str, b: &str| {
+        let o = olmctl(&["check", "upgrade", a, b, "-o", "json"]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["code"].as_str().unwrap().to_string(),
+                    f["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let from_dirs = findings(p(&old), p(&new));
+    assert!(
+        from_dirs
+            .iter()
+            .any(|(c, m)| c == "SCH002" && m.contains("default added")),
+        "{from_dirs:#?}"
+    );
+    assert_eq!(findings(&old_tag, &new_tag), from_dirs);
+    assert_eq!(findings(p(&old), &new_tag), from_dirs);
+}
