@@ -208,33 +208,25 @@ pub fn edge(
     policy: &Policy,
     out: &mut Vec<Finding>,
 ) {
-    let hop = format!("{} -> {}", old.name, new.name);
     for oc in &old.crds {
         let Some(nc) = new.crd(oc.name) else {
             out.push(
-                Finding::new(&CRD_DROPPED, format!("{hop}: CRD {} is not in the new bundle", oc.name))
+                Finding::new(&CRD_DROPPED, format!("CRD {} is not in the new bundle", oc.name))
                     .at(Some(new.csv_loc(Pos::default())))
                     .about(new.subject())
                     .help("keep shipping the CRD while objects of it may exist, or document how users migrate them"),
             );
             continue;
         };
-        stored(&hop, oc, nc, new, hist, out);
-        served(&hop, oc, nc, new, hist, out);
-        storage_switch(&hop, oc, new, nc, out);
-        immutable(&hop, oc, nc, new, out);
-        schemas(&hop, oc, nc, new, policy, out);
+        stored(oc, nc, new, hist, out);
+        served(oc, nc, new, hist, out);
+        storage_switch(oc, new, nc, out);
+        immutable(oc, nc, new, out);
+        schemas(oc, nc, new, policy, out);
     }
 }
 
-fn stored(
-    hop: &str,
-    oc: &Crd<'_>,
-    nc: &Crd<'_>,
-    new: &Facts<'_>,
-    hist: &History,
-    out: &mut Vec<Finding>,
-) {
+fn stored(oc: &Crd<'_>, nc: &Crd<'_>, new: &Facts<'_>, hist: &History, out: &mut Vec<Finding>) {
     let Some(vs) = hist.stored.get(oc.name) else {
         return;
     };
@@ -242,21 +234,14 @@ fn stored(
         if nc.version(v).is_none() {
             let pos = crate::bundle::load::pos_at(nc.doc, &["spec", "versions"]);
             out.push(
-                hit(&STORED_VERSION_REMOVED, new, nc, pos, format!("{hop}: risk of data loss updating {:?}: new CRD removes version {v} that is listed as a stored version on the existing CRD (storage version in {origin})", nc.name))
+                hit(&STORED_VERSION_REMOVED, new, nc, pos, format!("risk of data loss updating {:?}: new CRD removes version {v} that is listed as a stored version on the existing CRD (storage version in {origin})", nc.name))
                     .help(format!("keep {v} in spec.versions (served: false is fine) until a storage migration has rewritten every object and removed {v} from status.storedVersions")),
             );
         }
     }
 }
 
-fn served(
-    hop: &str,
-    oc: &Crd<'_>,
-    nc: &Crd<'_>,
-    new: &Facts<'_>,
-    hist: &History,
-    out: &mut Vec<Finding>,
-) {
+fn served(oc: &Crd<'_>, nc: &Crd<'_>, new: &Facts<'_>, hist: &History, out: &mut Vec<Finding>) {
     let deprecated = hist.deprecated.get(oc.name);
     for v in oc.served() {
         let still = nc.version(v.name).is_some_and(|x| x.served);
@@ -271,13 +256,13 @@ fn served(
             ),
         };
         out.push(
-            hit(&SERVED_REMOVED_UNDEPRECATED, new, nc, pos, format!("{hop}: {} {what} served version {}, which no bundle on the path marked deprecated", nc.name, v.name))
+            hit(&SERVED_REMOVED_UNDEPRECATED, new, nc, pos, format!("{} {what} served version {}, which no bundle on the path marked deprecated", nc.name, v.name))
                 .help(format!("first release a bundle that marks {} deprecated: true (clients get warnings), then stop serving it", v.name)),
         );
     }
 }
 
-fn storage_switch(hop: &str, oc: &Crd<'_>, new: &Facts<'_>, nc: &Crd<'_>, out: &mut Vec<Finding>) {
+fn storage_switch(oc: &Crd<'_>, new: &Facts<'_>, nc: &Crd<'_>, out: &mut Vec<Finding>) {
     let (Some(os), Some(ns)) = (oc.storage().next(), nc.storage().next()) else {
         return;
     };
@@ -291,16 +276,16 @@ fn storage_switch(hop: &str, oc: &Crd<'_>, new: &Facts<'_>, nc: &Crd<'_>, out: &
         return;
     }
     out.push(
-        hit(&STORAGE_SWITCH_NO_WEBHOOK, new, nc, ns.pos, format!("{hop}: {} switches storage from {} to {} with different schemas and no conversion webhook", nc.name, os.name, ns.name))
+        hit(&STORAGE_SWITCH_NO_WEBHOOK, new, nc, ns.pos, format!("{} switches storage from {} to {} with different schemas and no conversion webhook", nc.name, os.name, ns.name))
             .help("add a conversion webhook (CSV webhookdefinitions, type ConversionWebhook), or keep the storage version"),
     );
 }
 
-fn immutable(hop: &str, oc: &Crd<'_>, nc: &Crd<'_>, new: &Facts<'_>, out: &mut Vec<Finding>) {
+fn immutable(oc: &Crd<'_>, nc: &Crd<'_>, new: &Facts<'_>, out: &mut Vec<Finding>) {
     if oc.scope != nc.scope {
         let pos = crate::bundle::load::pos_at(nc.doc, &["spec", "scope"]);
         out.push(
-            hit(&IMMUTABLE_CHANGED, new, nc, pos, format!("{hop}: {}: scope changed : {:?} -> {:?}", nc.name, oc.scope, nc.scope))
+            hit(&IMMUTABLE_CHANGED, new, nc, pos, format!("{}: scope changed : {:?} -> {:?}", nc.name, oc.scope, nc.scope))
                 .help("the scope of an established CRD cannot change: define a new CRD (new group or plural) instead"),
         );
     }
@@ -313,10 +298,7 @@ fn immutable(hop: &str, oc: &Crd<'_>, nc: &Crd<'_>, new: &Facts<'_>, out: &mut V
                     new,
                     nc,
                     pos,
-                    format!(
-                        "{hop}: {}: spec.names.{k} changed : {a:?} -> {b:?}",
-                        nc.name
-                    ),
+                    format!("{}: spec.names.{k} changed : {a:?} -> {b:?}", nc.name),
                 )
                 .help("clients, RBAC and stored objects use the names: keep them"),
             );
@@ -347,14 +329,7 @@ fn push_changes(
     }
 }
 
-fn schemas(
-    hop: &str,
-    oc: &Crd<'_>,
-    nc: &Crd<'_>,
-    new: &Facts<'_>,
-    policy: &Policy,
-    out: &mut Vec<Finding>,
-) {
+fn schemas(oc: &Crd<'_>, nc: &Crd<'_>, new: &Facts<'_>, policy: &Policy, out: &mut Vec<Finding>) {
     let same = schema::Options {
         enum_additions_allowed: policy.enum_additions_allowed,
         field_removal: true,
@@ -363,13 +338,7 @@ fn schemas(
     for ov in &oc.versions {
         if let (Some(a), Some(b)) = (ov.schema, nc.version(ov.name).and_then(|v| v.schema)) {
             let changes = schema::compare(a, b, &same);
-            push_changes(
-                new,
-                nc,
-                &format!("{hop}: {} {}", nc.name, ov.name),
-                changes,
-                out,
-            );
+            push_changes(new, nc, &format!("{} {}", nc.name, ov.name), changes, out);
         }
     }
     // Served version pairs of the new CRD, minus what the old CRD already had (ratcheting).
@@ -402,7 +371,7 @@ fn schemas(
             push_changes(
                 new,
                 nc,
-                &format!("{hop}: {} {} -> {}", nc.name, a.name, b.name),
+                &format!("{} {} -> {}", nc.name, a.name, b.name),
                 changes,
                 out,
             );

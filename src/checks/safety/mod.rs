@@ -74,6 +74,9 @@ pub fn check_edge(
 pub fn check_upgrade(old: &BundleDir, new: &BundleDir, opts: &Options) -> Vec<Finding> {
     let (o, n) = (Facts::of(old), Facts::of(new));
     let mut out = check_edge(&o, &n, &History::own(&o), opts);
+    for f in &mut out {
+        f.message = format!("{} -> {}: {}", o.name, n.name, f.message);
+    }
     out.extend(check_bundle(&n, opts));
     opts.policy.apply(&mut out);
     sort_findings(&mut out);

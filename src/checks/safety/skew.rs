@@ -35,21 +35,20 @@ pub fn edge(old: &Facts<'_>, new: &Facts<'_>, policy: &Policy, out: &mut Vec<Fin
         return;
     };
     let pos = new.version_text.map_or(Pos::default(), |(_, p)| p);
-    let hop = format!("{} ({ov}) -> {} ({nv})", old.name, new.name);
     if nv.cmp_precedence(ov).is_le() {
         out.push(
-            finding(&NOT_UPWARDS, new, pos, format!("{hop}: the version does not go up"))
+            finding(&NOT_UPWARDS, new, pos, format!("the version does not go up: {ov} -> {nv}"))
                 .help("an upgrade must go to a higher version; fix the edge (replaces, skips, skipRange) or the version"),
         );
     } else if nv.major > ov.major && !policy.allow_major_upgrades {
         out.push(
-            finding(&MAJOR_HOP, new, pos, format!("{hop}: crosses major version {} -> {}", ov.major, nv.major))
+            finding(&MAJOR_HOP, new, pos, format!("crosses major version {} -> {} ({ov} -> {nv})", ov.major, nv.major))
                 .help("a major version may break users; if this edge is intended, set allowMajorUpgrades: true in the policy file"),
         );
     }
     if ov.pre.is_empty() && !nv.pre.is_empty() && !policy.allow_release_to_prerelease {
         out.push(
-            finding(&RELEASE_TO_PRERELEASE, new, pos, format!("{hop}: users of a release are moved to a pre-release"))
+            finding(&RELEASE_TO_PRERELEASE, new, pos, format!("users of release {ov} are moved to pre-release {nv}"))
                 .help("publish pre-releases in their own channel, or set allowReleaseToPrerelease: true in the policy file"),
         );
     }
@@ -59,7 +58,7 @@ pub fn edge(old: &Facts<'_>, new: &Facts<'_>, policy: &Policy, out: &mut Vec<Fin
         && b > a
     {
         out.push(
-            finding(&MIN_KUBE_RISES, new, npos, format!("{hop}: spec.minKubeVersion rises from {ot} to {nt} within the {}.{} patch series", nv.major, nv.minor))
+            finding(&MIN_KUBE_RISES, new, npos, format!("spec.minKubeVersion rises from {ot} to {nt} within the {}.{} patch series", nv.major, nv.minor))
                 .help("OLM v0 does not consider minKubeVersion when it resolves: users on clusters older than the new minimum are upgraded into a CSV that stays Pending; raise it in a minor or major release"),
         );
     }

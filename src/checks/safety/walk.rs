@@ -251,6 +251,28 @@ pub fn histories(
         .collect()
 }
 
+/// What makes two edge findings the same problem (everything but the edge).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct FindingKey {
+    code: &'static str,
+    location: Option<crate::diag::Location>,
+    path: Option<String>,
+    message: String,
+    v1_only: bool,
+}
+
+impl FindingKey {
+    fn of(f: &Finding, v1_only: bool) -> Self {
+        FindingKey {
+            code: f.code,
+            location: f.location.clone(),
+            path: f.path.clone(),
+            message: f.message.clone(),
+            v1_only,
+        }
+    }
+}
+
 /// What checking a package's edges found.
 #[derive(Debug, Default)]
 pub struct Walked {
@@ -279,6 +301,9 @@ pub fn check_package(
         w.bundles += 1;
     }
     let mut missing: BTreeSet<&str> = BTreeSet::new();
+    // The same problem reached from several old bundles (skipRange fans in) is one finding
+    // naming every edge: (finding, v1 only) -> old bundles.
+    let mut grouped: BTreeMap<(String, FindingKey), (Finding, bool, Vec<&str>)> = BTreeMap::new();
     for e in edges {
         let (Some(a), Some(b)) = (bundles.get(&e.from), bundles.get(&e.to)) else {
             w.unchecked += 1;
@@ -291,14 +316,27 @@ pub fn check_package(
             continue;
         };
         w.checked += 1;
-        let mut found = check_edge(a, b, &hist[&e.from], opts);
-        if !e.v0 {
-            for f in &mut found {
-                f.message
-                    .push_str(" (OLM v1 only: OLM v0 never lands on this skipped entry)");
-            }
+        for f in check_edge(a, b, &hist[&e.from], opts) {
+            let key = (e.to.clone(), FindingKey::of(&f, !e.v0));
+            grouped
+                .entry(key)
+                .or_insert_with(|| (f, !e.v0, Vec::new()))
+                .2
+                .push(e.from.as_str());
         }
-        w.findings.extend(found);
+    }
+    for ((to, _), (mut f, v1_only, froms)) in grouped {
+        let shown = if froms.len() <= 4 {
+            froms.join(", ")
+        } else {
+            format!("{} and {} more", froms[..3].join(", "), froms.len() - 3)
+        };
+        f.message = format!("{shown} -> {to}: {}", f.message);
+        if v1_only {
+            f.message
+                .push_str(" (OLM v1 only: OLM v0 never lands on this skipped entry)");
+        }
+        w.findings.push(f);
     }
     if w.unchecked > 0 {
         let shown: Vec<&str> = missing.iter().copied().take(5).collect();
