@@ -306,6 +306,38 @@ fn immutable(oc: &Crd<'_>, nc: &Crd<'_>, new: &Facts<'_>, out: &mut Vec<Finding>
     }
 }
 
+/// What to do about a schema change (OLM v1 refuses every one of them).
+fn schema_help(code: &str) -> &'static str {
+    match code {
+        "SCH001" => {
+            "keep the field in this version (mark it deprecated in its description); drop it only in a new CRD version"
+        }
+        "SCH002" => {
+            "keep the default of this version; a different default belongs in a new CRD version"
+        }
+        "SCH003" => "keep every old enum value (adding values is fine)",
+        "SCH004" => "keep the old maximum or raise it; existing objects may exceed the new one",
+        "SCH005" => "keep the old minimum or lower it; existing objects may fall below the new one",
+        "SCH006" => {
+            "make the new field optional (with a default applied by the operator), or require it only in a new CRD version"
+        }
+        "SCH007" => {
+            "keep the type; add a new field, or change it in a new CRD version with a conversion webhook"
+        }
+        "SCH008" => "keep the pattern, or make sure every existing value matches the new one",
+        "SCH009" => "keep nullable as it was; objects holding null would stop validating",
+        "SCH010" => {
+            "do not add oneOf to an existing field; enforce the rule in the operator or in a new CRD version"
+        }
+        "SCH011" => {
+            "existing objects may fail the new rule: write it as a transition rule (oldSelf) that ratchets, or add it in a new CRD version"
+        }
+        _ => {
+            "review the change: OLM v1 refuses unknown schema changes; if it is safe, lower this code's severity in the policy file"
+        }
+    }
+}
+
 fn push_changes(
     new: &Facts<'_>,
     nc: &Crd<'_>,
@@ -325,6 +357,7 @@ fn push_changes(
             format!("{prefix}: {}: {msg}", ch.path),
         );
         f.path = Some(ch.path);
+        f.help = Some(schema_help(ch.code.code).into());
         out.push(f);
     }
 }
