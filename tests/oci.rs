@@ -1048,3 +1048,68 @@ fn check_upgrade_reads_bundle_images() {
     assert_eq!(findings(&old_tag, &new_tag), from_dirs);
     assert_eq!(findings(p(&old), &new_tag), from_dirs);
 }
+
+/// `check catalog` without `--bundles` pulls the bundle images the catalog names: a two-entry
+/// channel over percona 1.14.0 and 1.15.0 pushed to the test registry is checked from the
+/// registry alone, and a map file may mix a directory and an image.
+#[test]
+fn check_catalog_pulls_bundle_images() {
+    let reg = TestRegistry::start();
+    let pkg = fixture_operators().join("percona-xtradb-cluster-operator");
+    let mut digests = Vec::new();
+    for v in ["1.14.0", "1.15.0"] {
+        let tag = reg.image(&format!("pxc/bundle:{v}"));
+        let out = ok(&olmctl(&[
+            "bundle",
+            "build",
+            p(&pkg.join(v)),
+            "--tag",
+            &tag,
+            "--push",
+            "--force",
+        ]));
+        digests.push(out.trim().to_string());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cat = dir.path().join("catalog");
+    std::fs::create_dir_all(&cat).unwrap();
+    let mut text = String::from(
+        "---\nschema: olm.package\nname: percona-xtradb-cluster-operator\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: percona-xtradb-cluster-operator\nname: stable\nentries:\n- name: percona-xtradb-cluster-operator.v1.14.0\n- name: percona-xtradb-cluster-operator.v1.15.0\n  replaces: percona-xtradb-cluster-operator.v1.14.0\n",
+    );
+    for (v, image) in ["1.14.0", "1.15.0"].iter().zip(&digests) {
+        text.push_str(&format!("---\nschema: olm.bundle\npackage: percona-xtradb-cluster-operator\nname: percona-xtradb-cluster-operator.v{v}\nimage: {image}\nproperties:\n- {{type: olm.package, value: {{packageName: percona-xtradb-cluster-operator, version: {v}}}}}\n"));
+    }
+    std::fs::write(cat.join("catalog.yaml"), text).unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["check", "catalog", p(&cat), "-o", "json"];
+        args.extend_from_slice(extra);
+        let o = olmctl(&args);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["code"].as_str().unwrap().to_string(),
+                    f["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let pulled = run(&[]);
+    assert!(pulled.iter().any(|(c, _)| c == "SCH002"), "{pulled:#?}");
+    assert!(pulled.iter().all(|(c, _)| c != "EDGE001"), "{pulled:#?}");
+    let map = dir.path().join("bundles.yaml");
+    std::fs::write(
+        &map,
+        format!(
+            "percona-xtradb-cluster-operator.v1.14.0: {}\npercona-xtradb-cluster-operator.v1.15.0: {}\n",
+            p(&pkg.join("1.14.0")),
+            digests[1]
+        ),
+    )
+    .unwrap();
+    assert_eq!(run(&["--bundles", p(&map)]), pulled);
+}
