@@ -211,37 +211,45 @@ fn upgrade(old: &str, new: &str, c: &Common) -> u8 {
     emit(&findings, &what, c.output)
 }
 
-/// Where each catalog bundle's contents come from.
+/// Bundle name → where its contents are (a directory or an image reference still to read).
+type Refs = BTreeMap<String, String>;
+/// Bundle name → contents already read.
+type Read = BTreeMap<String, BundleDir>;
+
+/// Where each catalog bundle's contents come from. A directory of bundles is read here (each
+/// bundle once); map entries and catalog images are returned as references.
 fn bundle_sources(
     spec: Option<&Path>,
     cfg: &crate::fbc::decl::DeclarativeConfig,
     package: Option<&str>,
-) -> Result<BTreeMap<String, String>, String> {
+) -> Result<(Refs, Read), String> {
     let wanted = cfg
         .bundles
         .iter()
         .filter(|b| package.is_none_or(|p| b.package == p));
     match spec {
-        None => Ok(wanted
-            .filter(|b| !b.image.is_empty())
-            .map(|b| (b.name.clone(), b.image.clone()))
-            .collect()),
+        None => Ok((
+            wanted
+                .filter(|b| !b.image.is_empty())
+                .map(|b| (b.name.clone(), b.image.clone()))
+                .collect(),
+            Read::new(),
+        )),
         Some(p) if p.is_dir() => {
-            let mut by_name = BTreeMap::new();
+            let names: std::collections::BTreeSet<&str> = wanted.map(|b| b.name.as_str()).collect();
+            let mut read = Read::new();
             for d in bundle_dirs_below(p).map_err(|e| e.to_string())? {
+                // Directories that are not readable bundles are not bundles of the catalog.
                 let Ok(b) = load_bundle(&d) else { continue };
-                if let Some(name) = b
+                let name = b
                     .csv()
                     .and_then(|(_, c)| crate::bundle::load::str_at(c, &["metadata", "name"]))
-                {
-                    by_name
-                        .entry(name.to_string())
-                        .or_insert_with(|| d.display().to_string());
+                    .map(str::to_string);
+                if let Some(name) = name.filter(|n| names.contains(n.as_str())) {
+                    read.entry(name).or_insert(b);
                 }
             }
-            Ok(wanted
-                .filter_map(|b| by_name.get(&b.name).map(|d| (b.name.clone(), d.clone())))
-                .collect())
+            Ok((Refs::new(), read))
         }
         Some(p) => {
             let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
@@ -275,7 +283,7 @@ fn bundle_sources(
                     p.display()
                 ));
             }
-            Ok(map)
+            Ok((map, Read::new()))
         }
     }
 }
@@ -298,25 +306,23 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
         eprintln!("error: package `{p}` is not in the catalog");
         return EXIT_USAGE;
     }
-    let sources = match bundle_sources(bundles, &loaded.cfg, package) {
+    let (refs, mut read) = match bundle_sources(bundles, &loaded.cfg, package) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_USAGE;
         }
     };
-    let names: Vec<&String> = sources.keys().collect();
-    let inputs: Vec<&str> = sources.values().map(String::as_str).collect();
+    let inputs: Vec<&str> = refs.values().map(String::as_str).collect();
     let mut scratch = Vec::new();
-    let dirs = match read_bundles(&inputs, c, &mut scratch) {
-        Ok(b) => b,
+    match read_bundles(&inputs, c, &mut scratch) {
+        Ok(b) => read.extend(refs.keys().cloned().zip(b)),
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_USAGE;
         }
-    };
-    let by_name: BTreeMap<&str, &BundleDir> =
-        names.iter().map(|n| n.as_str()).zip(dirs.iter()).collect();
+    }
+    let by_name: BTreeMap<&str, &BundleDir> = read.iter().map(|(n, b)| (n.as_str(), b)).collect();
     let pkg_of: BTreeMap<&str, &str> = loaded
         .cfg
         .bundles
