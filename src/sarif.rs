@@ -24,7 +24,7 @@ fn uri(file: &std::path::Path, base: Option<&std::path::Path>) -> String {
     let joined = rel
         .components()
         .filter(|c| !matches!(c, std::path::Component::RootDir))
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .map(|c| encode_segment(&c.as_os_str().to_string_lossy()))
         .collect::<Vec<_>>()
         .join("/");
     // SARIF wants URIs: an absolute path outside the base becomes a file:// URI.
@@ -33,6 +33,21 @@ fn uri(file: &std::path::Path, base: Option<&std::path::Path>) -> String {
     } else {
         joined
     }
+}
+
+/// Percent-encodes a path segment for a URI: everything but RFC 3986 unreserved characters and
+/// the sub-delimiters, `:` and `@` that a segment may hold.
+fn encode_segment(seg: &str) -> String {
+    let mut out = String::with_capacity(seg.len());
+    for b in seg.bytes() {
+        let keep = b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b);
+        if keep {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// Renders `findings` as one SARIF log. File URIs are made relative to `base` (usually the
@@ -150,6 +165,8 @@ mod tests {
             "file:///etc/x.yaml"
         );
         assert_eq!(uri(Path::new("./a/b.yaml"), None), "a/b.yaml");
+        assert_eq!(uri(Path::new("a b/c#1%.yaml"), None), "a%20b/c%231%25.yaml");
+        assert_eq!(uri(Path::new("é.yaml"), None), "%C3%A9.yaml");
         assert!(run["results"][1].get("locations").is_none());
     }
 }

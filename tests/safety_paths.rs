@@ -215,3 +215,45 @@ fn catalog_with_bundle_map_and_dir() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// Ratcheting follows crdify: only pairs of versions the old CRD *served* count as already
+/// incompatible. Old: v1alpha1 (served: false, enum [a, b]) and v1 (enum [a]); new: both
+/// served. OLM v1 refuses ("allowed enum values removed" between the served pair), and so must
+/// we. With v1alpha1 already served in the old CRD, the same pair is not new: no finding.
+#[test]
+fn ratcheting_counts_only_pairs_the_old_crd_served() {
+    let crd = |alpha_served: bool| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.demo.io\nspec:\n  group: demo.io\n  names: {{kind: Widget, plural: widgets}}\n  scope: Namespaced\n  conversion:\n    strategy: None\n  versions:\n  - {{name: v1alpha1, served: {alpha_served}, storage: false, schema: {{openAPIV3Schema: {{type: object, properties: {{m: {{type: string, enum: [a, b]}}}}}}}}}}\n  - {{name: v1, served: true, storage: true, schema: {{openAPIV3Schema: {{type: object, properties: {{m: {{type: string, enum: [a]}}}}}}}}}}\n"
+        )
+    };
+    for (old_served, expect) in [(false, 1), (true, 0)] {
+        let mut old = bundle("1.0.0", "", "", &[]);
+        old[1].1 = crd(old_served);
+        let mut new = bundle("1.1.0", "1.0.0", "", &[]);
+        new[1].1 = crd(true);
+        let dir = tree(vec![old, new]);
+        let pkg = dir.path().join("demo");
+        let (_, v) = run(&[
+            "check",
+            "upgrade",
+            pkg.join("1.0.0").to_str().unwrap(),
+            pkg.join("1.1.0").to_str().unwrap(),
+            "-o",
+            "json",
+        ]);
+        let sch003 = codes(&v, "SCH003");
+        assert_eq!(
+            sch003.len(),
+            expect,
+            "old v1alpha1 served: {old_served}: {v:#}"
+        );
+        if expect == 1 {
+            assert!(
+                sch003[0].contains("v1alpha1 -> v1")
+                    && sch003[0].contains("allowed enum values removed"),
+                "{sch003:?}"
+            );
+        }
+    }
+}

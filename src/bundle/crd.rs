@@ -191,7 +191,7 @@ pub fn compare_version_priority(a: &str, b: &str) -> std::cmp::Ordering {
     fn parse(s: &str) -> Option<(u8, u64, u64)> {
         let rest = s.strip_prefix('v')?;
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 || rest.starts_with('0') {
+        if digits == 0 {
             return None;
         }
         let major: u64 = rest[..digits].parse().ok()?;
@@ -206,7 +206,7 @@ pub fn compare_version_priority(a: &str, b: &str) -> std::cmp::Ordering {
         } else {
             return None;
         };
-        if num.is_empty() || num.starts_with('0') || !num.bytes().all(|c| c.is_ascii_digit()) {
+        if num.is_empty() || !num.bytes().all(|c| c.is_ascii_digit()) {
             return None;
         }
         Some((level, major, num.parse().ok()?))

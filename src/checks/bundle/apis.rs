@@ -355,42 +355,91 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
         {
             if let Some(list) = field(w, &["admissionReviewVersions"]) {
                 let name = str_at(w, &["generateName"]).unwrap_or("");
+                // A ConversionWebhook's list becomes the conversionReviewVersions of its CRDs.
+                let api = if str_at(w, &["type"]) == Some("ConversionWebhook") {
+                    "ConversionReview (apiextensions.k8s.io)"
+                } else {
+                    "AdmissionReview (admission.k8s.io)"
+                };
                 review_versions(
                     cx,
                     &target,
                     file,
-                    list,
-                    "AdmissionReview (admission.k8s.io)",
+                    &strings(list),
+                    list.pos,
+                    api,
                     &format!("webhook {name:?}"),
                     &format!("spec.webhookdefinitions[{i}].admissionReviewVersions"),
                 );
             }
         }
     }
+    // CRDs converted by a webhook of their own. OLM replaces the whole spec.conversion of a CRD
+    // that a CSV ConversionWebhook lists, so those are checked through the webhook above.
+    let by_csv: Vec<String> = csv
+        .map(|(_, c)| {
+            list_at(c, &["spec", "webhookdefinitions"])
+                .iter()
+                .filter(|w| str_at(w, &["type"]) == Some("ConversionWebhook"))
+                .flat_map(|w| {
+                    list_at(w, &["conversionCRDs"])
+                        .iter()
+                        .filter_map(Node::as_str)
+                })
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
     let crds: Vec<_> = cx
         .bundle
         .first_docs()
         .filter_map(|(f, d)| crate::bundle::crd::Crd::read(f, d))
-        .filter(|c| c.webhook_conversion())
-        .map(|c| (c.file.clone(), c.name.to_string(), c.doc))
+        .filter(|c| c.webhook_conversion() && !by_csv.iter().any(|n| n == c.name))
+        .map(|c| {
+            let names: Vec<String> = c
+                .review_versions
+                .iter()
+                .map(|(v, _)| v.to_string())
+                .collect();
+            // The list itself, or (v1beta1 default) the conversion block.
+            let list = field(
+                c.doc,
+                &["spec", "conversion", "webhook", "conversionReviewVersions"],
+            )
+            .map(|n| (n.pos, "spec.conversion.webhook.conversionReviewVersions"))
+            .or_else(|| {
+                field(c.doc, &["spec", "conversion", "conversionReviewVersions"])
+                    .map(|n| (n.pos, "spec.conversion.conversionReviewVersions"))
+            })
+            .unwrap_or((
+                crate::bundle::load::pos_at(c.doc, &["spec", "conversion"]),
+                "spec.conversion",
+            ));
+            (c.file.clone(), c.name.to_string(), names, list)
+        })
         .collect();
-    for (file, name, doc) in crds {
-        for path in [
-            &["spec", "conversion", "webhook", "conversionReviewVersions"][..],
-            &["spec", "conversion", "conversionReviewVersions"][..],
-        ] {
-            if let Some(list) = field(doc, path) {
-                review_versions(
-                    cx,
-                    &target,
-                    &file,
-                    list,
-                    "ConversionReview (apiextensions.k8s.io)",
-                    &format!("CRD {name:?}"),
-                    &path.join("."),
-                );
-            }
+    for (file, name, names, (pos, path)) in crds {
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        if names.is_empty() {
+            continue; // Required when strategy is Webhook: CRD019's business.
         }
+        review_versions(
+            cx,
+            &target,
+            &file,
+            &names,
+            pos,
+            "ConversionReview (apiextensions.k8s.io)",
+            &format!("CRD {name:?}"),
+            path,
+        );
+    }
+}
+
+fn strings(list: &Node) -> Vec<&str> {
+    match &list.value {
+        Value::Seq(items) => items.iter().filter_map(Node::as_str).collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -399,19 +448,17 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
 /// as of Kubernetes 1.34; the API server uses the first listed version it speaks.
 const REVIEW_V1_SINCE: (u64, u64) = (1, 16);
 
+#[allow(clippy::too_many_arguments)]
 fn review_versions(
     cx: &mut Ctx<'_>,
     target: &Target,
     file: &Path,
-    list: &Node,
+    names: &[&str],
+    pos: crate::fbc::node::Pos,
     api: &str,
     owner: &str,
     path: &str,
 ) {
-    let Value::Seq(items) = &list.value else {
-        return;
-    };
-    let names: Vec<&str> = items.iter().filter_map(Node::as_str).collect();
     let known: Vec<&str> = names
         .iter()
         .copied()
@@ -454,7 +501,7 @@ fn review_versions(
     } else {
         return;
     };
-    let f = cx.push(&REVIEW_VERSIONS, msg, file, list.pos, Some(path));
+    let f = cx.push(&REVIEW_VERSIONS, msg, file, pos, Some(path));
     f.severity = sev;
     f.help = Some(help);
 }

@@ -26,7 +26,7 @@ codes! {
     SERVED_SCHEMAS_NO_WEBHOOK = "CRV006", Error, "Several served versions have different schemas and no conversion webhook: the API server converts by rewriting apiVersion only.";
     WEBHOOK_NOT_DECLARED = "CRV007", Error, "A CRD uses Webhook conversion but the CSV declares no ConversionWebhook listing it in conversionCRDs: OLM does not wire the webhook.";
     WEBHOOK_INSTALL_MODES = "CRV008", Error, "The CSV has a conversion webhook but does not support only the AllNamespaces install mode, which OLM requires for conversion webhooks.";
-    IMMUTABLE_CHANGED = "CRV009", Error, "A CRD's scope or names (kind, singular, listKind) changed across an upgrade: the API server refuses, or clients break.";
+    IMMUTABLE_CHANGED = "CRV009", Error, "A CRD's scope or kind changed across an upgrade (the API server refuses once the CRD is established); a warning when singular or listKind changed (clients break).";
     CRD_DROPPED = "CRV010", Warning, "A CRD owned by the old bundle is not in the new one: OLM leaves it on the cluster, with its objects, and nothing reconciles them.";
 }
 
@@ -93,28 +93,73 @@ fn hit(code: &'static Code, f: &Facts<'_>, c: &Crd<'_>, pos: Pos, msg: String) -
     Finding::new(code, msg).at(loc(c, pos)).about(f.subject())
 }
 
-/// A schema with every `description` removed, as canonical JSON (for "same schema" tests).
+/// A schema with the `description` of every schema node removed, as canonical JSON (for "same
+/// schema" tests). Only schema nodes lose it: a property *named* `description` (a key of
+/// `properties`) and values (`enum`, `default`, `example`, CEL rules) are kept as they are.
 pub fn schema_key(n: Option<&Node>) -> String {
-    fn strip(n: &Node) -> Node {
-        match &n.value {
-            Value::Map(m) => Node::new(
-                n.pos,
-                Value::Map(
-                    m.iter()
-                        .filter(|e| e.key != "description")
-                        .map(|e| crate::fbc::node::Entry {
-                            key: e.key.clone(),
-                            key_pos: e.key_pos,
-                            value: strip(&e.value),
-                        })
-                        .collect(),
-                ),
-            ),
-            Value::Seq(s) => Node::new(n.pos, Value::Seq(s.iter().map(strip).collect())),
-            _ => n.clone(),
+    use crate::fbc::node::Entry;
+    /// Keys whose value is one schema, a list of schemas, or a map of name to schema.
+    const ONE: [&str; 3] = ["items", "additionalProperties", "not"];
+    const LIST: [&str; 3] = ["allOf", "anyOf", "oneOf"];
+    const MAP: [&str; 3] = ["properties", "patternProperties", "definitions"];
+    fn schema(n: &Node, depth: usize) -> Node {
+        let Value::Map(m) = &n.value else {
+            return n.clone();
+        };
+        if depth > 256 {
+            return n.clone();
         }
+        let entries = m
+            .iter()
+            .filter(|e| e.key != "description")
+            .map(|e| {
+                let k = e.key.as_str();
+                let value = if ONE.contains(&k) {
+                    match &e.value.value {
+                        Value::Seq(s) => Node::new(
+                            e.value.pos,
+                            Value::Seq(s.iter().map(|x| schema(x, depth + 1)).collect()),
+                        ),
+                        _ => schema(&e.value, depth + 1),
+                    }
+                } else if LIST.contains(&k) {
+                    match &e.value.value {
+                        Value::Seq(s) => Node::new(
+                            e.value.pos,
+                            Value::Seq(s.iter().map(|x| schema(x, depth + 1)).collect()),
+                        ),
+                        _ => e.value.clone(),
+                    }
+                } else if MAP.contains(&k) {
+                    match &e.value.value {
+                        Value::Map(props) => Node::new(
+                            e.value.pos,
+                            Value::Map(
+                                props
+                                    .iter()
+                                    .map(|p| Entry {
+                                        key: p.key.clone(),
+                                        key_pos: p.key_pos,
+                                        value: schema(&p.value, depth + 1),
+                                    })
+                                    .collect(),
+                            ),
+                        ),
+                        _ => e.value.clone(),
+                    }
+                } else {
+                    e.value.clone()
+                };
+                Entry {
+                    key: e.key.clone(),
+                    key_pos: e.key_pos,
+                    value,
+                }
+            })
+            .collect();
+        Node::new(n.pos, Value::Map(entries))
     }
-    n.map_or_else(String::new, |n| strip(n).to_json())
+    n.map_or_else(String::new, |n| schema(n, 0).to_json())
 }
 
 /// Checks the CRD rules of one bundle.
@@ -257,7 +302,7 @@ fn served(oc: &Crd<'_>, nc: &Crd<'_>, new: &Facts<'_>, hist: &History, out: &mut
         };
         out.push(
             hit(&SERVED_REMOVED_UNDEPRECATED, new, nc, pos, format!("{} {what} served version {}, which no bundle on the path marked deprecated", nc.name, v.name))
-                .help(format!("first release a bundle that marks {} deprecated: true (clients get warnings), then stop serving it", v.name)),
+                .help(format!("first release a bundle that marks {} deprecated: true (clients get warnings), then stop serving it; every path to the old bundle must pass such a release (a user who installed a bundle directly only saw its own marks)", v.name)),
         );
     }
 }
@@ -292,16 +337,27 @@ fn immutable(oc: &Crd<'_>, nc: &Crd<'_>, new: &Facts<'_>, out: &mut Vec<Finding>
     for ((k, a), (_, b)) in oc.names.iter().zip(nc.names.iter()) {
         if a != b && !(a.is_empty() || b.is_empty()) {
             let pos = crate::bundle::load::pos_at(nc.doc, &["spec", "names", k]);
-            out.push(
-                hit(
-                    &IMMUTABLE_CHANGED,
-                    new,
-                    nc,
-                    pos,
-                    format!("{}: spec.names.{k} changed : {a:?} -> {b:?}", nc.name),
-                )
-                .help("clients, RBAC and stored objects use the names: keep them"),
+            // kind cannot change once the CRD is Established; singular and listKind can, but
+            // clients and tooling that use them break.
+            let mut f = hit(
+                &IMMUTABLE_CHANGED,
+                new,
+                nc,
+                pos,
+                format!("{}: spec.names.{k} changed : {a:?} -> {b:?}", nc.name),
             );
+            if *k == "kind" {
+                f.help = Some(
+                    "the kind of an established CRD cannot change: keep it, or define a new CRD"
+                        .into(),
+                );
+            } else {
+                f.severity = Warning;
+                f.help = Some(format!(
+                    "the API server accepts a new {k}, but clients, scripts and RBAC tooling that use the old one break: keep it"
+                ));
+            }
+            out.push(f);
         }
     }
 }
@@ -390,10 +446,10 @@ fn schemas(oc: &Crd<'_>, nc: &Crd<'_>, new: &Facts<'_>, policy: &Policy, out: &m
                 continue;
             };
             let mut changes = schema::compare(sa, sb, &pair);
-            if let (Some(oa), Some(ob)) = (
-                oc.version(a.name).and_then(|v| v.schema),
-                oc.version(b.name).and_then(|v| v.schema),
-            ) {
+            // Only pairs the old CRD served count as already there (crdify builds the old
+            // pairs from served versions too).
+            let old_served = |n: &str| oc.version(n).filter(|v| v.served).and_then(|v| v.schema);
+            if let (Some(oa), Some(ob)) = (old_served(a.name), old_served(b.name)) {
                 let before = schema::compare(oa, ob, &pair);
                 changes.retain(|c| {
                     !before
@@ -409,5 +465,41 @@ fn schemas(oc: &Crd<'_>, nc: &Crd<'_>, new: &Facts<'_>, policy: &Policy, out: &m
                 out,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::schema_key;
+    use crate::fbc::node::Node;
+
+    fn node(text: &str) -> Node {
+        let mut docs = Vec::new();
+        crate::fbc::yaml::parse_documents(text, |d| docs.push(d)).expect("yaml");
+        docs.remove(0)
+    }
+
+    #[test]
+    fn schema_key_drops_descriptions_of_schemas_only() {
+        let a = node(
+            "type: object\ndescription: A.\nproperties:\n  description: {type: string, description: text}\n  n: {type: integer, enum: [1], description: N.}\n",
+        );
+        let b = node(
+            "type: object\nproperties:\n  description: {type: string}\n  n: {type: integer, enum: [1]}\n",
+        );
+        assert_eq!(schema_key(Some(&a)), schema_key(Some(&b)));
+        // A field named `description` whose type changes is a different schema.
+        let c = node(
+            "type: object\nproperties:\n  description: {type: integer}\n  n: {type: integer, enum: [1]}\n",
+        );
+        assert_ne!(schema_key(Some(&b)), schema_key(Some(&c)));
+        // Values keep their `description` keys (a default object, an enum of objects).
+        let d = node("type: object\ndefault: {description: x}\n");
+        let e = node("type: object\ndefault: {description: y}\n");
+        assert_ne!(schema_key(Some(&d)), schema_key(Some(&e)));
+        let items = node(
+            "type: array\nitems: {type: object, description: I, properties: {description: {type: string}}}\n",
+        );
+        assert!(schema_key(Some(&items)).contains("\"description\":{\"type\":\"string\"}"));
     }
 }

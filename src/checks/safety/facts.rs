@@ -34,8 +34,9 @@ pub struct Facts<'a> {
     /// `spec.minKubeVersion`.
     pub min_kube: Option<At<'a>>,
     /// `olm.maxOpenShiftVersion` values (from properties.yaml and the olm.properties
-    /// annotation), with the file and position of each.
-    pub max_ocp: Vec<(Arc<Path>, Pos, Node)>,
+    /// annotation), with the file and position of each, and whether the value came from YAML
+    /// (properties.yaml: a number there has lost its text, 4.10 being 4.1).
+    pub max_ocp: Vec<(Arc<Path>, Pos, Node, bool)>,
     /// The install modes marked supported.
     pub install_modes: Vec<&'a str>,
     /// CRD names listed by ConversionWebhook definitions of the CSV.
@@ -68,6 +69,9 @@ impl<'a> Facts<'a> {
         let mut max_ocp = Vec::new();
         if let Some(p) = &b.properties {
             collect_max_ocp(&p.node, &p.path, &mut max_ocp);
+            for m in &mut max_ocp {
+                m.3 = true;
+            }
         }
         if let Some((file, d)) = csv
             && let Some(a) = field(d, &["metadata", "annotations", "olm.properties"])
@@ -80,7 +84,7 @@ impl<'a> Facts<'a> {
                 // Positions inside the annotation string are relative to it: point at it.
                 let mut found = Vec::new();
                 collect_max_ocp(list, file, &mut found);
-                max_ocp.extend(found.into_iter().map(|(f, _, v)| (f, a.pos, v)));
+                max_ocp.extend(found.into_iter().map(|(f, _, v, _)| (f, a.pos, v, false)));
             }
         }
         let install_modes = doc
@@ -167,7 +171,7 @@ impl<'a> Facts<'a> {
     }
 }
 
-fn collect_max_ocp(list: &Node, file: &Arc<Path>, out: &mut Vec<(Arc<Path>, Pos, Node)>) {
+fn collect_max_ocp(list: &Node, file: &Arc<Path>, out: &mut Vec<(Arc<Path>, Pos, Node, bool)>) {
     let Value::Seq(items) = &list.value else {
         return;
     };
@@ -175,7 +179,7 @@ fn collect_max_ocp(list: &Node, file: &Arc<Path>, out: &mut Vec<(Arc<Path>, Pos,
         if str_at(it, &["type"]) == Some("olm.maxOpenShiftVersion")
             && let Some(v) = field(it, &["value"])
         {
-            out.push((file.clone(), v.pos, v.clone()));
+            out.push((file.clone(), v.pos, v.clone(), false));
         }
     }
 }

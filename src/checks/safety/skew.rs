@@ -18,7 +18,7 @@ codes! {
     SKIPRANGE_ABOVE = "SKW004", Error, "The bundle's olm.skipRange admits released versions above the bundle's own: users of newer bundles would be offered this older one.";
     MIN_KUBE_PARSE = "SKW005", Error, "spec.minKubeVersion is not a semantic version (X.Y.Z): OLM fails the CSV requirement check and validators reject it.";
     MIN_KUBE_RISES = "SKW006", Error, "spec.minKubeVersion rises within a patch release: users on clusters the old bundle supported get a CSV stuck in Pending (RequirementsNotMet).";
-    MAX_OCP = "SKW007", Error, "olm.maxOpenShiftVersion is not exactly `major.minor`, or is defined more than once: OpenShift then blocks cluster upgrades.";
+    MAX_OCP = "SKW007", Error, "olm.maxOpenShiftVersion is not a `major.minor` version, or is defined more than once: OpenShift then blocks cluster upgrades (a warning for an unquoted YAML number, which turns 4.10 into 4.1).";
     NAME_VERSION = "SKW008", Error, "The CSV name carries a version different from spec.version.";
     K8S_RANGE = "SKW009", Error, "The bundle's declared Kubernetes support (spec.minKubeVersion) does not cover the target --k8s-version range.";
 }
@@ -87,11 +87,12 @@ pub fn bundle(f: &Facts<'_>, target: Option<&K8sRange>, out: &mut Vec<Finding>) 
                 .help("write it as X.Y.Z, e.g. 1.28.0"),
             ),
             Some(min) => {
+                // OLM compares the whole server version (patch included).
                 if let Some(r) = target
-                    && (r.min.major, r.min.minor) < (min.major, min.minor)
+                    && (r.min.major, r.min.minor, r.min.patch) < (min.major, min.minor, min.patch)
                 {
                     out.push(
-                        finding(&K8S_RANGE, f, pos, format!("spec.minKubeVersion is {t}, but the target range {} starts at {}.{}", r.display(), r.min.major, r.min.minor))
+                        finding(&K8S_RANGE, f, pos, format!("spec.minKubeVersion is {t}, but the target range {} starts at {}", r.display(), r.min))
                             .help("on the older clusters of the range the CSV would stay Pending (RequirementsNotMet): lower minKubeVersion or narrow --k8s-version"),
                     );
                 }
@@ -108,18 +109,29 @@ fn skip_range(f: &Facts<'_>, out: &mut Vec<Finding>) {
     };
     // An unparsable range is CSV017's business.
     let Ok(r) = Range::parse(text) else { return };
-    // The lowest release above the bundle: `<1.2.1` on 1.2.0 admits only pre-releases of
-    // 1.2.1, which is the usual way to write "everything before me" and is not reported.
+    let above = admits_above(&r, v);
+    if let Some(what) = above {
+        out.push(
+            finding(&SKIPRANGE_ABOVE, f, pos, format!("olm.skipRange {text:?} {what}, above the bundle's version {v}"))
+                .help(format!("bound the range by the bundle's own version, e.g. \">=X.Y.Z <{v}\"; otherwise users of newer bundles may be offered this one")),
+        );
+    }
+}
+
+/// What of `r` lies above `v` among released versions, if anything: `<1.2.1` on 1.2.0 admits
+/// only pre-releases of 1.2.1, the usual way to write "everything before me", and is fine.
+fn admits_above(r: &Range, v: &Version) -> Option<String> {
+    // The lowest release above the bundle.
     let next = if v.pre.is_empty() {
-        Version::new(v.major, v.minor, v.patch + 1)
+        Version::new(v.major, v.minor, v.patch.checked_add(1)?)
     } else {
         Version::new(v.major, v.minor, v.patch)
     };
-    let above = match r.upper_bound() {
+    match r.upper_bound() {
         None => Some("has no upper bound".to_string()),
         Some((b, inclusive)) => {
             let admits = if inclusive {
-                b.cmp_precedence(v).is_gt()
+                b.cmp_precedence(&next).is_ge()
             } else {
                 b.cmp_precedence(&next).is_gt()
             };
@@ -130,12 +142,6 @@ fn skip_range(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 )
             })
         }
-    };
-    if let Some(what) = above {
-        out.push(
-            finding(&SKIPRANGE_ABOVE, f, pos, format!("olm.skipRange {text:?} {what}, above the bundle's version {v}"))
-                .help(format!("bound the range by the bundle's own version, e.g. \">=X.Y.Z <{v}\"; otherwise users of newer bundles may be offered this one")),
-        );
     }
 }
 
@@ -143,7 +149,7 @@ fn max_ocp(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let loc = |file: &std::sync::Arc<std::path::Path>, pos: Pos| {
         crate::diag::Location::new(file.clone(), pos.line, pos.col)
     };
-    for (i, (file, pos, v)) in f.max_ocp.iter().enumerate() {
+    for (i, (file, pos, v, from_yaml)) in f.max_ocp.iter().enumerate() {
         if i == 1 {
             out.push(
                 Finding::new(
@@ -157,25 +163,43 @@ fn max_ocp(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 ),
             );
         }
+        // OLM reads the raw JSON value, trims quotes, parses it tolerantly (`v` prefix,
+        // missing parts padded with 0) and accepts only a patch of 0 and no pre-release.
         let text = match &v.value {
-            Value::Str(s) => s.trim().trim_matches('"').to_string(),
+            Value::Str(s) => s.trim().trim_matches('"').trim().to_string(),
+            Value::Number(_) => v.to_json(),
             _ => String::new(),
         };
-        if !crate::fbc::property::is_major_minor(&text) {
+        if !max_ocp_ok(&text) {
             let shown = v.to_json();
+            out.push(
+                Finding::new(
+                    &MAX_OCP,
+                    format!("olm.maxOpenShiftVersion must specify only <major>.<minor> version, got invalid value {shown}"),
+                )
+                .at(Some(loc(file, *pos)))
+                .about(f.subject())
+                .help("OpenShift counts an invalid value as incompatible and blocks the next cluster upgrade: write e.g. \"4.18\""),
+            );
+        } else if *from_yaml && matches!(v.value, Value::Number(_)) {
             let mut fi = Finding::new(
                 &MAX_OCP,
-                format!("olm.maxOpenShiftVersion must specify only <major>.<minor> version, got invalid value {shown}"),
+                format!("olm.maxOpenShiftVersion is the YAML number {shown}, not a string", shown = v.to_json()),
             )
             .at(Some(loc(file, *pos)))
             .about(f.subject())
-            .help("OpenShift counts an invalid value as incompatible and blocks the next cluster upgrade: write e.g. \"4.18\"");
-            if matches!(v.value, Value::Number(_)) {
-                fi.help = Some("quote it: YAML reads 4.10 as the number 4.1, and OpenShift then blocks upgrades past 4.1".into());
-            }
+            .help("quote it: YAML reads 4.10 as the number 4.1, and OpenShift then blocks cluster upgrades past 4.1");
+            fi.severity = Warning;
             out.push(fi);
         }
     }
+}
+
+/// Whether OLM accepts `text` (quotes already trimmed) as `olm.maxOpenShiftVersion`: a tolerant
+/// semantic version with patch 0 and no pre-release or build.
+fn max_ocp_ok(text: &str) -> bool {
+    crate::checks::bundle::apis::parse_kube_version(text).is_some_and(|x| x.patch == 0)
+        && !text.contains(['-', '+'])
 }
 
 /// The version embedded in a CSV name: the text after the first `.v`, `-v` or `.` that starts
@@ -201,5 +225,47 @@ fn name_version(f: &Facts<'_>, out: &mut Vec<Finding>) {
             finding(&NAME_VERSION, f, name_pos, format!("CSV name {name:?} says {e}, but spec.version is {vtext}"))
                 .help("replaces and skips name CSVs, and users read versions from names: make the name end in the same version"),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{admits_above, max_ocp_ok};
+    use crate::range::Range;
+    use semver::Version;
+
+    #[test]
+    fn skip_range_above_the_bundle() {
+        let above = |r: &str, v: &str| {
+            admits_above(&Range::parse(r).unwrap(), &Version::parse(v).unwrap()).is_some()
+        };
+        assert!(!above(">=1.0.0 <1.1.0", "1.1.0"));
+        assert!(
+            !above(">=1.0.0 <1.1.1", "1.1.0"),
+            "only pre-releases of 1.1.1"
+        );
+        assert!(
+            !above(">=0.9.0 <=1.1.1-0", "1.1.0"),
+            "only pre-releases, inclusive"
+        );
+        assert!(above(">=1.0.0 <=1.1.1", "1.1.0"));
+        assert!(above(">=1.0.0 <1.1.2", "1.1.0"));
+        assert!(above(">=1.0.0", "1.1.0"), "unbounded");
+        assert!(above(">=1.0.0 <1.3.0 || <2.0.0", "1.2.0"));
+        // A pre-release bundle: its own release is above it.
+        assert!(!above("<1.2.0-rc.2", "1.2.0-rc.1"));
+        assert!(above("<=1.2.0", "1.2.0-rc.1"));
+        // No overflow at the largest patch.
+        assert!(!above("<1.0.0", "1.1.18446744073709551615"));
+    }
+
+    #[test]
+    fn max_openshift_version_as_olm_reads_it() {
+        for ok in ["4.18", "v4.12", "4.12.0", "4", "4.10"] {
+            assert!(max_ocp_ok(ok), "{ok}");
+        }
+        for bad in ["", "4.12.1", "4.12-rc.1", "4.x", "four", "4.12.0+b"] {
+            assert!(!max_ocp_ok(bad), "{bad}");
+        }
     }
 }
