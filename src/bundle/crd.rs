@@ -174,6 +174,20 @@ pub fn bundle_crds(b: &BundleDir) -> Vec<Crd<'_>> {
     out
 }
 
+/// The CRD names a CSV's ConversionWebhook definitions list in `conversionCRDs` (OLM rewrites
+/// those CRDs' `spec.conversion` to point at the webhook).
+pub fn csv_conversion_crds(csv: &Node) -> Vec<&str> {
+    list_at(csv, &["spec", "webhookdefinitions"])
+        .iter()
+        .filter(|w| str_at(w, &["type"]) == Some("ConversionWebhook"))
+        .flat_map(|w| {
+            list_at(w, &["conversionCRDs"])
+                .iter()
+                .filter_map(Node::as_str)
+        })
+        .collect()
+}
+
 fn is_true(n: &Node, key: &str) -> bool {
     matches!(field(n, &[key]).map(|v| &v.value), Some(Value::Bool(true)))
 }

@@ -377,19 +377,11 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
     // CRDs converted by a webhook of their own. OLM replaces the whole spec.conversion of a CRD
     // that a CSV ConversionWebhook lists, so those are checked through the webhook above.
     let by_csv: Vec<String> = csv
-        .map(|(_, c)| {
-            list_at(c, &["spec", "webhookdefinitions"])
-                .iter()
-                .filter(|w| str_at(w, &["type"]) == Some("ConversionWebhook"))
-                .flat_map(|w| {
-                    list_at(w, &["conversionCRDs"])
-                        .iter()
-                        .filter_map(Node::as_str)
-                })
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+        .map(|(_, c)| crate::bundle::crd::csv_conversion_crds(c))
+        .unwrap_or_default()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
     let crds: Vec<_> = cx
         .bundle
         .first_docs()

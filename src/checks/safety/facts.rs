@@ -100,16 +100,8 @@ impl<'a> Facts<'a> {
             .filter_map(|m| str_at(m, &["type"]))
             .collect();
         let conversion_crds = doc
-            .map(|d| list_at(d, &["spec", "webhookdefinitions"]))
-            .unwrap_or_default()
-            .iter()
-            .filter(|w| str_at(w, &["type"]) == Some("ConversionWebhook"))
-            .flat_map(|w| {
-                list_at(w, &["conversionCRDs"])
-                    .iter()
-                    .filter_map(Node::as_str)
-            })
-            .collect();
+            .map(crate::bundle::crd::csv_conversion_crds)
+            .unwrap_or_default();
         Facts {
             bundle: b,
             csv,
