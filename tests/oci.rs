@@ -998,6 +998,27 @@ fn docker_schema2_base_in_another_registry_is_copied_and_keeps_its_media_types()
     assert_eq!(files_below(&pulled, &["."]).len(), 1);
 }
 
+/// Runs an `olmctl check` command with `-o json`, expects exit 1 (findings), and returns the
+/// (code, message) pairs.
+fn check_findings(args: &[&str]) -> std::collections::BTreeSet<(String, String)> {
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["-o", "json"]);
+    let o = olmctl(&all);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
 /// `check upgrade` takes bundle images: percona 1.14.0 -> 1.15.0 pushed to the registry gives
 /// the same findings (codes and messages) as the directories (crdify schema changes; the
 /// CRV001 data loss of this release needs the path from 1.11.0, see tests/safety_fixtures.rs),
@@ -1022,22 +1043,7 @@ fn check_upgrade_reads_bundle_images() {
             "--force",
         ]));
     }
-    let findings = |a: &str, b: &str| {
-        let o = olmctl(&["check", "upgrade", a, b, "-o", "json"]);
-        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        v["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| {
-                (
-                    f["code"].as_str().unwrap().to_string(),
-                    f["message"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect::<std::collections::BTreeSet<_>>()
-    };
+    let findings = |a: &str, b: &str| check_findings(&["check", "upgrade", a, b]);
     let from_dirs = findings(p(&old), p(&new));
     assert!(
         from_dirs
@@ -1081,22 +1087,9 @@ fn check_catalog_pulls_bundle_images() {
     }
     std::fs::write(cat.join("catalog.yaml"), text).unwrap();
     let run = |extra: &[&str]| {
-        let mut args = vec!["check", "catalog", p(&cat), "-o", "json"];
+        let mut args = vec!["check", "catalog", p(&cat)];
         args.extend_from_slice(extra);
-        let o = olmctl(&args);
-        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        v["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| {
-                (
-                    f["code"].as_str().unwrap().to_string(),
-                    f["message"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect::<std::collections::BTreeSet<_>>()
+        check_findings(&args)
     };
     let pulled = run(&[]);
     assert!(pulled.iter().any(|(c, _)| c == "SCH002"), "{pulled:#?}");
