@@ -281,3 +281,26 @@ fn warning_codes_do_not_fail() {
         );
     }
 }
+
+/// A new bundle whose files do not parse, or that has no CSV, is an error (the other checks
+/// would be blind), not a silent pass.
+#[test]
+fn unreadable_new_bundle_is_an_error() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let new = tmp.path().join("new");
+    layer(&new, &[data().join("base"), data().join("next")]);
+    std::fs::write(
+        new.join("manifests/demo.clusterserviceversion.yaml"),
+        "spec: [\n",
+    )
+    .unwrap();
+    let old = load_bundle(&data().join("base")).expect("base");
+    let new = load_bundle(&new).expect("new");
+    let f = check_upgrade(&old, &new, &Options::default());
+    let codes: BTreeSet<&str> = f
+        .iter()
+        .filter(|x| x.severity == Severity::Error)
+        .map(|x| x.code)
+        .collect();
+    assert_eq!(codes, BTreeSet::from(["BND001", "BND004"]), "{}", show(&f));
+}

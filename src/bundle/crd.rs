@@ -160,11 +160,13 @@ impl<'a> Crd<'a> {
 }
 
 /// Every CRD of a bundle (first document of each manifest file, as opm reads bundles), by name.
-/// A CRD repeated under the same name keeps its first occurrence.
+/// A CRD repeated under the same name keeps its first occurrence; a CRD without a name is left
+/// out (bundle validation reports it).
 pub fn bundle_crds(b: &BundleDir) -> Vec<Crd<'_>> {
     let mut out: Vec<Crd<'_>> = Vec::new();
     for (file, doc) in b.first_docs() {
         if let Some(c) = Crd::read(file, doc)
+            && !c.name.is_empty()
             && !out.iter().any(|x| x.name == c.name)
         {
             out.push(c);

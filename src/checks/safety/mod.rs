@@ -43,14 +43,17 @@ pub fn codes() -> Vec<&'static Code> {
 }
 
 /// The checks of one bundle that do not depend on where users come from: version fields, CRD
-/// version rules, Kubernetes API removals.
+/// version rules, Kubernetes API removals, and the bundle problems that hide the rest (files
+/// that do not parse, no CSV).
 pub fn check_bundle(f: &Facts<'_>, opts: &Options) -> Vec<Finding> {
     let mut out = Vec::new();
     skew::bundle(f, opts.target.as_ref(), &mut out);
     crdver::bundle(f, &mut out);
     let apis = crate::checks::bundle::Options {
         k8s_version: opts.target.as_ref().map(|r| r.max.clone()),
-        select: vec!["deprecated-apis".into()],
+        // The removal table, and what makes the other checks blind: files that do not parse
+        // (BND001) and a missing or second CSV (BND004).
+        select: vec!["deprecated-apis".into(), "BND001".into(), "BND004".into()],
     };
     out.extend(crate::checks::bundle::validate_with(f.bundle, &apis));
     out
