@@ -8,8 +8,8 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use olmctl::checks::safety::walk::{catalog_edges, check_package, history_edges, load_package};
-use olmctl::checks::safety::{Facts, Options};
+use olmctl::checks::safety::Options;
+use olmctl::checks::safety::walk::{catalog_edges, check_history, load_package};
 use olmctl::diag::{Finding, Severity};
 
 fn fixtures() -> PathBuf {
@@ -42,18 +42,8 @@ fn walk() -> Walk {
     let opts = Options::default();
     for pkg in &pkgs {
         let (dirs, semver) = load_package(pkg).expect("package loads");
-        let facts: Vec<Facts<'_>> = dirs.iter().map(Facts::of).collect();
-        let name = facts[0].package.clone();
-        let edges = match cat_edges.remove(&name) {
-            Some(e) => {
-                w.with_catalog += 1;
-                e
-            }
-            None => history_edges(&facts, semver),
-        };
-        let by_name: BTreeMap<String, Facts<'_>> =
-            facts.into_iter().map(|f| (f.name.clone(), f)).collect();
-        let r = check_package(&name, &by_name, &edges, &opts);
+        let (name, r, used_catalog) = check_history(&dirs, semver, &mut cat_edges, "", &opts);
+        w.with_catalog += usize::from(used_catalog);
         // The v4.18 catalog has every bundle of these packages.
         assert_eq!(
             r.unchecked, 0,

@@ -347,6 +347,11 @@ pub fn report_findings(
             out(&s);
         }
     }
+    exit_status(findings, strict)
+}
+
+/// 1 when an error-level finding exists (or, with `strict`, a warning), else 0.
+pub fn exit_status(findings: &[crate::diag::Finding], strict: bool) -> u8 {
     let failing = findings
         .iter()
         .any(|f| f.severity == Severity::Error || (strict && f.severity == Severity::Warning));
@@ -572,8 +577,7 @@ fn render(
         );
         return EXIT_USAGE;
     }
-    let is_image = |s: &str| !Path::new(s).exists();
-    let any_image = inputs.iter().any(|s| is_image(s));
+    let any_image = inputs.iter().any(|s| super::oci::is_image(s));
     if csv_metadata && images.is_empty() && !any_image {
         eprintln!(
             "error: --csv-metadata needs --image (a bundle without an image must carry its manifests as olm.bundle.object)"
@@ -591,52 +595,15 @@ fn render(
         FmtFormat::Json => Format::Json,
     };
     // Images are pulled first, each into its own scratch directory.
-    let mut scratch = Vec::new();
-    let mut pulled: Vec<Option<(Kind, PathBuf)>> = vec![None; inputs.len()];
-    if any_image {
-        let mut refs = Vec::new();
-        for s in inputs.iter().filter(|s| is_image(s)) {
-            match crate::oci::registry::parse_ref(s) {
-                Ok(r) => refs.push(r),
-                Err(e) => {
-                    eprintln!("error: {e} (and no such file or directory)");
-                    return EXIT_USAGE;
-                }
-            }
-        }
-        let ref_refs: Vec<&oci_client::Reference> = refs.iter().collect();
-        let reg = match super::oci::registry(registry, &ref_refs, &ref_refs, pull.max_size) {
-            Ok(r) => r,
+    let input_refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
+    let (pulled, scratch) =
+        match super::oci::pull_inputs(&input_refs, registry, pull, super::oci::Want::Any) {
+            Ok(p) => p,
             Err(e) => {
                 eprintln!("error: {e}");
                 return EXIT_USAGE;
             }
         };
-        let rt = match super::oci::runtime() {
-            Ok(r) => r,
-            Err(c) => return c,
-        };
-        for (i, s) in inputs.iter().enumerate() {
-            if !is_image(s) {
-                continue;
-            }
-            let dir = super::oci::ScratchDir::new();
-            match rt.block_on(super::oci::pull_image(
-                &reg,
-                s,
-                &dir.0,
-                pull,
-                super::oci::Want::Any,
-            )) {
-                Ok((k, _)) => pulled[i] = Some((k, dir.0.clone())),
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return EXIT_USAGE;
-                }
-            }
-            scratch.push(dir);
-        }
-    }
     let mut blobs = Vec::new();
     for (i, input) in inputs.iter().enumerate() {
         let (dir, default_image) = match &pulled[i] {

@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::oci::{PullArgs, RegistryArgs, ScratchDir, Want};
+use super::oci::{PullArgs, RegistryArgs, ScratchDir, Want, pull_inputs};
 use super::{EXIT_USAGE, Output, out};
 use crate::bundle::load::{BundleDir, bundle_dirs_below, load_bundle};
 use crate::checks::safety::walk::{Walked, catalog_edges, check_package};
-use crate::checks::safety::{Facts, K8sRange, Options, Policy, check_upgrade};
+use crate::checks::safety::{Facts, K8sRange, Options, Policy, check_upgrade_of};
 use crate::diag::Finding;
 
 /// Upgrade-safety checks.
@@ -124,20 +124,9 @@ fn emit(findings: &[Finding], what: &str, report: Report) -> u8 {
         Report::Sarif => {
             let cwd = std::env::current_dir().ok();
             out(&crate::sarif::render(findings, cwd.as_deref()));
-            let failing = findings
-                .iter()
-                .any(|f| f.severity == crate::diag::Severity::Error);
-            if failing {
-                super::EXIT_FINDINGS
-            } else {
-                super::EXIT_OK
-            }
+            super::catalog::exit_status(findings, false)
         }
     }
-}
-
-fn is_image(s: &str) -> bool {
-    !Path::new(s).exists()
 }
 
 /// Reads bundles given as directories or image references; images are pulled into scratch
@@ -147,37 +136,13 @@ fn read_bundles(
     c: &Common,
     scratch: &mut Vec<ScratchDir>,
 ) -> Result<Vec<BundleDir>, String> {
-    let images: Vec<&str> = inputs.iter().copied().filter(|s| is_image(s)).collect();
-    let mut pulled: BTreeMap<&str, PathBuf> = BTreeMap::new();
-    if !images.is_empty() {
-        let mut refs = Vec::new();
-        for s in &images {
-            refs.push(
-                crate::oci::registry::parse_ref(s)
-                    .map_err(|e| format!("{s}: {e} (and no such file or directory)"))?,
-            );
-        }
-        let rr: Vec<&oci_client::Reference> = refs.iter().collect();
-        let reg = super::oci::registry(&c.registry, &rr, &rr, c.pull.max_size)?;
-        let rt = super::oci::runtime().map_err(|_| "cannot start the async runtime".to_string())?;
-        for s in images {
-            let dir = ScratchDir::new();
-            rt.block_on(super::oci::pull_image(
-                &reg,
-                s,
-                &dir.0,
-                &c.pull,
-                Want::Bundle,
-            ))
-            .map_err(|e| format!("{s}: {e}"))?;
-            pulled.insert(s, dir.0.clone());
-            scratch.push(dir);
-        }
-    }
+    let (pulled, dirs) = pull_inputs(inputs, &c.registry, &c.pull, Want::Bundle)?;
+    scratch.extend(dirs);
     inputs
         .iter()
-        .map(|s| {
-            let dir = pulled.get(s).cloned().unwrap_or_else(|| PathBuf::from(s));
+        .zip(pulled)
+        .map(|(s, p)| {
+            let dir = p.map_or_else(|| PathBuf::from(s), |(_, d)| d);
             load_bundle(&dir).map_err(|e| format!("{s}: {e}"))
         })
         .collect()
@@ -199,8 +164,8 @@ fn upgrade(old: &str, new: &str, c: &Common) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let findings = check_upgrade(&bundles[0], &bundles[1], &opts);
     let (o, n) = (Facts::of(&bundles[0]), Facts::of(&bundles[1]));
+    let findings = check_upgrade_of(&o, &n, &opts);
     let what = format!(
         "{} {} -> {} {}",
         o.name,
@@ -343,11 +308,7 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
                 (n.to_string(), f)
             })
             .collect();
-        let w = check_package(&pkg, &facts, &edges, &opts);
-        all.findings.extend(w.findings);
-        all.checked += w.checked;
-        all.unchecked += w.unchecked;
-        all.bundles += w.bundles;
+        all.absorb(check_package(&pkg, &facts, &edges, &opts));
     }
     crate::diag::sort_findings(&mut all.findings);
     let what = format!(
@@ -358,7 +319,7 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
 }
 
 fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
-    use crate::checks::safety::walk::{history_edges, load_package};
+    use crate::checks::safety::walk::{check_history, load_package};
     let opts = match options(c) {
         Ok(o) => o,
         Err(e) => {
@@ -387,29 +348,12 @@ fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
                 return EXIT_USAGE;
             }
         };
-        let facts: Vec<Facts<'_>> = dirs.iter().map(Facts::of).collect();
-        let name = facts
-            .iter()
-            .map(|f| f.package.clone())
-            .find(|p| !p.is_empty())
-            .unwrap_or_else(|| {
-                pkg.file_name()
-                    .map_or(String::new(), |n| n.to_string_lossy().into_owned())
-            });
-        let edges = match cat_edges.remove(&name) {
-            Some(e) => {
-                from_catalog += 1;
-                e
-            }
-            None => history_edges(&facts, semver),
-        };
-        let by_name: BTreeMap<String, Facts<'_>> =
-            facts.into_iter().map(|f| (f.name.clone(), f)).collect();
-        let w = check_package(&name, &by_name, &edges, &opts);
-        all.findings.extend(w.findings);
-        all.checked += w.checked;
-        all.unchecked += w.unchecked;
-        all.bundles += w.bundles;
+        let fallback = pkg
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        let (_, w, used_catalog) = check_history(&dirs, semver, &mut cat_edges, &fallback, &opts);
+        from_catalog += usize::from(used_catalog);
+        all.absorb(w);
     }
     crate::diag::sort_findings(&mut all.findings);
     let what = format!(

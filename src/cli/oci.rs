@@ -73,6 +73,24 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, u8> {
         })
 }
 
+/// A registry client for pushing, when `needed` (errors printed, usage exit status returned).
+fn registry_if(
+    needed: bool,
+    reg_args: &RegistryArgs,
+    named: &[&oci_client::Reference],
+    all: &[&oci_client::Reference],
+) -> Result<Option<Registry>, u8> {
+    if !needed {
+        return Ok(None);
+    }
+    registry(reg_args, named, all, u64::MAX)
+        .map(Some)
+        .map_err(|e| {
+            eprintln!("error: {e}");
+            EXIT_USAGE
+        })
+}
+
 /// Builds the registry client; reads the password from stdin when asked.
 pub fn registry(
     args: &RegistryArgs,
@@ -308,16 +326,9 @@ pub fn bundle_build(
     if !dest.push && dest.layout.is_none() {
         return block(deliver(None, img.artifact, dest, output, extra));
     }
-    let reg = if dest.push {
-        match registry(reg_args, &[&target], &[&target], u64::MAX) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_USAGE;
-            }
-        }
-    } else {
-        None
+    let reg = match registry_if(dest.push, reg_args, &[&target], &[&target]) {
+        Ok(r) => r,
+        Err(c) => return c,
     };
     block(deliver(reg.as_ref(), img.artifact, dest, output, extra))
 }
@@ -412,16 +423,9 @@ pub fn catalog_push(p: &CatalogPush<'_>, reg_args: &RegistryArgs, output: Output
     let needs_registry = p.dest.push || base.is_some();
     let mut refs = vec![&target];
     refs.extend(base.iter());
-    let reg = if needs_registry {
-        match registry(reg_args, &[&target], &refs, u64::MAX) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_USAGE;
-            }
-        }
-    } else {
-        None
+    let reg = match registry_if(needs_registry, reg_args, &[&target], &refs) {
+        Ok(r) => r,
+        Err(c) => return c,
     };
     let extra = json!({"layer": layer.digest, "files": files.len(), "baseImage": p.base_image});
     block(async {
@@ -597,6 +601,54 @@ fn pull_cmd(
         }
         Ok(())
     })
+}
+
+/// Whether a command-line input names an image rather than a local path (it does not exist
+/// on disk).
+pub fn is_image(s: &str) -> bool {
+    !Path::new(s).exists()
+}
+
+/// Inputs that were pulled: per input, the image kind and where it was extracted (`None` for
+/// local paths), and the scratch directories to keep alive while they are read.
+pub type Pulled = (
+    Vec<Option<(crate::oci::pull::Kind, PathBuf)>>,
+    Vec<ScratchDir>,
+);
+
+/// Pulls every input that is an image reference ([`is_image`]) into its own scratch directory,
+/// with one registry client for all of them.
+pub fn pull_inputs(
+    inputs: &[&str],
+    reg_args: &RegistryArgs,
+    pull: &PullArgs,
+    want: Want,
+) -> Result<Pulled, String> {
+    let mut pulled = vec![None; inputs.len()];
+    let mut scratch = Vec::new();
+    let refs = inputs
+        .iter()
+        .filter(|s| is_image(s))
+        .map(|s| parse_ref(s).map_err(|e| format!("{e} (and no such file or directory)")))
+        .collect::<Result<Vec<_>, _>>()?;
+    if refs.is_empty() {
+        return Ok((pulled, scratch));
+    }
+    let rr: Vec<&oci_client::Reference> = refs.iter().collect();
+    let reg = registry(reg_args, &rr, &rr, pull.max_size)?;
+    let rt = runtime().map_err(|_| "cannot start the async runtime".to_string())?;
+    for (i, s) in inputs.iter().enumerate() {
+        if !is_image(s) {
+            continue;
+        }
+        let dir = ScratchDir::new();
+        let (kind, _) = rt
+            .block_on(pull_image(&reg, s, &dir.0, pull, want))
+            .map_err(|e| format!("{s}: {e}"))?;
+        pulled[i] = Some((kind, dir.0.clone()));
+        scratch.push(dir);
+    }
+    Ok((pulled, scratch))
 }
 
 /// A directory removed on drop (for rendering images).

@@ -63,10 +63,11 @@ impl History {
         h
     }
 
-    /// Adds what may have been stored on a path through `other` (union).
-    pub fn union_stored(&mut self, other: &History) -> bool {
+    /// Adds the stored versions of a predecessor (`other`'s `stored`), returning whether any was
+    /// new.
+    pub fn union_stored(&mut self, other: &BTreeMap<String, BTreeMap<String, String>>) -> bool {
         let mut changed = false;
-        for (crd, vs) in &other.stored {
+        for (crd, vs) in other {
             let mine = self.stored.entry(crd.clone()).or_default();
             for (v, origin) in vs {
                 if !mine.contains_key(v) {
@@ -98,9 +99,15 @@ fn hit(code: &'static Code, f: &Facts<'_>, c: &Crd<'_>, pos: Pos, msg: String) -
 /// `properties`) and values (`enum`, `default`, `example`, CEL rules) are kept as they are.
 pub fn schema_key(n: Option<&Node>) -> String {
     use crate::fbc::node::Entry;
-    /// Keys whose value is one schema, a list of schemas, or a map of name to schema.
-    const ONE: [&str; 3] = ["items", "additionalProperties", "not"];
-    const LIST: [&str; 3] = ["allOf", "anyOf", "oneOf"];
+    /// Keys whose value is a schema or a list of schemas, or a map of name to schema.
+    const SCHEMAS: [&str; 6] = [
+        "items",
+        "additionalProperties",
+        "not",
+        "allOf",
+        "anyOf",
+        "oneOf",
+    ];
     const MAP: [&str; 3] = ["properties", "patternProperties", "definitions"];
     fn schema(n: &Node, depth: usize) -> Node {
         let Value::Map(m) = &n.value else {
@@ -114,21 +121,13 @@ pub fn schema_key(n: Option<&Node>) -> String {
             .filter(|e| e.key != "description")
             .map(|e| {
                 let k = e.key.as_str();
-                let value = if ONE.contains(&k) {
+                let value = if SCHEMAS.contains(&k) {
                     match &e.value.value {
                         Value::Seq(s) => Node::new(
                             e.value.pos,
                             Value::Seq(s.iter().map(|x| schema(x, depth + 1)).collect()),
                         ),
                         _ => schema(&e.value, depth + 1),
-                    }
-                } else if LIST.contains(&k) {
-                    match &e.value.value {
-                        Value::Seq(s) => Node::new(
-                            e.value.pos,
-                            Value::Seq(s.iter().map(|x| schema(x, depth + 1)).collect()),
-                        ),
-                        _ => e.value.clone(),
                     }
                 } else if MAP.contains(&k) {
                     match &e.value.value {

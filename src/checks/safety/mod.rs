@@ -75,12 +75,16 @@ pub fn check_edge(
 /// `olmctl check upgrade OLD NEW`: the edge checks (with the old bundle as the whole path) and
 /// the new bundle's own checks, policy applied, sorted.
 pub fn check_upgrade(old: &BundleDir, new: &BundleDir, opts: &Options) -> Vec<Finding> {
-    let (o, n) = (Facts::of(old), Facts::of(new));
-    let mut out = check_edge(&o, &n, &History::own(&o), opts);
+    check_upgrade_of(&Facts::of(old), &Facts::of(new), opts)
+}
+
+/// [`check_upgrade`] on bundles already read into [`Facts`].
+pub fn check_upgrade_of(o: &Facts<'_>, n: &Facts<'_>, opts: &Options) -> Vec<Finding> {
+    let mut out = check_edge(o, n, &History::own(o), opts);
     for f in &mut out {
         f.message = format!("{} -> {}: {}", o.name, n.name, f.message);
     }
-    out.extend(check_bundle(&n, opts));
+    out.extend(check_bundle(n, opts));
     opts.policy.apply(&mut out);
     sort_findings(&mut out);
     out

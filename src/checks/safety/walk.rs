@@ -174,7 +174,7 @@ pub fn histories(
     loop {
         let mut changed = false;
         for e in &edges {
-            let from = hist[e.from.as_str()].clone();
+            let from = hist[e.from.as_str()].stored.clone();
             if let Some(h) = hist.get_mut(e.to.as_str()) {
                 changed |= h.union_stored(&from);
             }
@@ -284,6 +284,43 @@ pub struct Walked {
     pub unchecked: usize,
     /// Bundles checked on their own.
     pub bundles: usize,
+}
+
+impl Walked {
+    /// Adds another package's results (findings are re-sorted by the caller).
+    pub fn absorb(&mut self, other: Walked) {
+        self.findings.extend(other.findings);
+        self.checked += other.checked;
+        self.unchecked += other.unchecked;
+        self.bundles += other.bundles;
+    }
+}
+
+/// Checks one package's bundle history (`dirs`, as [`load_package`] reads them): with the edges
+/// `catalog` has for the package (taken out of the map), else with [`history_edges`]. Returns the
+/// package name (from the bundles' annotations, else `fallback_name`), the results, and whether
+/// catalog edges were used.
+pub fn check_history(
+    dirs: &[crate::bundle::load::BundleDir],
+    semver_mode: bool,
+    catalog: &mut BTreeMap<String, Vec<Edge>>,
+    fallback_name: &str,
+    opts: &Options,
+) -> (String, Walked, bool) {
+    let facts: Vec<Facts<'_>> = dirs.iter().map(Facts::of).collect();
+    let name = facts
+        .iter()
+        .map(|f| f.package.clone())
+        .find(|p| !p.is_empty())
+        .unwrap_or_else(|| fallback_name.to_string());
+    let (edges, from_catalog) = match catalog.remove(&name) {
+        Some(e) => (e, true),
+        None => (history_edges(&facts, semver_mode), false),
+    };
+    let by_name: BTreeMap<String, Facts<'_>> =
+        facts.into_iter().map(|f| (f.name.clone(), f)).collect();
+    let w = check_package(&name, &by_name, &edges, opts);
+    (name, w, from_catalog)
 }
 
 /// Checks every edge of one package whose bundles are in `bundles` (by CSV name), and every
