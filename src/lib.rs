@@ -9,6 +9,7 @@ pub mod diag;
 pub mod fbc;
 pub mod graph;
 pub mod imageref;
+pub mod input;
 pub mod model;
 pub mod oci;
 pub mod range;

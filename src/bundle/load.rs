@@ -28,9 +28,6 @@ pub mod keys {
     pub const DEFAULT_CHANNEL: &str = "operators.operatorframework.io.bundle.channel.default.v1";
 }
 
-/// Largest manifest or metadata file read (a CRD near etcd's object limit is ~1.5 MiB).
-pub const MAX_FILE: u64 = 64 << 20;
-
 /// A failure to read a bundle, naming the file and position.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BundleError {
@@ -109,28 +106,14 @@ pub struct BundleDir {
 
 /// Parses one YAML or JSON file into its non-empty documents.
 pub fn parse_file(path: &Path) -> Result<Vec<Node>, BundleError> {
-    let meta = std::fs::metadata(path).map_err(|e| err(path, Pos::default(), e.to_string()))?;
-    if meta.len() > MAX_FILE {
-        return Err(err(
-            path,
-            Pos::default(),
-            format!("file is larger than {} MiB", MAX_FILE >> 20),
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| err(path, Pos::default(), e.to_string()))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        err(
-            path,
-            Pos::default(),
-            format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
-        )
-    })?;
+    let text =
+        crate::input::read_text(path).map_err(|e| err(path, Pos::default(), e.to_string()))?;
     let mut docs = Vec::new();
     let trimmed = text.trim_start();
     let r = if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        crate::fbc::json::parse_stream(&text, |n| docs.push(n))
+        crate::fbc::json::parse_object_stream(&text, |n| docs.push(n))
     } else {
-        crate::fbc::yaml::parse_documents(&text, |n| docs.push(n))
+        crate::fbc::yaml::parse_objects(&text, |n| docs.push(n))
     };
     r.map_err(|e| err(path, Pos::new(e.line, e.column), e.message))?;
     Ok(docs)

@@ -217,9 +217,9 @@ fn bundle_sources(
             Ok((Refs::new(), read))
         }
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let text = crate::input::read_text(p).map_err(|e| format!("{}: {e}", p.display()))?;
             let mut docs = Vec::new();
-            crate::fbc::yaml::parse_documents(&text, |d| docs.push(d))
+            crate::fbc::yaml::parse_objects(&text, |d| docs.push(d))
                 .map_err(|e| format!("{}:{}:{}: {}", p.display(), e.line, e.column, e.message))?;
             let base = p.parent().unwrap_or(Path::new("."));
             let mut map = BTreeMap::new();

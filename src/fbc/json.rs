@@ -39,6 +39,15 @@ pub fn parse_stream(text: &str, on_doc: impl FnMut(Node)) -> Result<(), ParseErr
     Parser::new(text.as_bytes(), Some(text)).run(on_doc)
 }
 
+/// Like [`parse_stream`] for files whose values must be objects (catalog blobs, manifests): a
+/// top-level array is checked for syntax but not built, and handed over empty, so a huge
+/// array costs no memory before the caller rejects it by its kind.
+pub fn parse_object_stream(text: &str, on_doc: impl FnMut(Node)) -> Result<(), ParseError> {
+    let mut p = Parser::new(text.as_bytes(), Some(text));
+    p.objects_only = true;
+    p.run(on_doc)
+}
+
 /// Like [`parse_stream`] for raw file bytes that may not be valid UTF-8: invalid bytes inside
 /// strings become U+FFFD, one per byte, as Go's decoder does; anywhere else they are an error.
 pub fn parse_stream_bytes(bytes: &[u8], on_doc: impl FnMut(Node)) -> Result<(), ParseError> {
@@ -85,6 +94,10 @@ struct Parser<'a> {
     /// A byte offset on the current line whose column is `col` (the last one computed).
     col_off: usize,
     col: u32,
+    /// Top-level arrays are not built (see [`parse_object_stream`]).
+    objects_only: bool,
+    /// Inside such an array: values are parsed and dropped.
+    discard: bool,
 }
 
 fn saturate(n: usize) -> u32 {
@@ -171,6 +184,8 @@ impl<'a> Parser<'a> {
             line_start: start,
             col_off: start,
             col: 1,
+            objects_only: false,
+            discard: false,
         }
     }
 
@@ -254,6 +269,9 @@ impl<'a> Parser<'a> {
             let pos = self.pos_at(start);
             let mut node = match self.peek() {
                 Some(open @ (b'{' | b'[')) => {
+                    if stack.is_empty() {
+                        self.discard = self.objects_only && open == b'[';
+                    }
                     if stack.len() >= MAX_DEPTH {
                         return Err(self.error(
                             start,
@@ -318,7 +336,9 @@ impl<'a> Parser<'a> {
                 let c = self.peek();
                 let closed = match &mut frame {
                     Frame::Seq { items, .. } => {
-                        items.push(node);
+                        if !self.discard {
+                            items.push(node);
+                        }
                         match c {
                             Some(b',') => false,
                             Some(b']') => true,
@@ -335,11 +355,14 @@ impl<'a> Parser<'a> {
                         key_pos,
                         ..
                     } => {
-                        entries.push(Entry {
-                            key: std::mem::take(key),
-                            key_pos: *key_pos,
-                            value: node,
-                        });
+                        let key = std::mem::take(key);
+                        if !self.discard {
+                            entries.push(Entry {
+                                key,
+                                key_pos: *key_pos,
+                                value: node,
+                            });
+                        }
                         match c {
                             Some(b',') => false,
                             Some(b'}') => true,
@@ -599,6 +622,19 @@ impl<'a> Parser<'a> {
 
 #[cfg(test)]
 mod tests {
+
+    /// Object streams: a top-level array is checked but not built; arrays inside objects are.
+    #[test]
+    fn object_streams_do_not_build_root_arrays() {
+        let mut v = Vec::new();
+        parse_object_stream(r#"[1,[2,{"a":3}]] {"b":[4]} "s""#, |n| v.push(n)).expect("parses");
+        assert_eq!(v.len(), 3);
+        assert_eq!(v[0].value, Value::Seq(Vec::new()));
+        assert_eq!(v[1].to_json(), r#"{"b":[4]}"#);
+        assert_eq!(v[2].as_str(), Some("s"));
+        let e = parse_object_stream("[1,,2]", |_| {}).expect_err("syntax still checked");
+        assert_eq!((e.line, e.column), (1, 4));
+    }
     use super::*;
     use proptest::prelude::*;
 

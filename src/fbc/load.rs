@@ -75,6 +75,17 @@ pub fn list_files(root: &Path) -> Result<Vec<PathBuf>, LoadError> {
     if meta.is_file() {
         return Ok(vec![root.to_path_buf()]);
     }
+    if !meta.is_dir() {
+        // A FIFO or device (process substitution, /dev/stdin): refused rather than passed as
+        // an empty catalog.
+        return Err(LoadError {
+            path: root.to_path_buf(),
+            message: format!(
+                "is {}, not a catalog directory or file (save the content to a file and name that)",
+                crate::input::kind_of(meta.file_type())
+            ),
+        });
+    }
     let mut files = Vec::new();
     let walker = ignore::WalkBuilder::new(root)
         .standard_filters(false)
@@ -101,9 +112,9 @@ pub fn parse_text(text: &str, file: &Arc<Path>, cfg: &mut DeclarativeConfig) -> 
     let mut on_doc = |node| decode_blob(node, file, cfg, &mut blob_problems);
     let first = text.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '\u{feff}');
     let res = if first.starts_with('{') {
-        json::parse_stream(text, &mut on_doc)
+        json::parse_object_stream(text, &mut on_doc)
     } else {
-        yaml::parse_documents(text, &mut on_doc)
+        yaml::parse_objects(text, &mut on_doc)
     };
     let mut problems: Vec<LoadProblem> = blob_problems
         .into_iter()
@@ -119,7 +130,7 @@ pub fn parse_text(text: &str, file: &Arc<Path>, cfg: &mut DeclarativeConfig) -> 
 }
 
 fn parse_file(path: &Path) -> Result<(DeclarativeConfig, Vec<LoadProblem>), LoadError> {
-    let bytes = std::fs::read(path).map_err(|e| LoadError {
+    let bytes = crate::input::read(path).map_err(|e| LoadError {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
@@ -128,9 +139,8 @@ fn parse_file(path: &Path) -> Result<(DeclarativeConfig, Vec<LoadProblem>), Load
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
-            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-            let line = valid.iter().filter(|b| **b == b'\n').count() as u32 + 1;
-            let col = valid.iter().rev().take_while(|b| **b != b'\n').count() as u32 + 1;
+            let (line, col) =
+                crate::input::utf8_error_pos(e.as_bytes(), e.utf8_error().valid_up_to());
             let problem = LoadProblem::Syntax {
                 file,
                 error: ParseError {

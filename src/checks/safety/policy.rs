@@ -97,14 +97,14 @@ impl Default for Policy {
 impl Policy {
     /// Reads a policy file.
     pub fn load(path: &Path) -> Result<Policy, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = crate::input::read_text(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Policy::parse(&text).map_err(|e| format!("{}:{e}", path.display()))
     }
 
     /// Parses policy text; errors start with `line:column: `.
     pub fn parse(text: &str) -> Result<Policy, String> {
         let mut docs = Vec::new();
-        crate::fbc::yaml::parse_documents(text, |d| docs.push(d))
+        crate::fbc::yaml::parse_objects(text, |d| docs.push(d))
             .map_err(|e| format!("{}:{}: {}", e.line, e.column, e.message))?;
         let mut p = Policy::default();
         let Some(doc) = docs.first() else {

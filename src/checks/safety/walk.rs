@@ -145,14 +145,18 @@ pub fn load_package(
             pkg.display()
         ));
     }
-    let semver = std::fs::read_to_string(pkg.join("ci.yaml"))
-        .ok()
-        .and_then(|text| {
-            let mut docs = Vec::new();
-            crate::fbc::yaml::parse_documents(&text, |d| docs.push(d)).ok()?;
-            Some(docs.first().and_then(|d| str_at(d, &["updateGraph"])) == Some("semver-mode"))
-        })
-        .unwrap_or(false);
+    // ci.yaml is optional; one that is there but cannot be read or parsed is an error, not
+    // a silent "not semver mode".
+    let ci = pkg.join("ci.yaml");
+    let semver = if std::fs::symlink_metadata(&ci).is_ok() {
+        let text = crate::input::read_text(&ci).map_err(|e| format!("{}: {e}", ci.display()))?;
+        let mut docs = Vec::new();
+        crate::fbc::yaml::parse_objects(&text, |d| docs.push(d))
+            .map_err(|e| format!("{}:{e}", ci.display()))?;
+        docs.first().and_then(|d| str_at(d, &["updateGraph"])) == Some("semver-mode")
+    } else {
+        false
+    };
     Ok((dirs, semver))
 }
 
