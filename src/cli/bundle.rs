@@ -225,10 +225,9 @@ fn now_rfc3339() -> String {
     crate::oci::image::rfc3339(secs)
 }
 
-/// Reads `--k8s-version` tolerantly, as the deprecated-API suite reads `minKubeVersion`
-/// (`1.29`, `v1.29`, `1.29.0`).
+/// Reads `--k8s-version` (`1.29`, `v1.29`, `1.29.0`); trailing text is an error.
 pub fn parse_k8s_version(s: &str) -> Result<semver::Version, String> {
-    crate::checks::bundle::apis::parse_kube_version(s).ok_or_else(|| {
+    crate::checks::bundle::apis::parse_kube_version_strict(s).ok_or_else(|| {
         format!("--k8s-version {s}: expected a Kubernetes version such as 1.29 or 1.29.0")
     })
 }

@@ -514,7 +514,7 @@ fn listing(loaded: &Loaded) -> Vec<LsPackage> {
 }
 
 fn ls(dirs: &[PathBuf], output: Output) -> u8 {
-    let loaded = match super::graph::load_catalog(dirs) {
+    let loaded = match super::graph::load_whole_catalog(dirs) {
         Ok(l) => l,
         Err(c) => return c,
     };
@@ -608,7 +608,7 @@ fn render(
     for (i, input) in inputs.iter().enumerate() {
         let (dir, default_image) = match &pulled[i] {
             Some((Kind::Catalog(_), dir)) => {
-                let loaded = match super::graph::load_catalog(std::slice::from_ref(dir)) {
+                let loaded = match super::graph::load_whole_catalog(std::slice::from_ref(dir)) {
                     Ok(l) => l,
                     Err(c) => return c,
                 };

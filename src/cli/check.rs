@@ -310,6 +310,9 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
             .collect();
         all.absorb(check_package(&pkg, &facts, &edges, &opts));
     }
+    // Catalog files that do not load would hide edges.
+    all.findings
+        .extend(crate::checks::fbc::load_errors(&loaded));
     crate::diag::sort_findings(&mut all.findings);
     let what = format!(
         "{} edges checked, {} not checked, {} bundles",
@@ -354,6 +357,9 @@ fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
         let (_, w, used_catalog) = check_history(&dirs, semver, &mut cat_edges, &fallback, &opts);
         from_catalog += usize::from(used_catalog);
         all.absorb(w);
+    }
+    if let Some(l) = &loaded {
+        all.findings.extend(crate::checks::fbc::load_errors(l));
     }
     crate::diag::sort_findings(&mut all.findings);
     let what = format!(

@@ -47,6 +47,25 @@ pub fn load_catalog(dirs: &[PathBuf]) -> Result<Loaded, u8> {
     })
 }
 
+/// Loads a catalog for a command that shows it rather than checks it (`ls`, `graph`, `path`,
+/// `render`): files or blobs that do not load are reported on stderr, as `validate` reports
+/// them, and the command fails with status 1 instead of showing what remains.
+pub fn load_whole_catalog(dirs: &[PathBuf]) -> Result<Loaded, u8> {
+    let loaded = load_catalog(dirs)?;
+    let errors = crate::checks::fbc::load_errors(&loaded);
+    if errors.is_empty() {
+        return Ok(loaded);
+    }
+    eprint!("{}", crate::diag::render_text(&errors, false));
+    eprintln!(
+        "error: {} problem{} in files that do not load; nothing is shown from a partial catalog \
+         (fix them, or list stray files in .indexignore)",
+        errors.len(),
+        if errors.len() == 1 { "" } else { "s" }
+    );
+    Err(super::EXIT_FINDINGS)
+}
+
 /// Finds the channel graph for `package`/`channel` (default channel when `None`).
 fn channel_graph<'g, 'a>(
     graphs: &'g CatalogGraphs<'a>,
@@ -119,7 +138,7 @@ pub fn path(
     semantics: SemanticsArg,
     output: Output,
 ) -> u8 {
-    let loaded = match load_catalog(&[dir]) {
+    let loaded = match load_whole_catalog(&[dir]) {
         Ok(l) => l,
         Err(c) => return c,
     };
@@ -174,7 +193,7 @@ pub fn graph(
         eprintln!("error: --draw-v0-semantics applies to --format mermaid only");
         return EXIT_USAGE;
     }
-    let loaded = match load_catalog(dirs) {
+    let loaded = match load_whole_catalog(dirs) {
         Ok(l) => l,
         Err(c) => return c,
     };
@@ -209,7 +228,9 @@ pub fn lint(dirs: &[PathBuf], output: Output) -> u8 {
         Ok(l) => l,
         Err(c) => return c,
     };
-    let findings = crate::checks::graph::lint(&loaded.cfg);
+    let mut findings = crate::checks::fbc::load_errors(&loaded);
+    findings.extend(crate::checks::graph::lint(&loaded.cfg));
+    crate::diag::sort_findings(&mut findings);
     super::catalog::report(&findings, &loaded, output)
 }
 
@@ -222,6 +243,11 @@ pub fn check_upgrades(base: PathBuf, new: PathBuf, output: Output) -> u8 {
         Ok(l) => l,
         Err(c) => return c,
     };
-    let findings = crate::checks::upgrades::check(&old.cfg, &loaded.cfg);
+    // A base or new catalog with files that do not load would hide regressions: their load
+    // errors are findings too.
+    let mut findings = crate::checks::fbc::load_errors(&old);
+    findings.extend(crate::checks::fbc::load_errors(&loaded));
+    findings.extend(crate::checks::upgrades::check(&old.cfg, &loaded.cfg));
+    crate::diag::sort_findings(&mut findings);
     super::catalog::report(&findings, &loaded, output)
 }

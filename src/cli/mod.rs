@@ -25,6 +25,11 @@ pub const EXIT_USAGE: u8 = 2;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Largest input file read (catalog, bundle, policy and manifest files), e.g. 256M or 1G;
+    /// a larger file is an error naming it.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = oci::parse_size,
+          default_value = "256M")]
+    max_file_size: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -99,6 +104,7 @@ pub fn main() -> ExitCode {
 
 /// Runs a parsed command line and returns the exit status.
 pub fn run(cli: Cli) -> u8 {
+    crate::input::set_max_file_size(cli.max_file_size);
     match cli.command {
         Command::Catalog(c) => catalog::run(c),
         Command::Bundle(c) => bundle::run(c),

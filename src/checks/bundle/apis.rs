@@ -274,6 +274,31 @@ pub fn parse_kube_version(s: &str) -> Option<semver::Version> {
     Some(semver::Version::new(nums[0], nums[1], nums[2]))
 }
 
+/// Reads a Kubernetes version a user wrote (`--k8s-version`, a policy's `k8sVersion`) strictly:
+/// `1.29`, `1.29.3` or a full semantic version such as `1.29.0-0`, with an optional `v`.
+/// Unlike [`parse_kube_version`] (tolerant, for `minKubeVersion` values already in bundles),
+/// nothing after the numbers is dropped: `1.29-abc` and `1.29-` are not versions.
+pub fn parse_kube_version_strict(s: &str) -> Option<semver::Version> {
+    let t = s.trim();
+    let t = t.strip_prefix(['v', 'V']).unwrap_or(t);
+    if let Ok(v) = semver::Version::parse(t) {
+        return Some(v);
+    }
+    let parts: Vec<&str> = t.split('.').collect();
+    if parts.len() != 2
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    Some(semver::Version::new(
+        parts[0].parse().ok()?,
+        parts[1].parse().ok()?,
+        0,
+    ))
+}
+
 /// The version the bundle is checked against, and where it comes from.
 struct Target {
     version: Option<semver::Version>,

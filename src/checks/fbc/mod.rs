@@ -48,6 +48,21 @@ impl Sink {
     }
 }
 
+/// The error-level findings about files and blobs that did not load (syntax, envelopes, field
+/// types): what opm refuses to load at all. Commands other than `validate` report these and
+/// fail rather than work on the rest of the catalog.
+pub fn load_errors(loaded: &Loaded) -> Vec<Finding> {
+    let mut sink = Sink::default();
+    load::check(&loaded.problems, &mut sink);
+    let mut f: Vec<Finding> = sink
+        .findings
+        .into_iter()
+        .filter(|f| f.severity == crate::diag::Severity::Error)
+        .collect();
+    sort_findings(&mut f);
+    f
+}
+
 /// Validates a loaded catalog and returns every finding, sorted by file and line.
 pub fn validate(loaded: &Loaded) -> Vec<Finding> {
     let mut sink = Sink::default();

@@ -387,6 +387,9 @@ fn schema_help(code: &str) -> &'static str {
         "SCH011" => {
             "existing objects may fail the new rule: write it as a transition rule (oldSelf) that ratchets, or add it in a new CRD version"
         }
+        "SCH013" => {
+            "flatten the schema (real CRDs nest a few dozen levels), or review the change below the limit by hand and lower this code's severity in the policy file"
+        }
         _ => {
             "review the change: OLM v1 refuses unknown schema changes; if it is safe, lower this code's severity in the policy file"
         }

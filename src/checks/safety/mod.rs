@@ -59,6 +59,17 @@ pub fn check_bundle(f: &Facts<'_>, opts: &Options) -> Vec<Finding> {
     out
 }
 
+/// The old bundle's problems that would make the edge checks blind: files that do not parse
+/// (BND001) and a missing or second CSV (BND004). A CRD in an unreadable file of the old
+/// bundle could not be compared, so its removal would pass unseen.
+pub fn blinding_problems(old: &Facts<'_>) -> Vec<Finding> {
+    let sel = crate::checks::bundle::Options {
+        k8s_version: None,
+        select: vec!["BND001".into(), "BND004".into()],
+    };
+    crate::checks::bundle::validate_with(old.bundle, &sel)
+}
+
 /// The checks of the edge `old -> new` for users whose path to `old` is `hist`.
 pub fn check_edge(
     old: &Facts<'_>,
@@ -85,6 +96,7 @@ pub fn check_upgrade_of(o: &Facts<'_>, n: &Facts<'_>, opts: &Options) -> Vec<Fin
         f.message = format!("{} -> {}: {}", o.name, n.name, f.message);
     }
     out.extend(check_bundle(n, opts));
+    out.extend(blinding_problems(o));
     opts.policy.apply(&mut out);
     sort_findings(&mut out);
     out

@@ -28,21 +28,25 @@ pub struct K8sRange {
 }
 
 impl K8sRange {
-    /// Parses `1.30` (one release) or `1.28-1.31` (a range). Versions are read tolerantly
-    /// (`v1.28`, `1.28.3`).
+    /// Parses `1.30` (one release) or `1.28-1.31` (a range). Versions may carry a `v` and a
+    /// patch (`v1.28`, `1.28.3`); a full version may carry a pre-release (`1.22.0-0`). Anything
+    /// else, such as `1.28-abc`, `1.28-` or `1.28-1.31-1.32`, is an error.
     pub fn parse(s: &str) -> Result<K8sRange, String> {
-        let read = |t: &str| {
-            crate::checks::bundle::apis::parse_kube_version(t)
-                .ok_or_else(|| format!("{t:?} is not a Kubernetes version (expected e.g. 1.30)"))
-        };
+        use crate::checks::bundle::apis::parse_kube_version_strict as strict;
         let t = s.trim();
-        let (a, b) = match t.split_once('-').filter(|(_, b)| {
-            // `1.22.0-0` is a version with a pre-release, not a range.
-            b.trim_start().starts_with(['v', 'V']) || b.contains('.')
-        }) {
-            Some((a, b)) => (read(a)?, read(b)?),
-            None => {
-                let v = read(t)?;
+        let bad = || {
+            format!("{s:?} is not a Kubernetes version or range (expected e.g. 1.30 or 1.28-1.31)")
+        };
+        // A range is exactly one `-` whose two sides are versions (`1.28.0-1.31` is a range,
+        // `1.22.0-0` a version with a pre-release).
+        let mut splits = t
+            .match_indices('-')
+            .filter_map(|(i, _)| Some((strict(&t[..i])?, strict(&t[i + 1..])?)));
+        let (a, b) = match (splits.next(), splits.next()) {
+            (Some(r), None) => r,
+            (Some(_), Some(_)) => return Err(bad()),
+            (None, _) => {
+                let v = strict(t).ok_or_else(bad)?;
                 (v.clone(), v)
             }
         };
@@ -269,5 +273,20 @@ mod tests {
         assert_eq!((one.min.minor, one.max.minor), (22, 22));
         assert!(K8sRange::parse("1.31-1.28").is_err());
         assert!(K8sRange::parse("latest").is_err());
+        // Nothing is dropped: a bad upper bound is an error, not a single version.
+        for bad in [
+            "1.28-abc",
+            "1.28-",
+            "1.28-1.31-1.32",
+            "-1.28",
+            "1.28.x",
+            "1.28-1.31.",
+            "",
+        ] {
+            assert!(K8sRange::parse(bad).is_err(), "{bad}");
+        }
+        let r = K8sRange::parse("1.28.0-1.31").unwrap();
+        assert_eq!(r.display(), "1.28-1.31");
+        assert_eq!(K8sRange::parse("v1.29.3").unwrap().display(), "1.29");
     }
 }

@@ -21,12 +21,12 @@
 //! A property missing from the new schema is SCH001 (crdify's existing-field-removal check), at the
 //! topmost removed path only. A `null` keyword counts as absent, as Go decodes it. Input of the
 //! wrong shape never panics: a keyword whose value has an unexpected type is left to the SCH012
-//! diff, and flattening stops 64 levels deep. Values (defaults, enum values, oneOf branches) are
+//! diff, and flattening stops [`MAX_SCHEMA_DEPTH`] levels deep, where a difference below is SCH013. Values (defaults, enum values, oneOf branches) are
 //! compared structurally, numbers as f64, where crdify compares the raw JSON text.
 
 use std::collections::BTreeMap;
 
-use super::schema_diff::{compare_property, get};
+use super::schema_diff::{compare_property, get, same};
 use crate::checks::Code;
 use crate::diag::Severity::Error;
 use crate::fbc::node::{Node, Pos, Value};
@@ -43,6 +43,7 @@ codes! {
     ONE_OF = "SCH010", Error, "A oneOf constraint was added or oneOf schemas were removed (crdify oneOf).";
     CEL = "SCH011", Error, "x-kubernetes-validations (CEL) rules were added or changed: existing objects may fail the new rules (crdify reports these as unhandled).";
     UNHANDLED = "SCH012", Error, "Any other schema change (crdify unhandled), shown as a field-level diff.";
+    TOO_DEEP = "SCH013", Error, "A schema nests deeper than the comparison limit and differs below it: the change is not compared, so it is reported rather than passed.";
 }
 
 /// Knobs of the comparison (OLM v1's preflight settings are the defaults).
@@ -87,6 +88,18 @@ pub fn compare(old: &Node, new: &Node, opts: &Options) -> Vec<Change> {
     let mut out = Vec::new();
     for (path, o) in &old_props {
         match new_props.get(path) {
+            Some(n) if (o.cut || n.cut) && !same(o.node, n.node) => {
+                compare_property(path, o.node, n.node, opts, &mut out);
+                out.push(Change {
+                    code: &TOO_DEEP,
+                    path: path.clone(),
+                    message: format!(
+                        "schema nests deeper than {MAX_SCHEMA_DEPTH} levels and differs below \
+                         {path}: not compared there"
+                    ),
+                    pos: n.node.pos,
+                });
+            }
             Some(n) => compare_property(path, o.node, n.node, opts, &mut out),
             // Only the topmost removed property: its parent is still there.
             None if opts.field_removal
@@ -106,12 +119,16 @@ pub fn compare(old: &Node, new: &Node, opts: &Options) -> Vec<Change> {
     out
 }
 
-/// How many property levels below the root are compared.
-const MAX_DEPTH: usize = 64;
+/// How many property levels below the root are compared: real CRDs nest a few dozen levels,
+/// and paths cost memory quadratic in depth (1,024 levels of long names stay a few MiB).
+/// Below it, a difference is SCH013 rather than a silent pass.
+pub const MAX_SCHEMA_DEPTH: usize = 1024;
 
 struct Flat<'a> {
     node: &'a Node,
     parent: Option<String>,
+    /// At the depth limit with nested schemas that were not flattened.
+    cut: bool,
 }
 
 /// Every property of a schema by path, with its parent's path.
@@ -122,18 +139,21 @@ fn flatten(root: &Node) -> BTreeMap<String, Flat<'_>> {
         if out.contains_key(&path) {
             continue; // `a.b` as one property name and as two levels: the first one seen wins.
         }
-        if depth < MAX_DEPTH {
-            let props = get(node, "properties").map(Node::sorted_entries);
+        let props = get(node, "properties").map(Node::sorted_entries);
+        let schema = |key| get(node, key).filter(|n| matches!(n.value, Value::Map(_)));
+        let items = schema("items").or_else(|| schema("additionalProperties"));
+        let nested = props.as_ref().is_some_and(|p| !p.is_empty()) || items.is_some();
+        let cut = nested && depth >= MAX_SCHEMA_DEPTH;
+        if !cut {
             for e in props.unwrap_or_default() {
                 let child = format!("{path}.{}", e.key);
                 stack.push((child, &e.value, Some(path.clone()), depth + 1));
             }
-            let schema = |key| get(node, key).filter(|n| matches!(n.value, Value::Map(_)));
-            if let Some(child) = schema("items").or_else(|| schema("additionalProperties")) {
+            if let Some(child) = items {
                 stack.push((format!("{path}[*]"), child, Some(path.clone()), depth + 1));
             }
         }
-        out.insert(path, Flat { node, parent });
+        out.insert(path, Flat { node, parent, cut });
     }
     out
 }
@@ -315,11 +335,13 @@ properties:
         );
     }
 
+    /// Deep schemas are compared to [`MAX_SCHEMA_DEPTH`] levels; a difference below the limit is
+    /// SCH013 at the cut-off, never a silent pass, and equal deep schemas report nothing.
     #[test]
-    fn deep_nesting_stops_at_the_depth_limit() {
-        let nest = |leaf: &str| {
+    fn deep_nesting_is_compared_or_reported_at_the_limit() {
+        let nest = |leaf: &str, depth: usize| {
             let mut n = schema(leaf);
-            for _ in 0..200 {
+            for _ in 0..depth {
                 let wrap = schema("{type: object, properties: {a: 0}}");
                 let Value::Map(mut entries) = wrap.value else {
                     unreachable!()
@@ -332,10 +354,18 @@ properties:
             }
             n
         };
-        let (old, new) = (nest("{type: string}"), nest("{type: integer}"));
-        assert!(compare(&old, &new, &Options::default()).is_empty());
-        let shallow = nest("{type: string}");
-        assert!(compare(&old, &shallow, &Options::default()).is_empty());
+        let codes = |old: &Node, new: &Node| -> Vec<(usize, &'static str)> {
+            compare(old, new, &Options::default())
+                .iter()
+                .map(|c| (c.path.matches(".a").count(), c.code.code))
+                .collect()
+        };
+        let (old, new) = (nest("{type: string}", 200), nest("{type: integer}", 200));
+        assert_eq!(codes(&old, &new), vec![(200, "SCH007")]);
+        let deep = MAX_SCHEMA_DEPTH + 10;
+        let (old, new) = (nest("{type: string}", deep), nest("{type: integer}", deep));
+        assert_eq!(codes(&old, &new), vec![(MAX_SCHEMA_DEPTH, "SCH013")]);
+        assert!(codes(&old, &nest("{type: string}", deep)).is_empty());
     }
 
     mod props {

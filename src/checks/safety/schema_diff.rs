@@ -64,7 +64,7 @@ fn list(n: Option<&Node>) -> Shaped<&[Node]> {
 }
 
 /// Structural equality: objects by their (last-wins) keys, numbers as f64. Iterative.
-fn same(a: &Node, b: &Node) -> bool {
+pub(super) fn same(a: &Node, b: &Node) -> bool {
     let mut stack = vec![(a, b)];
     while let Some((a, b)) = stack.pop() {
         match (&a.value, &b.value) {
