@@ -11,5 +11,7 @@ pub mod graph;
 pub mod imageref;
 pub mod model;
 pub mod oci;
+pub mod outdir;
 pub mod range;
 pub mod sarif;
+pub mod text;

@@ -72,6 +72,12 @@ pub fn out(s: &str) {
     let _ = o.flush();
 }
 
+/// Prints `error: <message>` to stderr, the message's control characters escaped (it names
+/// files and values from the input).
+pub fn error(message: impl std::fmt::Display) {
+    eprintln!("error: {}", crate::text::esc(message));
+}
+
 /// Runs the CLI with the process arguments.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -90,7 +96,7 @@ pub fn main() -> ExitCode {
         Ok(Ok(code)) => code,
         Ok(Err(_)) => EXIT_USAGE,
         Err(e) => {
-            eprintln!("error: cannot start worker thread: {e}");
+            error(format_args!("cannot start worker thread: {e}"));
             EXIT_USAGE
         }
     };
@@ -114,7 +120,9 @@ pub fn run(cli: Cli) -> u8 {
                 EXIT_OK
             }
             None => {
-                eprintln!("error: unknown code `{code}` (run `olmctl codes` for the list)");
+                error(format_args!(
+                    "unknown code `{code}` (run `olmctl codes` for the list)"
+                ));
                 EXIT_USAGE
             }
         },
