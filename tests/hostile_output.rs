@@ -324,6 +324,8 @@ fn evil_catalog() -> (tempfile::TempDir, String) {
 fn catalog_text_output_escapes_controls() {
     let (dir, pkg) = evil_catalog();
     let d = p(dir.path());
+    let bad_flag = format!("--bogus{EVIL}");
+    let bad_format = format!("--format={EVIL}");
     let runs: Vec<(&str, Vec<&str>)> = vec![
         ("validate", vec!["catalog", "validate", d]),
         ("ls", vec!["catalog", "ls", d]),
@@ -365,6 +367,9 @@ fn catalog_text_output_escapes_controls() {
         ("render", vec!["catalog", "render", EVIL]),
         ("validate missing", vec!["catalog", "validate", EVIL]),
         ("explain", vec!["explain", EVIL]),
+        ("bad flag", vec!["catalog", "ls", &bad_flag]),
+        ("bad value", vec!["catalog", "graph", d, "--format", EVIL]),
+        ("bad value =", vec!["catalog", "graph", d, &bad_format]),
     ];
     for (what, args) in runs {
         let o = olmctl(&args);
@@ -450,4 +455,45 @@ fn bundle_and_image_output_escapes_controls() {
     assert_output_clean("check upgrade", &o);
     let o = olmctl(&["check", "upgrade", p(&dir), p(&dir)]);
     assert_output_clean("check upgrade same", &o);
+}
+
+/// `bundle unpack` / `catalog pull`: the target directory the user names may be a link (it is
+/// followed), but it must be empty, so nothing already in it (a link included) is written
+/// through; links in the image itself are checked by the extractor (tests/oci_extract.rs).
+#[test]
+fn pull_targets_follow_the_named_link_and_refuse_existing_entries() {
+    use olmctl::oci::extract::{Budget, Limits, Select, apply_layer};
+    use olmctl::oci::pull::prepare_dest;
+    let real = tempfile::tempdir().expect("tmp");
+    let holder = tempfile::tempdir().expect("tmp");
+    let linked = holder.path().join("dest");
+    symlink(real.path(), &linked).expect("symlink");
+    assert_eq!(prepare_dest(&linked), Ok(false));
+    let tar = common::hostile::hostile_tar(&[(
+        "manifests/a.yaml",
+        tar::EntryType::Regular,
+        "",
+        b"a: 1\n",
+    )]);
+    let mut budget = Budget::new(Limits::default());
+    apply_layer(
+        &tar,
+        "layer 0",
+        None,
+        &linked,
+        &Select::default(),
+        &mut budget,
+    )
+    .expect("extracts");
+    assert_eq!(
+        std::fs::read(real.path().join("manifests/a.yaml")).expect("file"),
+        b"a: 1\n"
+    );
+    // A target already holding a link (to a victim) is refused before anything is pulled.
+    let v = Victim::new();
+    let dest = tempfile::tempdir().expect("tmp");
+    symlink(&v.dir, dest.path().join("manifests")).expect("symlink");
+    let e = prepare_dest(dest.path()).expect_err("refused");
+    assert!(e.contains("not empty"), "{e}");
+    v.assert_untouched();
 }

@@ -84,6 +84,26 @@ pub fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            // clap quotes the offending argument; with control characters in the arguments,
+            // the message is the one for the same arguments escaped.
+            let args: Vec<String> = std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            let e = if args
+                .iter()
+                .any(|a| a.chars().any(crate::text::needs_escape))
+            {
+                let escaped = args.iter().map(|a| crate::text::escape(a).into_owned());
+                match Cli::try_parse_from(escaped) {
+                    Err(escaped) => escaped,
+                    Ok(_) => clap::Error::raw(
+                        clap::error::ErrorKind::InvalidValue,
+                        "an argument is not valid\n",
+                    ),
+                }
+            } else {
+                e
+            };
             let _ = e.print();
             return ExitCode::from(code);
         }
