@@ -2,6 +2,8 @@
 //! output directory, and text output never carries a raw control character from a file name,
 //! a catalog value or an argument.
 
+#![cfg(unix)]
+
 mod common;
 
 use std::collections::BTreeMap;
