@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::text::esc;
+
 /// How bad a finding is. Ordered from least to most severe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -219,7 +221,8 @@ impl Summary {
     }
 }
 
-/// Renders findings like rustc diagnostics:
+/// Renders findings like rustc diagnostics, control characters of messages, file names and
+/// names escaped ([`crate::text::escape`]):
 ///
 /// ```text
 /// error[FBC045]: multiple channel heads found: a.v2, b.v3
@@ -244,20 +247,20 @@ pub fn render_text(findings: &[Finding], color: bool) -> String {
             "{c0}{}[{}]{c1}: {}",
             f.severity.as_str(),
             f.code,
-            f.message
+            esc(&f.message)
         );
         if let Some(loc) = &f.location {
-            let _ = writeln!(out, "  --> {}", loc.display());
+            let _ = writeln!(out, "  --> {}", esc(loc.display()));
         }
         let subject = f.subject.describe();
         if !subject.is_empty() {
-            let _ = writeln!(out, "   = {subject}");
+            let _ = writeln!(out, "   = {}", esc(subject));
         }
         if let Some(p) = &f.path {
-            let _ = writeln!(out, "   = field: {p}");
+            let _ = writeln!(out, "   = field: {}", esc(p));
         }
         if let Some(h) = &f.help {
-            let _ = writeln!(out, "   = help: {h}");
+            let _ = writeln!(out, "   = help: {}", esc(h));
         }
         out.push('\n');
     }

@@ -12,5 +12,7 @@ pub mod imageref;
 pub mod input;
 pub mod model;
 pub mod oci;
+pub mod outdir;
 pub mod range;
 pub mod sarif;
+pub mod text;

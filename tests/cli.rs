@@ -3,28 +3,13 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
+use common::cli::{code, olmctl, p};
 use common::*;
-
-fn olmctl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_olmctl"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run olmctl")
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exit code")
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().expect("utf-8 path")
 }
 
 const GOOD: &str = "---

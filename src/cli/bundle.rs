@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use super::{EXIT_USAGE, Output};
 use crate::checks::bundle::Options;
 use crate::diag::sort_findings;
+use crate::text::esc;
 
 #[derive(Debug, Subcommand)]
 pub enum BundleCmd {
@@ -176,7 +177,7 @@ pub fn run(cmd: BundleCmd) -> u8 {
             let k8s_version = match k8s_version.as_deref().map(parse_k8s_version).transpose() {
                 Ok(v) => v,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    super::error(e);
                     return EXIT_USAGE;
                 }
             };
@@ -185,7 +186,7 @@ pub fn run(cmd: BundleCmd) -> u8 {
                 select,
             };
             if let Err(e) = opts.check_select() {
-                eprintln!("error: {e}");
+                super::error(e);
                 return EXIT_USAGE;
             }
             validate(&dirs, &opts, strict, output)
@@ -197,18 +198,18 @@ fn generate(opts: &crate::bundle::generate::Options, out: &std::path::Path) -> u
     let g = match crate::bundle::generate::generate(opts) {
         Ok(g) => g,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::error(e);
             return EXIT_USAGE;
         }
     };
     for n in &g.notes {
-        eprintln!("note: {n}");
+        eprintln!("note: {}", esc(n));
     }
     if let Err(e) = crate::bundle::generate::write(out, &g) {
-        eprintln!("error: {e}");
+        super::error(e);
         return EXIT_USAGE;
     }
-    eprintln!("wrote {} files to {}", g.files.len(), out.display());
+    eprintln!("wrote {} files to {}", g.files.len(), esc(out.display()));
     validate(
         &[out.to_path_buf()],
         &Options::default(),
@@ -238,7 +239,7 @@ fn validate(dirs: &[PathBuf], opts: &Options, strict: bool, output: Output) -> u
         match crate::bundle::load::load_bundle(d) {
             Ok(b) => findings.extend(crate::checks::bundle::validate_with(&b, opts)),
             Err(e) => {
-                eprintln!("error: {e}");
+                super::error(e);
                 return EXIT_USAGE;
             }
         }

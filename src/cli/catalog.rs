@@ -12,6 +12,7 @@ use crate::fbc::load::{Loaded, list_files};
 use crate::fbc::write::{Format, canonical, write_blobs};
 use crate::model::Index;
 use crate::model::chain::{Head, heads};
+use crate::text::esc;
 
 #[derive(Debug, Subcommand)]
 pub enum CatalogCmd {
@@ -260,7 +261,7 @@ pub fn run(cmd: CatalogCmd) -> u8 {
                         labels.insert(k.to_string(), v.to_string());
                     }
                     _ => {
-                        eprintln!("error: --label {l:?} is not KEY=VALUE");
+                        super::error(format_args!("--label {l:?} is not KEY=VALUE"));
                         return EXIT_USAGE;
                     }
                 }
@@ -340,9 +341,10 @@ pub fn report_findings(
         Output::Text => {
             let mut s = render_text(findings, use_color());
             s.push_str(&format!(
-                "{}: {} ({what})\n",
+                "{}: {} ({})\n",
                 if summary.errors == 0 { "ok" } else { "failed" },
                 render_summary(&summary),
+                esc(what),
             ));
             out(&s);
         }
@@ -380,7 +382,7 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
             .collect();
         if !blocking.is_empty() {
             eprint!("{}", render_text(&blocking, false));
-            eprintln!("error: not formatting a catalog that does not load; fix the errors above");
+            super::error("not formatting a catalog that does not load; fix the errors above");
             return EXIT_FINDINGS;
         }
     }
@@ -391,10 +393,10 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
                 .parent()
                 .is_some_and(|p| p.as_os_str() == ".." || p.as_os_str() == ".")
         {
-            eprintln!(
-                "error: package name {} is not a valid single path element",
+            super::error(format_args!(
+                "package name {} is not a valid single path element",
                 rel.display()
-            );
+            ));
             return EXIT_USAGE;
         }
     }
@@ -402,7 +404,7 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
         let existing: BTreeSet<PathBuf> = match list_files(dir) {
             Ok(f) => f.into_iter().collect(),
             Err(e) => {
-                eprintln!("error: {e}");
+                super::error(e);
                 return EXIT_USAGE;
             }
         };
@@ -423,7 +425,7 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
             return EXIT_OK;
         }
         for d in differ {
-            eprintln!("would reformat: {d}");
+            eprintln!("would reformat: {}", esc(d));
         }
         return EXIT_FINDINGS;
     }
@@ -433,16 +435,17 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
     } else {
         Vec::new()
     };
-    for (rel, text) in &files {
-        let p = target.join(rel);
-        if let Some(parent) = p.parent()
-            && let Err(e) = std::fs::create_dir_all(parent)
-        {
-            eprintln!("error: cannot create {}: {e}", parent.display());
+    // Nothing is written through a symlink below the target (checked before any write); old
+    // files that are links are removed as links.
+    for (rel, _) in &files {
+        if let Err(e) = crate::outdir::check(target, rel) {
+            super::error(e);
             return EXIT_USAGE;
         }
-        if let Err(e) = std::fs::write(&p, text) {
-            eprintln!("error: cannot write {}: {e}", p.display());
+    }
+    for (rel, text) in &files {
+        if let Err(e) = crate::outdir::write(target, rel, text.as_bytes()) {
+            super::error(format_args!("cannot write {e}"));
             return EXIT_USAGE;
         }
     }
@@ -451,7 +454,7 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
     for f in old {
         if !written.contains(&f) {
             if let Err(e) = std::fs::remove_file(&f) {
-                eprintln!("error: cannot remove {}: {e}", f.display());
+                super::error(format_args!("cannot remove {}: {e}", f.display()));
                 return EXIT_USAGE;
             }
             if let Some(parent) = f.parent() {
@@ -532,13 +535,15 @@ fn ls(dirs: &[PathBuf], output: Output) -> u8 {
             for p in &pkgs {
                 s.push_str(&format!(
                     "{}  (default channel: {}, {} bundles)\n",
-                    p.name, p.default_channel, p.bundles
+                    esc(&p.name),
+                    esc(&p.default_channel),
+                    p.bundles
                 ));
                 for c in &p.channels {
                     let head = match (&c.head, c.heads.is_empty()) {
-                        (Some(h), _) => h.clone(),
+                        (Some(h), _) => esc(h).to_string(),
                         (None, true) => "<no head>".into(),
-                        (None, false) => format!("<several heads: {}>", c.heads.join(", ")),
+                        (None, false) => format!("<several heads: {}>", esc(c.heads.join(", "))),
                     };
                     let mark = if c.name == p.default_channel {
                         "*"
@@ -547,7 +552,9 @@ fn ls(dirs: &[PathBuf], output: Output) -> u8 {
                     };
                     s.push_str(&format!(
                         "  {mark} {:<24} head {:<48} {} entries\n",
-                        c.name, head, c.entries
+                        esc(&c.name),
+                        head,
+                        c.entries
                     ));
                 }
             }
@@ -570,23 +577,23 @@ fn render(
     use crate::bundle::render::{ObjectMode, render_dir};
     use crate::oci::pull::Kind;
     if !images.is_empty() && images.len() != inputs.len() {
-        eprintln!(
-            "error: {} --image values for {} inputs: give one image per input, in order",
+        super::error(format_args!(
+            "{} --image values for {} inputs: give one image per input, in order",
             images.len(),
             inputs.len()
-        );
+        ));
         return EXIT_USAGE;
     }
     let any_image = inputs.iter().any(|s| super::oci::is_image(s));
     if csv_metadata && images.is_empty() && !any_image {
-        eprintln!(
-            "error: --csv-metadata needs --image (a bundle without an image must carry its manifests as olm.bundle.object)"
+        super::error(
+            "--csv-metadata needs --image (a bundle without an image must carry its manifests as olm.bundle.object)",
         );
         return EXIT_USAGE;
     }
     for img in images {
         if let Err(e) = crate::imageref::validate(img) {
-            eprintln!("error: --image {img}: {e}");
+            super::error(format_args!("--image {img}: {e}"));
             return EXIT_USAGE;
         }
     }
@@ -600,7 +607,7 @@ fn render(
         match super::oci::pull_inputs(&input_refs, registry, pull, super::oci::Want::Any) {
             Ok(p) => p,
             Err(e) => {
-                eprintln!("error: {e}");
+                super::error(e);
                 return EXIT_USAGE;
             }
         };
@@ -630,7 +637,7 @@ fn render(
         match render_dir(&dir, image, mode) {
             Ok(r) => blobs.push(r.blob),
             Err(e) => {
-                eprintln!("error: {input}: {e}");
+                super::error(format_args!("{input}: {e}"));
                 return EXIT_USAGE;
             }
         }

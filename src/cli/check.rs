@@ -152,7 +152,7 @@ fn upgrade(old: &str, new: &str, c: &Common) -> u8 {
     let opts = match options(c) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::error(e);
             return EXIT_USAGE;
         }
     };
@@ -160,7 +160,7 @@ fn upgrade(old: &str, new: &str, c: &Common) -> u8 {
     let bundles = match read_bundles(&[old, new], c, &mut scratch) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::error(e);
             return EXIT_USAGE;
         }
     };
@@ -257,7 +257,7 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
     let opts = match options(c) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::error(e);
             return EXIT_USAGE;
         }
     };
@@ -268,13 +268,13 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
     if let Some(p) = package
         && !loaded.cfg.packages.iter().any(|x| x.name == p)
     {
-        eprintln!("error: package `{p}` is not in the catalog");
+        super::error(format_args!("package `{p}` is not in the catalog"));
         return EXIT_USAGE;
     }
     let (refs, mut read) = match bundle_sources(bundles, &loaded.cfg, package) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::error(e);
             return EXIT_USAGE;
         }
     };
@@ -283,7 +283,7 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
     match read_bundles(&inputs, c, &mut scratch) {
         Ok(b) => read.extend(refs.keys().cloned().zip(b)),
         Err(e) => {
-            eprintln!("error: {e}");
+            super::error(e);
             return EXIT_USAGE;
         }
     }
@@ -326,7 +326,7 @@ fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
     let opts = match options(c) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::error(e);
             return EXIT_USAGE;
         }
     };
@@ -347,7 +347,7 @@ fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
         let (dirs, semver) = match load_package(pkg) {
             Ok(x) => x,
             Err(e) => {
-                eprintln!("error: {e}");
+                super::error(e);
                 return EXIT_USAGE;
             }
         };

@@ -8,6 +8,7 @@ use super::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, out};
 use crate::fbc::load::{Loaded, load};
 use crate::graph::path::{Semantics, Stop, UpgradePath, parse_installed, resolve};
 use crate::graph::{CatalogGraphs, ChannelGraph, render};
+use crate::text::esc;
 
 /// `--semantics`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -42,7 +43,7 @@ pub enum GraphFormat {
 
 pub fn load_catalog(dirs: &[PathBuf]) -> Result<Loaded, u8> {
     load(dirs).map_err(|e| {
-        eprintln!("error: cannot read catalog: {e}");
+        super::error(format_args!("cannot read catalog: {e}"));
         EXIT_USAGE
     })
 }
@@ -103,14 +104,24 @@ fn path_text(p: &UpgradePath) -> String {
         Semantics::V0 => "OLM v0",
         Semantics::V1 => "OLM v1",
     };
-    let mut s = format!("{}/{} ({sem}): {}", p.package, p.channel, p.from);
+    let mut s = format!(
+        "{}/{} ({sem}): {}",
+        esc(&p.package),
+        esc(&p.channel),
+        esc(&p.from)
+    );
     for h in &p.hops {
         match &h.range {
-            Some(r) => s.push_str(&format!("\n  -> {} {} (skipRange {r})", h.to, h.version)),
+            Some(r) => s.push_str(&format!(
+                "\n  -> {} {} (skipRange {})",
+                esc(&h.to),
+                esc(&h.version),
+                esc(r)
+            )),
             None => s.push_str(&format!(
                 "\n  -> {} {} ({})",
-                h.to,
-                h.version,
+                esc(&h.to),
+                esc(&h.version),
                 h.edge.as_str()
             )),
         }
@@ -119,12 +130,15 @@ fn path_text(p: &UpgradePath) -> String {
         Stop::Head => "the channel head".to_string(),
         Stop::Target => "the requested target".to_string(),
         Stop::NoUpgrade => match &p.head {
-            Some(h) => format!("no further upgrade; the channel head {h} is not reached"),
+            Some(h) => format!(
+                "no further upgrade; the channel head {} is not reached",
+                esc(h)
+            ),
             None => "no further upgrade; the channel has no single head".to_string(),
         },
         Stop::Loop => "a loop: the picks go round in a cycle".to_string(),
     };
-    s.push_str(&format!("\nends at {}: {why}\n", p.end));
+    s.push_str(&format!("\nends at {}: {why}\n", esc(&p.end)));
     s
 }
 
@@ -146,7 +160,7 @@ pub fn path(
     let g = match channel_graph(&graphs, package, channel) {
         Ok(g) => g,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::error(e);
             return EXIT_USAGE;
         }
     };
@@ -158,10 +172,10 @@ pub fn path(
         {
             Some(n) => Some(n),
             None => {
-                eprintln!(
-                    "error: --to `{t}` is not an entry of channel `{}`",
+                super::error(format_args!(
+                    "--to `{t}` is not an entry of channel `{}`",
                     g.channel
-                );
+                ));
                 return EXIT_USAGE;
             }
         },
@@ -190,7 +204,7 @@ pub fn graph(
     draw_v0_semantics: bool,
 ) -> u8 {
     if draw_v0_semantics && format != GraphFormat::Mermaid {
-        eprintln!("error: --draw-v0-semantics applies to --format mermaid only");
+        super::error("--draw-v0-semantics applies to --format mermaid only");
         return EXIT_USAGE;
     }
     let loaded = match load_whole_catalog(dirs) {
@@ -201,7 +215,7 @@ pub fn graph(
     if let Some(p) = package
         && !graphs.packages.contains_key(p)
     {
-        eprintln!("error: package `{p}` is not in the catalog");
+        super::error(format_args!("package `{p}` is not in the catalog"));
         return EXIT_USAGE;
     }
     if let Some(c) = channel {
@@ -210,7 +224,7 @@ pub fn graph(
         }
         graphs.packages.retain(|_, chans| !chans.is_empty());
         if graphs.packages.is_empty() {
-            eprintln!("error: no channel `{c}` in the selected packages");
+            super::error(format_args!("no channel `{c}` in the selected packages"));
             return EXIT_USAGE;
         }
     }

@@ -77,12 +77,38 @@ pub fn out(s: &str) {
     let _ = o.flush();
 }
 
+/// Prints `error: <message>` to stderr, the message's control characters escaped (it names
+/// files and values from the input).
+pub fn error(message: impl std::fmt::Display) {
+    eprintln!("error: {}", crate::text::esc(message));
+}
+
 /// Runs the CLI with the process arguments.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            // clap quotes the offending argument; with control characters in the arguments,
+            // the message is the one for the same arguments escaped.
+            let args: Vec<String> = std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            let e = if args
+                .iter()
+                .any(|a| a.chars().any(crate::text::needs_escape))
+            {
+                let escaped = args.iter().map(|a| crate::text::escape(a).into_owned());
+                match Cli::try_parse_from(escaped) {
+                    Err(escaped) => escaped,
+                    Ok(_) => clap::Error::raw(
+                        clap::error::ErrorKind::InvalidValue,
+                        "an argument is not valid\n",
+                    ),
+                }
+            } else {
+                e
+            };
             let _ = e.print();
             return ExitCode::from(code);
         }
@@ -95,7 +121,7 @@ pub fn main() -> ExitCode {
         Ok(Ok(code)) => code,
         Ok(Err(_)) => EXIT_USAGE,
         Err(e) => {
-            eprintln!("error: cannot start worker thread: {e}");
+            error(format_args!("cannot start worker thread: {e}"));
             EXIT_USAGE
         }
     };
@@ -120,7 +146,9 @@ pub fn run(cli: Cli) -> u8 {
                 EXIT_OK
             }
             None => {
-                eprintln!("error: unknown code `{code}` (run `olmctl codes` for the list)");
+                error(format_args!(
+                    "unknown code `{code}` (run `olmctl codes` for the list)"
+                ));
                 EXIT_USAGE
             }
         },

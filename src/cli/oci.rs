@@ -13,6 +13,7 @@ use crate::oci::auth::Credential;
 use crate::oci::extract::{Limits, Select};
 use crate::oci::image::{Artifact, Platform};
 use crate::oci::registry::{Options, PushReport, Registry, parse_ref};
+use crate::text::esc;
 
 /// Flags for talking to registries.
 #[derive(Debug, Clone, Args)]
@@ -68,7 +69,7 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, u8> {
         .enable_all()
         .build()
         .map_err(|e| {
-            eprintln!("error: cannot start the async runtime: {e}");
+            super::error(format_args!("cannot start the async runtime: {e}"));
             EXIT_USAGE
         })
 }
@@ -86,7 +87,7 @@ fn registry_if(
     registry(reg_args, named, all, u64::MAX)
         .map(Some)
         .map_err(|e| {
-            eprintln!("error: {e}");
+            super::error(e);
             EXIT_USAGE
         })
 }
@@ -194,7 +195,7 @@ async fn deliver(
     if dest.push {
         let reg = reg.ok_or("internal: no registry client")?;
         let r = reg.push(&target, &art).await?;
-        eprintln!("pushed {}: {}", dest.tag, summary(&r));
+        eprintln!("pushed {}: {}", esc(dest.tag), summary(&r));
         report = Some(r);
     }
     if let Some(dir) = dest.layout {
@@ -204,13 +205,14 @@ async fn deliver(
         let name = crate::oci::layout::tag_of(dest.tag);
         crate::oci::layout::write(dir, &name, &art)?;
         eprintln!(
-            "wrote {} to the OCI layout {} as {name:?}",
+            "wrote {} to the OCI layout {} as {}",
             art.digest(),
-            dir.display()
+            esc(dir.display()),
+            esc(format_args!("{name:?}"))
         );
     }
     match output {
-        Output::Text => out(&format!("{}\n", pinned(&target, art.digest()))),
+        Output::Text => out(&format!("{}\n", esc(pinned(&target, art.digest())))),
         Output::Json => {
             let mut v = json!({
                 "reference": dest.tag,
@@ -255,8 +257,8 @@ fn gate(
     eprint!("{}", crate::diag::render_text(&errors, false));
     let blocked = errors.iter().any(|f| blocking.contains(&f.code));
     if !force || blocked {
-        eprintln!(
-            "error: the {what} has {} error-level findings; fix them{}",
+        super::error(format_args!(
+            "the {what} has {} error-level findings; fix them{}",
             errors.len(),
             if blocked {
                 " (files that do not load cannot be used)"
@@ -266,7 +268,7 @@ fn gate(
                     _ => " or pass --force to push anyway",
                 }
             }
-        );
+        ));
         return Err(EXIT_FINDINGS);
     }
     eprintln!(
@@ -287,14 +289,14 @@ pub fn bundle_build(
     let target = match parse_ref(dest.tag) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: --tag: {e}");
+            super::error(format_args!("--tag: {e}"));
             return EXIT_USAGE;
         }
     };
     let b = match crate::bundle::load::load_bundle(dir) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::error(e);
             return EXIT_USAGE;
         }
     };
@@ -312,7 +314,7 @@ pub fn bundle_build(
     let img = match crate::oci::bundle_image::build(&b, epoch, created) {
         Ok(i) => i,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::error(e);
             return EXIT_USAGE;
         }
     };
@@ -342,7 +344,7 @@ impl IntoExit for Result<(), String> {
         match self {
             Ok(()) => EXIT_OK,
             Err(e) => {
-                eprintln!("error: {e}");
+                super::error(e);
                 EXIT_USAGE
             }
         }
@@ -378,14 +380,14 @@ pub fn catalog_push(p: &CatalogPush<'_>, reg_args: &RegistryArgs, output: Output
     let target = match parse_ref(p.dest.tag) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: --tag: {e}");
+            super::error(format_args!("--tag: {e}"));
             return EXIT_USAGE;
         }
     };
     let base = match p.base_image.map(parse_ref).transpose() {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("error: --base-image: {e}");
+            super::error(format_args!("--base-image: {e}"));
             return EXIT_USAGE;
         }
     };
@@ -409,7 +411,7 @@ pub fn catalog_push(p: &CatalogPush<'_>, reg_args: &RegistryArgs, output: Output
     let layer = match crate::oci::catalog_image::configs_layer(&files, epoch) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::error(e);
             return EXIT_USAGE;
         }
     };
@@ -463,9 +465,10 @@ async fn append_to_base(
             ));
         }
         eprintln!(
-            "appending to {} platforms of {} ({digest})",
+            "appending to {} platforms of {} ({})",
             bases.len(),
-            base.whole()
+            esc(base.whole()),
+            esc(digest)
         );
         crate::oci::catalog_image::append(&bases, Some(&mt), layer, labels)
     } else {
@@ -563,14 +566,14 @@ fn pull_cmd(
     let r = match parse_ref(image) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::error(e);
             return EXIT_USAGE;
         }
     };
     let reg = match registry(reg_args, &[&r], &[&r], pull.max_size) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::error(e);
             return EXIT_USAGE;
         }
     };
@@ -581,10 +584,10 @@ fn pull_cmd(
             p.image.top_digest(),
             p.files,
             p.bytes,
-            dir.display()
+            esc(dir.display())
         );
         match output {
-            Output::Text => out(&format!("{}\n", pinned(&r, p.image.top_digest()))),
+            Output::Text => out(&format!("{}\n", esc(pinned(&r, p.image.top_digest())))),
             Output::Json => out(&format!(
                 "{}\n",
                 serde_json::to_string_pretty(&json!({

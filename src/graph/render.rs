@@ -16,6 +16,7 @@ use semver::Version;
 use super::{CatalogGraphs, ChannelGraph, EdgeKind, compare_versions};
 use crate::fbc::decl::{Channel, ChannelEntry, DeclarativeConfig};
 use crate::range::Range;
+use crate::text::{esc, needs_escape};
 
 /// Mermaid's default `maxTextSize`.
 pub const MERMAID_MAX_TEXT: usize = 30_000;
@@ -128,12 +129,12 @@ pub fn text(graphs: &CatalogGraphs<'_>) -> String {
             .default_channels
             .get(name)
             .map_or("?", String::as_str);
-        let _ = writeln!(out, "{name} (default channel: {def})");
+        let _ = writeln!(out, "{} (default channel: {})", esc(name), esc(def));
         for g in chans.values() {
-            let head = g
-                .head
-                .map_or("<no single head>".to_string(), |h| g.graph[h].name.clone());
-            let _ = writeln!(out, "  channel {}  head {head}", g.channel);
+            let head = g.head.map_or("<no single head>".to_string(), |h| {
+                esc(&g.graph[h].name).to_string()
+            });
+            let _ = writeln!(out, "  channel {}  head {head}", esc(&g.channel));
             let edges = sorted_edges(g);
             for n in nodes_newest_first(g) {
                 let e = &g.graph[n];
@@ -149,13 +150,13 @@ pub fn text(graphs: &CatalogGraphs<'_>) -> String {
                 } else {
                     format!("  [{}]", marks.join(", "))
                 };
-                let _ = writeln!(out, "    {} {}{marks}", e.name, e.version_str());
+                let _ = writeln!(out, "    {} {}{marks}", esc(&e.name), esc(e.version_str()));
                 let from: Vec<String> = edges
                     .iter()
                     .filter(|x| x.to == e.name)
                     .map(|x| match &x.range {
-                        Some(r) => format!("{} ({} {r})", x.from, x.kind.as_str()),
-                        None => format!("{} ({})", x.from, x.kind.as_str()),
+                        Some(r) => format!("{} ({} {})", esc(&x.from), x.kind.as_str(), esc(r)),
+                        None => format!("{} ({})", esc(&x.from), x.kind.as_str()),
                     })
                     .collect();
                 if !from.is_empty() {
@@ -166,7 +167,7 @@ pub fn text(graphs: &CatalogGraphs<'_>) -> String {
                     let _ = writeln!(
                         out,
                         "      <- {} (replaces, not in channel)",
-                        entry.replaces
+                        esc(&entry.replaces)
                     );
                 }
             }
@@ -175,16 +176,28 @@ pub fn text(graphs: &CatalogGraphs<'_>) -> String {
     out
 }
 
-fn dot_id(s: &str) -> String {
+/// A DOT quoted string of `lines` joined by DOT's `\n` line break (one statement per line of
+/// output): control characters of each line escaped ([`crate::text::escape`]), then quotes
+/// and backslashes.
+fn dot_lines(lines: &[&str]) -> String {
     let mut out = String::from("\"");
-    for c in s.chars() {
-        if c == '"' || c == '\\' {
-            out.push('\\');
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push_str("\\n");
         }
-        out.push(c);
+        for c in crate::text::escape(line).chars() {
+            if c == '"' || c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+        }
     }
     out.push('"');
     out
+}
+
+fn dot_id(s: &str) -> String {
+    dot_lines(&[s])
 }
 
 /// Graphviz DOT: one cluster per package channel, the head bold, skipped entries dashed.
@@ -221,7 +234,7 @@ pub fn dot(graphs: &CatalogGraphs<'_>) -> String {
                     out,
                     "    {} [label={}{style}];",
                     id(n),
-                    dot_id(&format!("{}\n{}", e.name, e.version_str()))
+                    dot_lines(&[&e.name, &e.version_str()])
                 );
             }
             for e in sorted_edges(g) {
@@ -247,10 +260,38 @@ pub fn dot(graphs: &CatalogGraphs<'_>) -> String {
     out
 }
 
-/// Go's `%q` for the strings that occur here (names and ranges): quotes and backslashes escaped.
+/// Go's `%q` for the strings that occur here (names and ranges), as opm writes them, made safe
+/// for mermaid and terminals: a quote inside becomes mermaid's `#quot;`, and the characters
+/// [`crate::text::needs_escape`] names that JSON leaves raw (DEL, C1, bidi) become `\uXXXX`.
 fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    crate::fbc::node::write_json_string(&mut out, s);
+    let mut json = String::with_capacity(s.len() + 2);
+    crate::fbc::node::write_json_string(&mut json, s);
+    let inner = json[1..json.len() - 1].replace("\\\"", "#quot;");
+    let mut out = String::with_capacity(inner.len() + 2);
+    out.push('"');
+    for c in inner.chars() {
+        if needs_escape(c) {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A mermaid node or subgraph id from names: letters, digits, `.`, `_`, `+` and `-` as opm
+/// writes them; any other character (spaces, brackets, quotes, controls) as `_<hex>_`, so that a
+/// name cannot break the diagram's syntax.
+fn mermaid_id(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_alphanumeric() || matches!(c, '.' | '_' | '+' | '-') {
+            out.push(c);
+        } else {
+            let _ = write!(out, "_{:x}_", c as u32);
+        }
+    }
     out
 }
 
@@ -280,14 +321,14 @@ fn mermaid_channel(
 ) {
     let zero = Version::new(0, 0, 0);
     let ver = |n: &str| versions.get(n).unwrap_or(&zero);
-    let channel_id = format!("{}-{}", c.package, c.name);
+    let channel_id = mermaid_id(&format!("{}-{}", c.package, c.name));
     let _ = writeln!(out, "    %% channel {}", go_quote(&c.name));
     let _ = writeln!(out, "    subgraph {channel_id}[{}]", go_quote(&c.name));
     let mut sorted: Vec<&ChannelEntry> = c.entries.iter().collect();
     sorted.sort_by(|a, b| ver(&b.name).cmp_precedence(ver(&a.name)));
     let mut skipped: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for ce in sorted {
-        let entry_id = format!("{channel_id}-{}", ce.name);
+        let entry_id = format!("{channel_id}-{}", mermaid_id(&ce.name));
         let to = format!("{entry_id}[{}]", go_quote(&ce.name));
         let _ = writeln!(out, "      {to}");
         let deprecated = st.deprecated_bundles.contains(&ce.name);
@@ -304,7 +345,8 @@ fn mermaid_channel(
         for sk in &ce.skips {
             let _ = writeln!(
                 out,
-                "      {channel_id}-{sk}[{}]-- skip --> {to}",
+                "      {channel_id}-{}[{}]-- skip --> {to}",
+                mermaid_id(sk),
                 go_quote(sk)
             );
             if st.draw_v0 && !skipped.insert(sk.as_str()) {
@@ -319,10 +361,10 @@ fn mermaid_channel(
                 if r.contains(ver(&e.name)) {
                     let _ = writeln!(
                         out,
-                        "      {channel_id}-{}[{}]-- \"skipRange({})\" --> {to}",
-                        e.name,
+                        "      {channel_id}-{}[{}]-- {} --> {to}",
+                        mermaid_id(&e.name),
                         go_quote(&e.name),
-                        ce.skip_range
+                        go_quote(&format!("skipRange({})", ce.skip_range))
                     );
                     if st.draw_v0 && target_skipped {
                         st.dead_links.push(st.link);
@@ -335,7 +377,7 @@ fn mermaid_channel(
             let _ = writeln!(
                 out,
                 "      {channel_id}-{}[{}]-- replace --> {to}",
-                ce.replaces,
+                mermaid_id(&ce.replaces),
                 go_quote(&ce.replaces)
             );
             if st.draw_v0 && target_skipped {
@@ -400,11 +442,15 @@ fn mermaid_doc(
     let mut shown: Vec<&str> = sorted.iter().map(|c| c.package.as_str()).collect();
     shown.dedup();
     for p in shown.into_iter().filter(|p| dep_pkgs.contains(p)) {
-        let _ = writeln!(out, "style {p} fill:#989695");
+        let _ = writeln!(out, "style {} fill:#989695", mermaid_id(p));
     }
     for c in &sorted {
         if dep_channels.contains(&c.name) {
-            let _ = writeln!(out, "style {}-{} fill:#DCD0FF", c.package, c.name);
+            let _ = writeln!(
+                out,
+                "style {} fill:#DCD0FF",
+                mermaid_id(&format!("{}-{}", c.package, c.name))
+            );
         }
     }
     for (class, ids) in &mut st.classes {

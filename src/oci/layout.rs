@@ -2,12 +2,13 @@
 //! offline and by `skopeo` as `oci:<dir>:<tag>`.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
 use super::digest;
 use super::image::{Artifact, BlobData, Descriptor};
+use crate::outdir;
 
 /// The annotation naming an image in `index.json`.
 pub const REF_NAME: &str = "org.opencontainers.image.ref.name";
@@ -15,24 +16,17 @@ pub const REF_NAME: &str = "org.opencontainers.image.ref.name";
 /// Writes `art` into the layout at `dir` (created when missing) and names it `tag` in
 /// `index.json`, replacing an earlier image of that name and keeping the others. Every blob
 /// must be in memory.
+///
+/// Nothing is written through a symlink below `dir` (see [`crate::outdir`]); `dir` itself may
+/// be a link.
 pub fn write(dir: &Path, tag: &str, art: &Artifact) -> Result<(), String> {
-    let ctx = |e: std::io::Error, p: &Path| format!("{}: {e}", p.display());
-    let blobs = dir.join("blobs").join(digest::SHA256);
-    fs::create_dir_all(&blobs).map_err(|e| ctx(e, &blobs))?;
-    let marker = dir.join("oci-layout");
-    fs::write(&marker, br#"{"imageLayoutVersion":"1.0.0"}"#).map_err(|e| ctx(e, &marker))?;
-    let put = |d: &str, data: &[u8]| -> Result<(), String> {
-        let hex = digest::parse(d)?;
-        let p = blobs.join(hex);
-        if p.is_file() && fs::metadata(&p).map(|m| m.len()).ok() == Some(data.len() as u64) {
-            return Ok(());
-        }
-        fs::write(&p, data).map_err(|e| ctx(e, &p))
-    };
+    let blobs = Path::new("blobs").join(digest::SHA256);
+    let index_path = Path::new("index.json");
+    let mut all = Vec::new();
     for m in art.manifests() {
         for b in &m.blobs {
             match &b.data {
-                BlobData::Bytes(data) => put(&b.desc.digest, data)?,
+                BlobData::Bytes(data) => all.push((b.desc.digest.as_str(), data.as_ref())),
                 BlobData::Remote(src) => {
                     return Err(format!(
                         "blob {} (from {src}) was not fetched before writing the layout",
@@ -41,13 +35,37 @@ pub fn write(dir: &Path, tag: &str, art: &Artifact) -> Result<(), String> {
                 }
             }
         }
-        put(&m.digest, &m.bytes)?;
+        all.push((m.digest.as_str(), m.bytes.as_ref()));
     }
-    put(art.digest(), art.bytes())?;
-    let index_path = dir.join("index.json");
-    let mut entries: Vec<Value> = match fs::read(&index_path) {
+    all.push((art.digest(), art.bytes()));
+    let mut rels = vec![
+        PathBuf::from("oci-layout"),
+        index_path.to_path_buf(),
+        blobs.clone(),
+    ];
+    for (d, _) in &all {
+        rels.push(blobs.join(digest::parse(d)?));
+    }
+    for rel in &rels {
+        outdir::check(dir, rel).map_err(|e| e.to_string())?;
+    }
+    let write = |rel: &Path, data: &[u8]| outdir::write(dir, rel, data).map_err(|e| e.to_string());
+    write(
+        Path::new("oci-layout"),
+        br#"{"imageLayoutVersion":"1.0.0"}"#,
+    )?;
+    for (d, data) in all {
+        let rel = blobs.join(digest::parse(d)?);
+        let p = dir.join(&rel);
+        if p.is_file() && fs::metadata(&p).map(|m| m.len()).ok() == Some(data.len() as u64) {
+            continue;
+        }
+        write(&rel, data)?;
+    }
+    let index_file = dir.join(index_path);
+    let mut entries: Vec<Value> = match fs::read(&index_file) {
         Ok(b) => serde_json::from_slice::<Value>(&b)
-            .map_err(|e| format!("{}: not JSON: {e}", index_path.display()))?
+            .map_err(|e| format!("{}: not JSON: {e}", index_file.display()))?
             .get("manifests")
             .and_then(Value::as_array)
             .cloned()
@@ -73,8 +91,7 @@ pub fn write(dir: &Path, tag: &str, art: &Artifact) -> Result<(), String> {
         "mediaType": super::media::OCI_INDEX,
         "manifests": entries,
     });
-    fs::write(&index_path, serde_json::to_vec(&index).unwrap_or_default())
-        .map_err(|e| ctx(e, &index_path))
+    write(index_path, &serde_json::to_vec(&index).unwrap_or_default())
 }
 
 /// The name an image gets in a layout: the tag of `reference` (`latest` without one).

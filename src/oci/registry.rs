@@ -208,8 +208,8 @@ impl Registry {
                     attempt += 1;
                     self.retries.fetch_add(1, Ordering::Relaxed);
                     eprintln!(
-                        "warning: {what}: {}; retry {attempt}/{} in {} ms",
-                        describe(&e),
+                        "warning: {}; retry {attempt}/{} in {} ms",
+                        crate::text::esc(format_args!("{what}: {}", describe(&e))),
                         self.opts.retries,
                         delay.as_millis()
                     );

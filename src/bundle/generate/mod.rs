@@ -396,27 +396,43 @@ fn dockerfile(opts: &Options) -> String {
     out
 }
 
-/// Writes a generated bundle below `out`. Top-level files of `out/manifests` that the
+/// Writes a generated bundle below `out`. Top-level regular files of `out/manifests` that the
 /// generator did not write are removed (they would be stale objects of an earlier run); other
-/// files of `metadata/` (properties.yaml, dependencies.yaml) are kept.
+/// files of `metadata/` (properties.yaml, dependencies.yaml) and subdirectories are kept.
+///
+/// Nothing is written through a symlink below `out` (see [`crate::outdir`]): a linked
+/// `manifests/` or `metadata/`, a linked file where a generated file goes, or any link in
+/// `manifests/` is refused before anything is changed. `out` itself may be a link.
 pub fn write(out: &Path, g: &Generated) -> Result<(), BundleError> {
-    let io = |p: &Path, e: std::io::Error| err(p, Pos::default(), e.to_string());
-    let manifests = out.join("manifests");
-    if manifests.is_dir() {
+    let fail = |e: crate::outdir::OutError| err(&e.path, Pos::default(), e.message);
+    let manifests = Path::new("manifests");
+    for rel in [manifests, Path::new("metadata")]
+        .into_iter()
+        .chain(g.files.iter().map(|(p, _)| p.as_path()))
+    {
+        crate::outdir::check(out, rel).map_err(fail)?;
+    }
+    let dir = out.join(manifests);
+    let mut stale = Vec::new();
+    if dir.is_dir() {
         let keep: BTreeSet<PathBuf> = g.files.iter().map(|(p, _)| out.join(p)).collect();
-        for e in std::fs::read_dir(&manifests).map_err(|e| io(&manifests, e))? {
-            let p = e.map_err(|e| io(&manifests, e))?.path();
-            if p.is_file() && !keep.contains(&p) {
-                std::fs::remove_file(&p).map_err(|e| io(&p, e))?;
+        let io = |e: std::io::Error| err(&dir, Pos::default(), e.to_string());
+        for e in std::fs::read_dir(&dir).map_err(io)? {
+            let e = e.map_err(io)?;
+            let kind = e.file_type().map_err(io)?;
+            if kind.is_symlink() {
+                return Err(fail(crate::outdir::link_refused(out, &e.path())));
+            }
+            if kind.is_file() && !keep.contains(&e.path()) {
+                stale.push(e.path());
             }
         }
     }
+    for p in stale {
+        crate::outdir::remove_file(&p).map_err(fail)?;
+    }
     for (rel, text) in &g.files {
-        let p = out.join(rel);
-        if let Some(dir) = p.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-        }
-        std::fs::write(&p, text).map_err(|e| io(&p, e))?;
+        crate::outdir::write(out, rel, text.as_bytes()).map_err(fail)?;
     }
     Ok(())
 }

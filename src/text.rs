@@ -1,0 +1,84 @@
+//! Text for terminals and CI logs. File names, catalog values, registry replies and other text
+//! olmctl did not write itself are shown with their control characters escaped, so that they
+//! cannot move the cursor, clear the screen, ring the bell or forge lines (`ok: ...`, a fake
+//! finding). The line structure olmctl emits is its own; a newline inside a value is `\n`.
+//!
+//! Escaped: every C0 control (including newline, carriage return and tab), DEL, the C1 controls,
+//! the Unicode line and paragraph separators, and the bidirectional marks, embeddings, overrides
+//! and isolates (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) that reorder what a
+//! reader sees. `\n`, `\r` and `\t` keep their short form, everything else becomes `\u{1b}`
+//! (Rust's notation). Backslashes are left alone: the point is a safe display, not a reversible
+//! encoding. JSON output needs none of this (serde_json escapes controls itself).
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// Whether `c` is escaped by [`escape`].
+pub fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `s` with every character [`needs_escape`] names written as an escape (`\n`, `\r`, `\t`,
+/// else `\u{..}`); borrowed when there is nothing to escape.
+pub fn escape(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(needs_escape) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if needs_escape(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Displays a value with [`escape`] applied; width and alignment (`{:<24}`) apply to the
+/// escaped text.
+#[derive(Debug, Clone, Copy)]
+pub struct Esc<T>(pub T);
+
+impl<T: fmt::Display> fmt::Display for Esc<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.0.to_string();
+        f.pad(&escape(&s))
+    }
+}
+
+/// Wraps `v` for display with its control characters escaped: `format!("{}", esc(name))`.
+pub fn esc<T: fmt::Display>(v: T) -> Esc<T> {
+    Esc(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_controls_and_bidi() {
+        assert_eq!(escape("plain name-1.0"), "plain name-1.0");
+        assert!(matches!(escape("plain"), Cow::Borrowed(_)));
+        assert_eq!(
+            escape("a\x1b[2Jb\nc\rd\te\x07f\x7fg"),
+            "a\\u{1b}[2Jb\\nc\\rd\\te\\u{7}f\\u{7f}g"
+        );
+        assert_eq!(escape("\u{85}\u{9b}"), "\\u{85}\\u{9b}");
+        assert_eq!(escape("x\u{202e}y\u{2066}z"), "x\\u{202e}y\\u{2066}z");
+        assert_eq!(escape("é ü 日本"), "é ü 日本");
+        assert_eq!(format!("[{:<6}]", esc("a\nb")), "[a\\nb  ]");
+    }
+}
