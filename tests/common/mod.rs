@@ -1,6 +1,7 @@
 //! Shared helpers for integration tests: write a small catalog into a temp dir and validate it.
 #![allow(dead_code)]
 
+pub mod bounded;
 pub mod cli;
 pub mod demo_bundle;
 pub mod flaky;
