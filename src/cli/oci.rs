@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clap::Args;
 use serde_json::json;
@@ -31,9 +32,18 @@ pub struct RegistryArgs {
     /// Read the password (or token) for --username from stdin.
     #[arg(long, requires = "username")]
     pub password_stdin: bool,
-    /// Retries for transient registry failures (5xx, 429, dropped connections).
+    /// Retries for transient registry failures (5xx, 429, dropped connections, timeouts).
     #[arg(long, default_value_t = 4)]
     pub retries: u32,
+    /// Longest time one attempt of one registry operation may take: authenticating, sending
+    /// the request and reading the whole answer (a blob download or upload included). A
+    /// registry that stays silent is given up on sooner: after 30 s when connecting, after
+    /// 60 s without any data (or after --timeout when that is shorter). A timed-out attempt
+    /// is retried like a dropped connection, so one operation takes at most
+    /// (--retries + 1) x --timeout plus the backoff between attempts (250 ms, doubling, at
+    /// most 30 s). Units ms, s, m, h (a bare number is seconds).
+    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    pub timeout: Duration,
 }
 
 /// Flags for pulling.
@@ -61,6 +71,26 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok()
         .and_then(|n| n.checked_mul(mul))
         .ok_or_else(|| format!("{s:?} is not a size like 512M or 2G"))
+}
+
+/// Parses `500ms`, `30s`, `10m`, `1h` or a bare number of seconds; zero is refused.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let ms: u64 = match unit {
+        "ms" => 1,
+        "" | "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => 0,
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(ms))
+        .filter(|&n| n > 0)
+        .map(Duration::from_millis)
+        .ok_or_else(|| format!("{s:?} is not a duration like 30s, 10m or 500ms"))
 }
 
 /// A tokio runtime for one command.
@@ -121,6 +151,7 @@ pub fn registry(
         insecure: args.insecure,
         credentials,
         retries: args.retries,
+        timeout: args.timeout,
         max_blob,
         ..Options::default()
     };
@@ -683,5 +714,31 @@ impl Default for ScratchDir {
 impl Drop for ScratchDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration(" 1h "), Ok(Duration::from_secs(3600)));
+        for bad in [
+            "",
+            "0",
+            "0s",
+            "s",
+            "1.5s",
+            "-1s",
+            "5x",
+            "99999999999999999999h",
+        ] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -37,18 +37,6 @@ impl std::fmt::Debug for Credential {
     }
 }
 
-impl Credential {
-    /// The form oci-client takes.
-    pub fn to_registry_auth(&self) -> oci_client::secrets::RegistryAuth {
-        match self {
-            Credential::Anonymous => oci_client::secrets::RegistryAuth::Anonymous,
-            Credential::Basic { username, password } => {
-                oci_client::secrets::RegistryAuth::Basic(username.clone(), password.clone())
-            }
-        }
-    }
-}
-
 /// Where credentials were found (for messages; never the secret).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {

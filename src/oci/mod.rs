@@ -14,5 +14,6 @@ pub mod image;
 pub mod layer;
 pub mod layout;
 pub mod media;
+pub mod net;
 pub mod pull;
 pub mod registry;

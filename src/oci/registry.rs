@@ -1,16 +1,20 @@
-//! Talking to registries: oci-client plus what users expect around it.
+//! Talking to registries: the distribution API over [`super::net`], plus what users expect
+//! around it.
 //!
 //! - Plain HTTP only with `plain_http` or for loopback hosts; TLS is verified unless
 //!   `insecure`.
 //! - Credentials per registry from [`super::auth`]; flag credentials apply only to the
 //!   registry the command targets, so they never leak to a base image's registry.
 //! - Transient failures (connection errors, timeouts, 5xx, 429) are retried with exponential
-//!   backoff.
+//!   backoff. Every attempt of an operation (authentication included) is bounded by
+//!   `timeout`, so a silent registry costs at most `(retries + 1) x timeout` plus backoff.
+//! - Pulls and the token flow go through [`super::net`], which bounds every answer while it
+//!   streams (manifests, configs, blobs, tokens, error bodies).
 //! - Blobs the target already has are not uploaded again; blobs from another repository of
 //!   the same registry are mounted, others are copied.
 //! - Every pulled blob and manifest is checked against its digest and declared size.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::future::Future;
 use std::io::{IsTerminal, Write};
 use std::net::IpAddr;
@@ -19,16 +23,24 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use futures_util::StreamExt;
-use oci_client::client::{ClientConfig, ClientProtocol};
-use oci_client::errors::OciDistributionError;
-use oci_client::{Client, Reference};
+use oci_client::Reference;
+use oci_client::client::ClientProtocol;
 use serde_json::Value;
 
 use super::auth::{self, Credential};
 use super::digest;
 use super::image::{Artifact, Blob, BlobData, Descriptor, Platform, is_attestation};
 use super::media;
+use super::net::{
+    Authz, Failure, IDLE_TIMEOUT, MAX_MANIFEST, Net, human_duration, human_size, read_limited,
+};
+
+/// Default of `--timeout`: generous enough for a 2 GiB blob over a slow (~4 MB/s) link.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// Longest wait between two attempts: the backoff doubles up to this.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Largest image config pulled: configs are JSON parsed in memory, real ones are KiBs.
+pub const MAX_CONFIG: u64 = 64 << 20;
 
 /// How to reach registries.
 #[derive(Debug, Clone)]
@@ -47,6 +59,8 @@ pub struct Options {
     pub progress: bool,
     /// Largest blob a pull accepts (compressed bytes).
     pub max_blob: u64,
+    /// Longest time one attempt of one operation may take (`--timeout`).
+    pub timeout: Duration,
 }
 
 impl Default for Options {
@@ -59,6 +73,7 @@ impl Default for Options {
             backoff: Duration::from_millis(250),
             progress: true,
             max_blob: 2 << 30,
+            timeout: DEFAULT_TIMEOUT,
         }
     }
 }
@@ -117,10 +132,10 @@ pub fn protocol(plain_http: bool, registries: &[&str]) -> ClientProtocol {
 
 /// A registry client for one command.
 pub struct Registry {
-    client: Client,
+    net: Net,
     opts: Options,
     flag_registries: BTreeSet<String>,
-    authed: Mutex<HashSet<String>>,
+    creds: Mutex<HashMap<String, Credential>>,
     retries: AtomicU32,
 }
 
@@ -136,23 +151,15 @@ impl Registry {
     pub fn new(opts: Options, targets: &[&Reference], refs: &[&Reference]) -> Registry {
         install_crypto();
         let regs: Vec<&str> = refs.iter().map(|r| r.resolve_registry()).collect();
-        let config = ClientConfig {
-            protocol: protocol(opts.plain_http, &regs),
-            accept_invalid_certificates: opts.insecure,
-            platform_resolver: None,
-            connect_timeout: Some(Duration::from_secs(30)),
-            read_timeout: Some(Duration::from_secs(300)),
-            user_agent: concat!("olmctl/", env!("CARGO_PKG_VERSION")),
-            ..Default::default()
-        };
+        let proto = protocol(opts.plain_http, &regs);
         Registry {
-            client: Client::new(config),
+            net: Net::new(proto, opts.insecure, opts.timeout),
             flag_registries: targets
                 .iter()
                 .map(|t| auth::canonical_registry(t.resolve_registry()))
                 .collect(),
             opts,
-            authed: Mutex::new(HashSet::new()),
+            creds: Mutex::new(HashMap::new()),
             retries: AtomicU32::new(0),
         }
     }
@@ -162,16 +169,11 @@ impl Registry {
         self.retries.load(Ordering::Relaxed)
     }
 
-    /// Makes sure credentials for `r`'s registry are registered with the client.
-    async fn ensure_auth(&self, r: &Reference) -> Result<(), String> {
+    /// The credential for `r`'s registry (flags for a target registry, else auth files).
+    fn credential(&self, r: &Reference) -> Result<Credential, String> {
         let reg = r.resolve_registry().to_string();
-        if self
-            .authed
-            .lock()
-            .map(|g| g.contains(&reg))
-            .unwrap_or(false)
-        {
-            return Ok(());
+        if let Some(c) = self.creds.lock().ok().and_then(|g| g.get(&reg).cloned()) {
+            return Ok(c);
         }
         let canon = auth::canonical_registry(&reg);
         let cred = match &self.opts.credentials {
@@ -184,55 +186,72 @@ impl Registry {
                     .unwrap_or(Credential::Anonymous)
             }
         };
-        self.client
-            .store_auth_if_needed(&reg, &cred.to_registry_auth())
-            .await;
-        if let Ok(mut g) = self.authed.lock() {
-            g.insert(reg);
+        if let Ok(mut g) = self.creds.lock() {
+            g.insert(reg, cred.clone());
         }
-        Ok(())
+        Ok(cred)
     }
 
-    /// Runs `f`, retrying transient failures with exponential backoff.
+    /// Authorizes requests to `r`'s repository (pulls, or pushes with `push`).
+    async fn authorize(&self, r: &Reference, push: bool) -> Result<Authz, Failure> {
+        let cred = self.credential(r).map_err(Failure::Other)?;
+        self.net.authorize(r, push, &cred).await
+    }
+
+    /// Runs `f`, each attempt bounded by the timeout, retrying transient failures with
+    /// exponential backoff.
     async fn retry<T, F, Fut>(&self, what: &str, mut f: F) -> Result<T, String>
     where
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, OciDistributionError>>,
+        Fut: Future<Output = Result<T, Failure>>,
     {
         let mut attempt = 0;
         loop {
-            match f().await {
+            let res = tokio::time::timeout(self.opts.timeout, f())
+                .await
+                .unwrap_or(Err(Failure::Timeout));
+            match res {
                 Ok(v) => return Ok(v),
-                Err(e) if attempt < self.opts.retries && transient(&e) => {
-                    let delay = self.opts.backoff * 2u32.saturating_pow(attempt);
+                Err(e) if attempt < self.opts.retries && e.transient() => {
+                    let delay = self
+                        .opts
+                        .backoff
+                        .checked_mul(2u32.saturating_pow(attempt))
+                        .map_or(MAX_BACKOFF, |d| d.min(MAX_BACKOFF));
                     attempt += 1;
                     self.retries.fetch_add(1, Ordering::Relaxed);
                     eprintln!(
                         "warning: {}; retry {attempt}/{} in {} ms",
-                        crate::text::esc(format_args!("{what}: {}", describe(&e))),
+                        crate::text::esc(format_args!(
+                            "{what}: {}",
+                            describe(&e, self.opts.timeout)
+                        )),
                         self.opts.retries,
                         delay.as_millis()
                     );
                     tokio::time::sleep(delay).await;
                 }
-                Err(e) => return Err(format!("{what}: {}", describe(&e))),
+                Err(e) => return Err(format!("{what}: {}", describe(&e, self.opts.timeout))),
             }
         }
     }
 
-    /// Whether the repository of `r` has blob `digest`.
+    /// Whether the repository of `r` has blob `digest` (asked with push rights: a push
+    /// target).
     pub async fn blob_exists(&self, r: &Reference, digest: &str) -> Result<bool, String> {
-        self.ensure_auth(r).await?;
-        self.retry(&format!("checking blob {digest} in {}", r.whole()), || {
-            self.client.blob_exists(r, digest)
-        })
+        self.retry(
+            &format!("checking blob {digest} in {}", r.whole()),
+            || async {
+                let authz = self.authorize(r, true).await?;
+                self.net.blob_exists(r, digest, &authz).await
+            },
+        )
         .await
     }
 
     /// Pushes an image or an index (with every image and blob it needs) and tags it as
     /// `target`.
     pub async fn push(&self, target: &Reference, art: &Artifact) -> Result<PushReport, String> {
-        self.ensure_auth(target).await?;
         let mut report = PushReport::default();
         let mut seen = HashSet::new();
         for m in art.manifests() {
@@ -257,12 +276,10 @@ impl Registry {
     }
 
     async fn put_manifest(&self, r: &Reference, bytes: &[u8], mt: &str) -> Result<(), String> {
-        let ct: http::HeaderValue = mt
-            .parse()
-            .map_err(|_| format!("invalid media type {mt:?}"))?;
         let body = Bytes::copy_from_slice(bytes);
-        self.retry(&format!("pushing manifest to {}", r.whole()), || {
-            self.client.push_manifest_raw(r, body.clone(), ct.clone())
+        self.retry(&format!("pushing manifest to {}", r.whole()), || async {
+            let authz = self.authorize(r, true).await?;
+            self.net.put_manifest(r, body.clone(), mt, &authz).await
         })
         .await?;
         Ok(())
@@ -288,9 +305,15 @@ impl Registry {
             BlobData::Remote(src) => {
                 let src = parse_ref(src)?;
                 if src.resolve_registry() == target.resolve_registry() {
-                    self.ensure_auth(&src).await?;
-                    // A registry may answer a mount with a plain upload session; check.
-                    let mounted = self.client.mount_blob(target, &src, d).await.is_ok()
+                    // A registry may answer a mount with a plain upload session; check. A
+                    // mount that fails (or times out) falls back to copying.
+                    let mount = async {
+                        let authz = self.authorize(target, true).await?;
+                        self.net.mount(target, d, src.repository(), &authz).await
+                    };
+                    let mounted = tokio::time::timeout(self.opts.timeout, mount)
+                        .await
+                        .is_ok_and(|r| r.is_ok_and(|m| m))
                         && self.blob_exists(target, d).await?;
                     if mounted {
                         report.mounted.push(d.clone());
@@ -311,73 +334,56 @@ impl Registry {
         const CHUNK: usize = 1 << 20;
         let show = self.opts.progress && data.len() >= 4 * CHUNK && std::io::stderr().is_terminal();
         let what = format!("uploading {d} to {}", target.whole());
-        if !show {
-            return self
-                .retry(&what, || self.client.push_blob(target, data.clone(), d))
-                .await
-                .map(|_| ());
-        }
         let total = data.len();
+        let short = d.get(7..19).unwrap_or(d).to_string();
         let started = Instant::now();
         let res = self
-            .retry(&what, || {
-                let data = data.clone();
-                let start = Instant::now();
-                let short = d.get(7..19).unwrap_or(d).to_string();
-                // Lazy: chunk i is produced when the uploader asks for it, that is once chunk
-                // i - 1 was handed to the connection.
-                let chunks = (0..total.div_ceil(CHUNK)).map(move |i| {
-                    progress(&short, (i * CHUNK) as u64, total as u64, start.elapsed());
-                    Ok(data.slice(i * CHUNK..((i + 1) * CHUNK).min(total)))
-                });
-                self.client.push_blob_stream(
-                    target,
-                    futures_util::stream::iter(chunks),
-                    d,
-                    Some(total as u64),
-                )
+            .retry(&what, || async {
+                let authz = self.authorize(target, true).await?;
+                let body = if show {
+                    let (data, short, start) = (data.clone(), short.clone(), Instant::now());
+                    // Lazy: chunk i is produced when the connection asks for it, that is once
+                    // chunk i - 1 was handed to it.
+                    let chunks = (0..total.div_ceil(CHUNK)).map(move |i| {
+                        progress(&short, (i * CHUNK) as u64, total as u64, start.elapsed());
+                        Ok::<_, std::io::Error>(data.slice(i * CHUNK..((i + 1) * CHUNK).min(total)))
+                    });
+                    reqwest::Body::wrap_stream(futures_util::stream::iter(chunks))
+                } else {
+                    reqwest::Body::from(data.clone())
+                };
+                self.net.upload(target, d, body, total as u64, &authz).await
             })
             .await;
-        if res.is_ok() {
-            progress(
-                d.get(7..19).unwrap_or(d),
-                total as u64,
-                total as u64,
-                started.elapsed(),
-            );
+        if show {
+            if res.is_ok() {
+                progress(&short, total as u64, total as u64, started.elapsed());
+            }
+            eprintln!();
         }
-        eprintln!();
-        match res {
-            Ok(_) => Ok(()),
-            // A registry refusing chunked uploads: fall back to push_blob (monolithic).
-            Err(e) if e.contains("spec violation") => self
-                .retry(&what, || self.client.push_blob(target, data.clone(), d))
-                .await
-                .map(|_| ()),
-            Err(e) => Err(e),
-        }
+        res
     }
 
     /// Pulls a manifest or index; returns bytes, digest and media type. When `r` carries a
     /// digest the bytes are checked against it.
     pub async fn fetch_manifest(&self, r: &Reference) -> Result<(Bytes, String, String), String> {
-        self.ensure_auth(r).await?;
-        let (bytes, _) = self
-            .retry(&format!("pulling manifest {}", r.whole()), || {
-                // Credentials were stored by ensure_auth; this value is ignored then.
-                self.client.pull_manifest_raw(
-                    r,
-                    &oci_client::secrets::RegistryAuth::Anonymous,
-                    media::ACCEPTED_MANIFESTS,
-                )
+        let reference = r.digest().or(r.tag()).unwrap_or("latest");
+        let url = self.net.url(r, &format!("manifests/{reference}"));
+        let accept = media::ACCEPTED_MANIFESTS.join(", ");
+        let bytes = self
+            .retry(&format!("pulling manifest {}", r.whole()), || async {
+                let authz = self.authorize(r, false).await?;
+                let resp = self.net.get(r, &url, Some(&accept), &authz).await?;
+                read_limited(resp, MAX_MANIFEST, || {
+                    format!(
+                        "the manifest is larger than {} (the limit for manifests and indexes); refused",
+                        human_size(MAX_MANIFEST)
+                    )
+                })
+                .await
             })
             .await?;
-        if bytes.len() > 4 << 20 {
-            return Err(format!(
-                "{}: manifest larger than 4 MiB; refused",
-                r.whole()
-            ));
-        }
+        let bytes = Bytes::from(bytes);
         let actual = digest::sha256(&bytes);
         if let Some(want) = r.digest()
             && want != actual
@@ -406,7 +412,6 @@ impl Registry {
     /// Pulls a blob of `r`'s repository, refusing more than the descriptor's size (and more
     /// than `max_blob`) and checking the digest.
     pub async fn fetch_blob(&self, r: &Reference, d: &Descriptor) -> Result<Bytes, String> {
-        self.ensure_auth(r).await?;
         digest::parse(&d.digest).map_err(|e| format!("{}: {e}", r.whole()))?;
         if d.size > self.opts.max_blob {
             return Err(format!(
@@ -417,28 +422,19 @@ impl Registry {
                 self.opts.max_blob
             ));
         }
-        let desc = oci_client::manifest::OciDescriptor {
-            media_type: d.media_type.clone(),
-            digest: d.digest.clone(),
-            size: d.size as i64,
-            ..Default::default()
-        };
+        let url = self.net.url(r, &format!("blobs/{}", d.digest));
         let what = format!("pulling blob {} from {}", d.digest, r.whole());
         let data = self
             .retry(&what, || async {
-                let mut s = self.client.pull_blob_stream(r, &desc).await?;
-                let mut buf = Vec::with_capacity(d.size as usize);
-                while let Some(chunk) = s.next().await {
-                    let chunk = chunk?;
-                    if buf.len() + chunk.len() > d.size as usize {
-                        return Err(OciDistributionError::GenericError(Some(format!(
-                            "registry sent more than the {} bytes the descriptor declares",
-                            d.size
-                        ))));
-                    }
-                    buf.extend_from_slice(&chunk);
-                }
-                Ok(buf)
+                let authz = self.authorize(r, false).await?;
+                let resp = self.net.get(r, &url, None, &authz).await?;
+                read_limited(resp, d.size, || {
+                    format!(
+                        "the registry sent more than the {} bytes the descriptor declares",
+                        d.size
+                    )
+                })
+                .await
             })
             .await?;
         if data.len() as u64 != d.size {
@@ -503,6 +499,14 @@ impl Registry {
             return Err(format!(
                 "{}: manifest media type {mt2} differs from {mt}",
                 r.whole()
+            ));
+        }
+        if config.size > MAX_CONFIG {
+            return Err(format!(
+                "{}: the image config is {} bytes, over the limit of {}; refused",
+                r.whole(),
+                config.size,
+                human_size(MAX_CONFIG)
             ));
         }
         let cfg_bytes = self.fetch_blob(r, &config).await?;
@@ -641,27 +645,6 @@ pub fn choose_platform<'a>(entries: &'a [Descriptor], want: &Platform) -> Option
         .copied()
 }
 
-/// Whether an error is worth retrying.
-pub fn transient(e: &OciDistributionError) -> bool {
-    match e {
-        OciDistributionError::RequestError(r) => {
-            r.is_timeout()
-                || r.is_connect()
-                || r.is_request()
-                || r.is_body()
-                || r.status()
-                    .is_some_and(|s| s.is_server_error() || s.as_u16() == 429)
-        }
-        OciDistributionError::ServerError { code, .. } => *code >= 500 || *code == 429,
-        OciDistributionError::RegistryError { envelope, .. } => envelope
-            .errors
-            .iter()
-            .any(|e| format!("{:?}", e.code).eq_ignore_ascii_case("toomanyrequests")),
-        OciDistributionError::IoError(_) => true,
-        _ => false,
-    }
-}
-
 /// A URL without its query: blob downloads may be redirected to presigned storage URLs whose
 /// query holds a signature, which must not be printed.
 pub fn redact(url: &str) -> String {
@@ -671,59 +654,64 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-/// A one-line description of an error; never includes credentials (oci-client errors carry
-/// URLs and registry messages, not the Authorization header; URL queries are redacted).
-pub fn describe(e: &OciDistributionError) -> String {
+/// A one-line description of a failure, naming the timeout or limit that was hit.
+pub fn describe(e: &Failure, timeout: Duration) -> String {
+    if e.is_timeout() {
+        let t = timeout;
+        return format!(
+            "timed out: no complete answer within --timeout {} (or no data for {}); check the registry address, or raise --timeout on a slow link",
+            human_duration(t),
+            human_duration(IDLE_TIMEOUT.min(t))
+        );
+    }
     match e {
-        OciDistributionError::UnauthorizedError { url } => format!(
-            "not authorized ({}); log in (docker/podman login, or REGISTRY_AUTH_FILE) or pass --username and --password-stdin",
-            redact(url)
-        ),
-        OciDistributionError::AuthenticationFailure(m) => {
+        Failure::Http(e) => describe_http(e),
+        Failure::Status { code, url, .. } if *code == 401 || *code == 403 => not_authorized(url),
+        Failure::Status {
+            code, url, message, ..
+        } if *code < 500 => format!("registry refused {url} ({code}): {message}"),
+        Failure::Status {
+            code, url, message, ..
+        } => format!("server error {code} for {url}: {message}"),
+        Failure::Auth(m) => {
             format!("authentication failed: {m}; check the credentials for this registry")
         }
-        OciDistributionError::RegistryError { envelope, url } => {
-            let msgs: Vec<String> = envelope
-                .errors
-                .iter()
-                .map(|e| format!("{:?}: {}", e.code, e.message))
-                .collect();
-            format!("registry refused {}: {}", redact(url), msgs.join("; "))
-        }
-        OciDistributionError::RequestError(r)
-            if r.status()
-                .is_some_and(|s| s.as_u16() == 401 || s.as_u16() == 403) =>
-        {
-            format!(
-                "not authorized ({}); log in (docker/podman login, or REGISTRY_AUTH_FILE) or pass --username and --password-stdin",
-                redact(r.url().map(|u| u.as_str()).unwrap_or("registry"))
-            )
-        }
-        OciDistributionError::RequestError(r) => {
-            let url = r.url().map(|u| redact(u.as_str()));
-            let mut s = r.to_string();
-            if let (Some(full), Some(url)) = (r.url(), &url) {
-                s = s.replace(full.as_str(), url);
-            }
-            let mut src = std::error::Error::source(r);
-            while let Some(c) = src {
-                s.push_str(&format!(": {c}"));
-                src = c.source();
-            }
-            if s.contains("InvalidContentType")
-                || s.contains("invalid HTTP version")
-                || s.contains("received HTTP/0.9")
-            {
-                s.push_str(" (is this a plain-HTTP registry? pass --plain-http)");
-            }
-            s
-        }
-        OciDistributionError::ServerError { code, url, message } => {
-            let m: String = message.chars().take(300).collect();
-            format!("server error {code} for {}: {}", redact(url), m.trim())
-        }
-        other => other.to_string(),
+        Failure::TooLarge(m) | Failure::Other(m) => m.clone(),
+        Failure::Timeout => "timed out".into(),
     }
+}
+
+/// The advice for a 401 or 403 from `url` (already redacted).
+fn not_authorized(url: &str) -> String {
+    format!(
+        "not authorized ({url}); log in (docker/podman login, or REGISTRY_AUTH_FILE) or pass --username and --password-stdin"
+    )
+}
+
+/// A transport error with its causes, the URL's query redacted.
+fn describe_http(r: &reqwest::Error) -> String {
+    if r.status()
+        .is_some_and(|s| s.as_u16() == 401 || s.as_u16() == 403)
+    {
+        return not_authorized(&redact(r.url().map(|u| u.as_str()).unwrap_or("registry")));
+    }
+    let url = r.url().map(|u| redact(u.as_str()));
+    let mut s = r.to_string();
+    if let (Some(full), Some(url)) = (r.url(), &url) {
+        s = s.replace(full.as_str(), url);
+    }
+    let mut src = std::error::Error::source(r);
+    while let Some(c) = src {
+        s.push_str(&format!(": {c}"));
+        src = c.source();
+    }
+    if s.contains("InvalidContentType")
+        || s.contains("invalid HTTP version")
+        || s.contains("received HTTP/0.9")
+    {
+        s.push_str(" (is this a plain-HTTP registry? pass --plain-http)");
+    }
+    s
 }
 
 fn progress(short: &str, done: u64, total: u64, elapsed: Duration) {
@@ -750,13 +738,16 @@ mod tests {
             redact("https://s3.example/blob?X-Amz-Signature=abc"),
             "https://s3.example/blob?<redacted>"
         );
-        let e = OciDistributionError::ServerError {
+        let e = Failure::Status {
             code: 500,
-            url: "https://s3.example/b?sig=SECRET".into(),
+            url: redact("https://s3.example/b?sig=SECRET"),
             message: "boom".into(),
+            too_many: false,
         };
-        assert!(!describe(&e).contains("SECRET"));
-        assert!(describe(&e).contains("500"));
+        let t = Duration::from_secs(1);
+        assert!(!describe(&e, t).contains("SECRET"));
+        assert!(describe(&e, t).contains("500"));
+        assert!(describe(&Failure::Timeout, t).contains("--timeout 1s"));
     }
 
     #[test]
