@@ -165,6 +165,53 @@ impl Range {
             .any(|branch| branch.iter().all(|c| c.admits(v)))
     }
 
+    /// The versions of `sorted` (ascending by precedence) that the range contains, as sorted,
+    /// disjoint, non-adjacent runs of indices: what [`Range::contains`] says of every element,
+    /// in `O(comparators · log n)` instead of `O(n)`.
+    ///
+    /// Each alternative is an interval in precedence order (`>`, `>=`, `<`, `<=`, `=` bound it)
+    /// with holes (`!=`), found by binary search; the alternatives' runs are merged. Upgrade
+    /// graphs use this so that a universal `skipRange` costs a run, not an edge per entry.
+    pub fn runs(&self, sorted: &[&Version]) -> Vec<std::ops::Range<usize>> {
+        let below = |c: &Version| sorted.partition_point(|v| v.cmp_precedence(c).is_lt());
+        let upto = |c: &Version| sorted.partition_point(|v| v.cmp_precedence(c).is_le());
+        let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+        for branch in &self.branches {
+            let (mut lo, mut hi) = (0, sorted.len());
+            let mut holes = Vec::new();
+            for c in branch {
+                let v = &c.version;
+                match c.op {
+                    Op::Gt => lo = lo.max(upto(v)),
+                    Op::Ge => lo = lo.max(below(v)),
+                    Op::Lt => hi = hi.min(below(v)),
+                    Op::Le => hi = hi.min(upto(v)),
+                    Op::Eq => (lo, hi) = (lo.max(below(v)), hi.min(upto(v))),
+                    Op::Ne => holes.push(below(v)..upto(v)),
+                }
+            }
+            holes.sort_by_key(|h| h.start);
+            let mut start = lo;
+            for h in holes {
+                if h.start > start {
+                    runs.push(start..h.start.min(hi));
+                }
+                start = start.max(h.end);
+            }
+            runs.push(start..hi);
+        }
+        runs.retain(|r| r.start < r.end);
+        runs.sort_by_key(|r| r.start);
+        let mut merged: Vec<std::ops::Range<usize>> = Vec::with_capacity(runs.len());
+        for r in runs {
+            match merged.last_mut() {
+                Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+                _ => merged.push(r),
+            }
+        }
+        merged
+    }
+
     /// The greatest version the range admits from above, if it is bounded, as
     /// `(version, inclusive)`.
     ///
@@ -1426,6 +1473,29 @@ mod tests {
             let r = Range::parse(&and_list_text(&list)).unwrap();
             let expected = list.iter().all(|(op, bound)| reference_admits(op, bound, &v));
             prop_assert_eq!(r.contains(&v), expected);
+        }
+
+        /// `runs` says of every element of a sorted list what `contains` says, as maximal runs.
+        #[test]
+        fn runs_agree_with_contains(
+            alts in proptest::collection::vec(and_list_strategy(), 1..4),
+            mut versions in proptest::collection::vec(version_strategy(), 0..40),
+        ) {
+            let text = alts.iter().map(|a| and_list_text(a)).collect::<Vec<_>>().join(" || ");
+            let r = Range::parse(&text).unwrap();
+            versions.sort_by(|a, b| a.cmp_precedence(b));
+            let sorted: Vec<&Version> = versions.iter().collect();
+            let runs = r.runs(&sorted);
+            let mut covered = vec![false; sorted.len()];
+            for w in runs.windows(2) {
+                prop_assert!(w[0].end < w[1].start, "{text}: runs overlap or touch: {runs:?}");
+            }
+            for run in &runs {
+                prop_assert!(run.start < run.end);
+                covered[run.clone()].iter_mut().for_each(|c| *c = true);
+            }
+            let expected: Vec<bool> = sorted.iter().map(|v| r.contains(v)).collect();
+            prop_assert_eq!(covered, expected, "{}", text);
         }
 
         #[test]

@@ -338,7 +338,7 @@ proptest! {
                 let mut prev = n;
                 for hop in &p.hops {
                     let to = g.node(&hop.to).expect("entry");
-                    prop_assert!(g.graph.edges_connecting(prev, to).any(|e| e.weight().kind == hop.edge), "{text}\n{p:#?}");
+                    prop_assert!(g.has_edge(prev, to, hop.edge), "{text}\n{p:#?}");
                     prev = to;
                 }
             }
@@ -346,5 +346,106 @@ proptest! {
         // Lint never panics and its stuck findings agree with the paths.
         let f = olmctl::checks::graph::lint(&loaded.cfg);
         prop_assert!(f.iter().all(|x| x.location.is_some()));
+    }
+}
+
+/// Random packages of 2 to 4 channels over 6 bundles: each channel holds a random subset with
+/// random `replaces`, `skips` and skipRanges.
+fn random_channels() -> impl Strategy<Value = String> {
+    let entry = (
+        any::<bool>(),
+        proptest::option::of(0usize..6),
+        proptest::collection::vec(0usize..6, 0..2),
+        proptest::option::of((0usize..6, 0usize..7)),
+    );
+    proptest::collection::vec(proptest::collection::vec(entry, 6), 2..5).prop_map(|channels| {
+        let versions: Vec<String> = (0..6).map(|i| format!("1.{i}.0")).collect();
+        let mut s = String::from("---\nschema: olm.package\nname: foo\ndefaultChannel: c0\n");
+        for v in &versions {
+            s.push_str(&common::bundle(v));
+        }
+        for (c, entries) in channels.iter().enumerate() {
+            s.push_str(&format!(
+                "---\nschema: olm.channel\npackage: foo\nname: c{c}\nentries:\n"
+            ));
+            for (i, (present, r, skips, range)) in entries.iter().enumerate() {
+                if !present {
+                    continue;
+                }
+                s.push_str(&format!("- name: foo.v{}\n", versions[i]));
+                if let Some(r) = r.filter(|r| *r != i) {
+                    s.push_str(&format!("  replaces: foo.v{}\n", versions[r]));
+                }
+                let sk: Vec<String> = skips
+                    .iter()
+                    .filter(|x| **x != i)
+                    .map(|x| format!("foo.v{}", versions[*x]))
+                    .collect();
+                if !sk.is_empty() {
+                    s.push_str(&format!("  skips: [{}]\n", sk.join(", ")));
+                }
+                if let Some((a, b)) = range {
+                    s.push_str(&format!("  skipRange: '>=1.{a}.0 <1.{b}.0'\n"));
+                }
+            }
+        }
+        s
+    })
+}
+
+/// GRAPH010 by its definition, pair by pair (quadratic in the channels): for each entry of
+/// each channel, the v0 target; for each other channel that holds the entry but not the
+/// target, whether that channel's head is reached from the target.
+fn traps_by_definition(text: &str) -> Vec<String> {
+    use olmctl::graph::path::{Stop, next_hop_scan};
+    let dir = common::write_tree(&[("c.yaml", text)]);
+    let loaded = olmctl::fbc::load::load(&[dir.path().to_path_buf()]).expect("load");
+    let graphs = CatalogGraphs::build(&loaded.cfg, None);
+    let mut out = Vec::new();
+    for chans in graphs.packages.values() {
+        for (c1, g1) in chans {
+            for n1 in g1.graph.node_indices() {
+                let Some((t, _)) = next_hop_scan(g1, &Installed::of(g1, n1), Semantics::V0) else {
+                    continue;
+                };
+                let target = &g1.graph[t].name;
+                for (c2, g2) in chans {
+                    if c1 == c2
+                        || g2.node(&g1.graph[n1].name).is_none()
+                        || g2.node(target).is_some()
+                    {
+                        continue;
+                    }
+                    let Some(h2) = g2.head else { continue };
+                    if compare_versions(g1.graph[t].key(), g2.graph[h2].key()).is_ge() {
+                        continue;
+                    }
+                    if resolve(g2, Installed::of(g1, t), Semantics::V0, None).stop != Stop::Head {
+                        out.push(format!(
+                            "{} upgrades to {target} in channel {c1}, but from {target} channel {c2} never reaches its head {}: users switching to {c2} are stranded",
+                            g1.graph[n1].name, g2.graph[h2].name
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Lint's grouped GRAPH010 finds exactly the traps of the pairwise definition.
+    #[test]
+    fn channel_switch_traps_match_the_definition(text in random_channels()) {
+        let mut got: Vec<String> = lint(&text)
+            .into_iter()
+            .filter(|f| f.code == "GRAPH010")
+            .map(|f| f.message)
+            .collect();
+        got.sort();
+        prop_assert_eq!(got, traps_by_definition(&text), "{}", text);
     }
 }

@@ -11,7 +11,7 @@ use crate::diag::Severity::{Error, Warning};
 use crate::diag::{Finding, Subject, sort_findings};
 use crate::fbc::decl::DeclarativeConfig;
 use crate::fbc::node::Pos;
-use crate::graph::path::{Semantics, Stop, resolve};
+use crate::graph::path::{Semantics, Stop, destination};
 use crate::graph::{CatalogGraphs, ChannelGraph, Installed, compare_versions};
 
 use super::fbc::Sink;
@@ -25,8 +25,8 @@ codes! {
 }
 
 fn reaches_head(g: &ChannelGraph<'_>, from: &Installed, sem: Semantics) -> (bool, String) {
-    let p = resolve(g, from.clone(), sem, None);
-    (p.stop == Stop::Head, p.end)
+    let (stop, end) = destination(g, from, sem);
+    (stop == Stop::Head, end)
 }
 
 fn sem_name(s: Semantics) -> &'static str {

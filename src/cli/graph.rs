@@ -228,13 +228,26 @@ pub fn graph(
             return EXIT_USAGE;
         }
     }
-    out(&match format {
-        GraphFormat::Mermaid => render::mermaid(&loaded.cfg, package, channel, draw_v0_semantics),
-        GraphFormat::Dot => render::dot(&graphs),
-        GraphFormat::Text => render::text(&graphs),
-        GraphFormat::Json => render::json(&graphs),
-    });
-    EXIT_OK
+    let stdout = std::io::stdout().lock();
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout);
+    let written = match format {
+        GraphFormat::Mermaid => {
+            render::mermaid(&loaded.cfg, package, channel, draw_v0_semantics, &mut w)
+        }
+        GraphFormat::Dot => render::dot(&graphs, &mut w),
+        GraphFormat::Text => render::text(&graphs, &mut w),
+        GraphFormat::Json => render::json(&graphs, &mut w),
+    }
+    .and_then(|()| std::io::Write::flush(&mut w));
+    match written {
+        Ok(()) => EXIT_OK,
+        // A reader that stops early (`| head`) is not an error of ours.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => EXIT_OK,
+        Err(e) => {
+            super::error(format_args!("cannot write the graph: {e}"));
+            EXIT_USAGE
+        }
+    }
 }
 
 pub fn lint(dirs: &[PathBuf], output: Output) -> u8 {

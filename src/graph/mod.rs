@@ -8,9 +8,11 @@
 
 pub mod path;
 pub mod render;
+mod succ;
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::OnceLock;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 use semver::Version;
@@ -103,16 +105,25 @@ impl Entry {
     }
 }
 
+/// A next hop: the entry picked and the edge taken.
+pub type Hop = (NodeIndex, EdgeKind);
+
 /// An edge's data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edge {
-    /// What declares it.
+    /// What declares it: `replaces` or `skips` (skipRange edges are not stored pairwise, see
+    /// [`ChannelGraph::covered`]).
     pub kind: EdgeKind,
-    /// For skipRange edges, the range text.
-    pub range: Option<String>,
 }
 
 /// One channel's upgrade graph.
+///
+/// Edges declared by name (`replaces`, `skips`) are petgraph edges: there are at most as many
+/// as the channel's text names. Edges declared by a `skipRange` are not: a range such as
+/// `>=0.0.0` on every entry would make them quadratic in the number of entries. Each range is
+/// kept as the runs of [`ChannelGraph::by_version`] it contains, and the questions asked of the
+/// graph (next hop, paths, lint) are answered from those runs; [`ChannelGraph::edges`]
+/// enumerates every pair for the few callers that need each one.
 #[derive(Debug)]
 pub struct ChannelGraph<'a> {
     /// Package name.
@@ -121,17 +132,29 @@ pub struct ChannelGraph<'a> {
     pub channel: String,
     /// The channel blob.
     pub source: &'a Channel,
-    /// Nodes and edges (old → new).
+    /// Nodes and the edges declared by name (old → new).
     pub graph: DiGraph<Entry, Edge>,
     /// Entry name → node.
     pub index: HashMap<String, NodeIndex>,
     /// Parsed skipRange per node (`None` when unset or invalid).
     pub ranges: Vec<Option<Range>>,
+    /// The nodes with a known version, ascending by version precedence (build metadata
+    /// ignored, as ranges compare), then by name.
+    pub by_version: Vec<NodeIndex>,
+    /// Each node's position in [`ChannelGraph::by_version`].
+    version_pos: Vec<Option<usize>>,
+    /// Per node, the runs of [`ChannelGraph::by_version`] its skipRange contains (the node
+    /// itself included when the range admits its own version).
+    covered: Vec<Vec<std::ops::Range<usize>>>,
     /// The head by opm's rule.
     pub head: Option<NodeIndex>,
     /// OLM v0's channel order (`sortChannel`): from the head along `replaces`, skipped entries
     /// left out. Empty without a single head. A cycle ends the walk.
     pub v0_order: Vec<NodeIndex>,
+    /// Next-hop tables (OLM v0, v1), built on first use.
+    hops: [OnceLock<Vec<Option<Hop>>>; 2],
+    /// Where the path from every node ends (OLM v0, v1), built on first use.
+    outcomes: [OnceLock<Vec<path::Outcome>>; 2],
 }
 
 impl<'a> ChannelGraph<'a> {
@@ -169,6 +192,30 @@ impl<'a> ChannelGraph<'a> {
                     .flatten()
             })
             .collect();
+        let mut by_version: Vec<NodeIndex> = graph
+            .node_indices()
+            .filter(|&n| graph[n].version.is_some())
+            .collect();
+        by_version.sort_by(|&a, &b| {
+            let (va, vb) = (&graph[a].version, &graph[b].version);
+            let (Some(va), Some(vb)) = (va, vb) else {
+                return Ordering::Equal;
+            };
+            va.cmp_precedence(vb)
+                .then_with(|| graph[a].name.cmp(&graph[b].name))
+        });
+        let mut version_pos = vec![None; graph.node_count()];
+        for (i, &n) in by_version.iter().enumerate() {
+            version_pos[n.index()] = Some(i);
+        }
+        let sorted: Vec<&Version> = by_version
+            .iter()
+            .filter_map(|&n| graph[n].version.as_ref())
+            .collect();
+        let covered = ranges
+            .iter()
+            .map(|r| r.as_ref().map(|r| r.runs(&sorted)).unwrap_or_default())
+            .collect();
         let nodes: Vec<NodeIndex> = graph.node_indices().collect();
         for &to in &nodes {
             let e = &entries[graph[to].entry];
@@ -178,7 +225,6 @@ impl<'a> ChannelGraph<'a> {
                     to,
                     Edge {
                         kind: EdgeKind::Replaces,
-                        range: None,
                     },
                 );
             }
@@ -189,26 +235,8 @@ impl<'a> ChannelGraph<'a> {
                         to,
                         Edge {
                             kind: EdgeKind::Skips,
-                            range: None,
                         },
                     );
-                }
-            }
-            if let Some(r) = &ranges[to.index()] {
-                for &from in &nodes {
-                    if from != to
-                        && let Some(v) = &graph[from].version
-                        && r.contains(v)
-                    {
-                        graph.add_edge(
-                            from,
-                            to,
-                            Edge {
-                                kind: EdgeKind::SkipRange,
-                                range: Some(e.skip_range.clone()),
-                            },
-                        );
-                    }
                 }
             }
         }
@@ -237,8 +265,13 @@ impl<'a> ChannelGraph<'a> {
             graph,
             index,
             ranges,
+            by_version,
+            version_pos,
+            covered,
             head,
             v0_order,
+            hops: Default::default(),
+            outcomes: Default::default(),
         }
     }
 
@@ -247,29 +280,159 @@ impl<'a> ChannelGraph<'a> {
         &self.source.entries[self.graph[n].entry]
     }
 
-    /// The node with `name`.
     /// Marks the entries named in `bundles` (the package's deprecated bundles).
     pub fn mark_deprecated(&mut self, bundles: &HashSet<&str>) {
         for n in self.graph.node_weights_mut() {
             n.deprecated = bundles.contains(n.name.as_str());
         }
+        // OLM v1 picks deprecated bundles last: its tables depend on the marks.
+        self.hops[1] = OnceLock::new();
+        self.outcomes[1] = OnceLock::new();
     }
 
+    /// The node with `name`.
     pub fn node(&self, name: &str) -> Option<NodeIndex> {
         self.index.get(name).copied()
     }
 
+    /// The node `installed` is, when it is an entry of this channel with the same version and
+    /// release (what [`Installed::of`] gives).
+    pub fn node_of(&self, installed: &Installed) -> Option<NodeIndex> {
+        let n = self.node(installed.name.as_deref()?)?;
+        let e = &self.graph[n];
+        (e.version == installed.version && e.release == installed.release).then_some(n)
+    }
+
     /// Nodes whose version equals `v` (by precedence).
     pub fn nodes_with_version(&self, v: &Version) -> Vec<NodeIndex> {
+        let key = |n: &NodeIndex| self.graph[*n].version.as_ref();
+        let lo = self
+            .by_version
+            .partition_point(|n| key(n).is_some_and(|x| x.cmp_precedence(v).is_lt()));
+        let hi = self
+            .by_version
+            .partition_point(|n| key(n).is_some_and(|x| x.cmp_precedence(v).is_le()));
+        let mut out = self.by_version[lo..hi].to_vec();
+        out.sort();
+        out
+    }
+
+    /// The runs of [`ChannelGraph::by_version`] that `to`'s skipRange contains.
+    pub fn covered(&self, to: NodeIndex) -> &[std::ops::Range<usize>] {
+        &self.covered[to.index()]
+    }
+
+    /// Whether `to`'s skipRange contains the version of `from` (another entry).
+    pub fn covers(&self, to: NodeIndex, from: NodeIndex) -> bool {
+        let Some(p) = self.version_pos[from.index()] else {
+            return false;
+        };
+        let runs = &self.covered[to.index()];
+        let i = runs.partition_point(|r| r.end <= p);
+        from != to && runs.get(i).is_some_and(|r| r.start <= p)
+    }
+
+    /// The entries `to`'s skipRange contains (`to` itself left out), ascending by version.
+    pub fn range_sources(&self, to: NodeIndex) -> impl Iterator<Item = NodeIndex> + '_ {
+        self.covered[to.index()]
+            .iter()
+            .flat_map(|r| self.by_version[r.clone()].iter().copied())
+            .filter(move |&n| n != to)
+    }
+
+    /// How `to` may replace a user running entry `from`: the strongest edge between them
+    /// (`replaces` over `skips` over `skipRange`).
+    pub fn edge_kind(&self, from: NodeIndex, to: NodeIndex) -> Option<EdgeKind> {
+        let named = self
+            .graph
+            .edges_connecting(from, to)
+            .map(|e| e.weight().kind)
+            .min();
+        named.or_else(|| self.covers(to, from).then_some(EdgeKind::SkipRange))
+    }
+
+    /// Whether an edge of `kind` leads from `from` to `to`.
+    pub fn has_edge(&self, from: NodeIndex, to: NodeIndex, kind: EdgeKind) -> bool {
+        match kind {
+            EdgeKind::SkipRange => self.covers(to, from),
+            _ => self
+                .graph
+                .edges_connecting(from, to)
+                .any(|e| e.weight().kind == kind),
+        }
+    }
+
+    /// Every edge, skipRange edges one per pair, sorted by (from, to, kind) node index. Its
+    /// length can be quadratic in the number of entries: use it only where each edge is needed
+    /// on its own (upgrade-safety checks compare the two bundles of every edge).
+    pub fn edges(&self) -> Vec<(NodeIndex, NodeIndex, EdgeKind)> {
+        let mut out: Vec<(NodeIndex, NodeIndex, EdgeKind)> = self
+            .graph
+            .edge_indices()
+            .filter_map(|e| {
+                let (a, b) = self.graph.edge_endpoints(e)?;
+                Some((a, b, self.graph[e].kind))
+            })
+            .collect();
+        for to in self.graph.node_indices() {
+            out.extend(
+                self.range_sources(to)
+                    .map(|from| (from, to, EdgeKind::SkipRange)),
+            );
+        }
+        out.sort();
+        out
+    }
+
+    /// Every entry with an edge from `from` (named or by skipRange), sorted, once each;
+    /// `O(entries)`.
+    pub fn successors(&self, from: NodeIndex) -> Vec<NodeIndex> {
+        let mut out: Vec<NodeIndex> = self
+            .graph
+            .neighbors(from)
+            .chain(
+                self.graph
+                    .node_indices()
+                    .filter(|&to| self.covers(to, from)),
+            )
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The number of skipRange pairs, without enumerating them.
+    pub fn range_edge_count(&self) -> usize {
         self.graph
             .node_indices()
-            .filter(|&n| {
-                self.graph[n]
-                    .version
-                    .as_ref()
-                    .is_some_and(|x| x.cmp_precedence(v) == Ordering::Equal)
+            .map(|to| {
+                let n: usize = self.covered[to.index()].iter().map(|r| r.len()).sum();
+                n - usize::from(self.covers_itself(to))
             })
-            .collect()
+            .sum()
+    }
+
+    /// Whether `n`'s skipRange admits its own version.
+    fn covers_itself(&self, n: NodeIndex) -> bool {
+        let Some(p) = self.version_pos[n.index()] else {
+            return false;
+        };
+        self.covered[n.index()]
+            .iter()
+            .any(|r| r.start <= p && p < r.end)
+    }
+
+    /// The entry OLM picks next for a user running entry `n`, with the edge it takes (see
+    /// [`path::next_hop`]): from a table built once per channel and semantics in near-linear
+    /// time.
+    pub fn next(&self, n: NodeIndex, sem: path::Semantics) -> Option<(NodeIndex, EdgeKind)> {
+        let i = sem as usize;
+        self.hops[i].get_or_init(|| succ::table(self, sem))[n.index()]
+    }
+
+    /// Where the path from every entry ends under `sem` (see [`path::outcomes`]).
+    pub(crate) fn outcome_cache(&self, sem: path::Semantics) -> &OnceLock<Vec<path::Outcome>> {
+        &self.outcomes[sem as usize]
     }
 
     /// How entry `n` may replace a user running `installed`, if it may: the strongest edge kind
@@ -443,18 +606,18 @@ mod tests {
         ]);
         let g = ChannelGraph::build(&ch, &borrow(&v));
         let mut edges: Vec<(String, String, EdgeKind)> = g
-            .graph
-            .edge_indices()
-            .map(|e| {
-                let (f, t) = g.graph.edge_endpoints(e).expect("edge");
-                (
-                    g.graph[f].name.clone(),
-                    g.graph[t].name.clone(),
-                    g.graph[e].kind,
-                )
-            })
+            .edges()
+            .into_iter()
+            .map(|(f, t, k)| (g.graph[f].name.clone(), g.graph[t].name.clone(), k))
             .collect();
         edges.sort();
+        // Only the named edges are petgraph edges; the range is two runs-worth of pairs.
+        assert_eq!(g.graph.edge_count(), 3);
+        assert_eq!(g.range_edge_count(), 2);
+        let (a, c) = (g.node("a").expect("a"), g.node("c").expect("c"));
+        assert_eq!(g.edge_kind(a, c), Some(EdgeKind::Skips));
+        assert!(g.has_edge(a, c, EdgeKind::SkipRange));
+        assert!(!g.has_edge(c, c, EdgeKind::SkipRange));
         assert_eq!(
             edges,
             vec![

@@ -88,7 +88,21 @@ fn label(i: &Installed) -> String {
 }
 
 /// The next bundle a resolution picks for a user running `installed`, with the edge used.
+/// For an entry of the channel this is a table lookup ([`ChannelGraph::next`]); for a bundle
+/// outside it, [`next_hop_scan`].
 pub fn next_hop(
+    g: &ChannelGraph<'_>,
+    installed: &Installed,
+    sem: Semantics,
+) -> Option<(NodeIndex, EdgeKind)> {
+    match g.node_of(installed) {
+        Some(n) => g.next(n, sem),
+        None => next_hop_scan(g, installed, sem),
+    }
+}
+
+/// The definition of the next hop: every entry is tried against `installed`, `O(entries)`.
+pub fn next_hop_scan(
     g: &ChannelGraph<'_>,
     installed: &Installed,
     sem: Semantics,
@@ -131,6 +145,94 @@ pub fn next_hop(
             let kind = best.1?;
             Some((best.0, kind))
         }
+    }
+}
+
+/// Where the path from an entry ends: what [`resolve`] (without a target) reports as its stop
+/// and last bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// Why it ends.
+    pub stop: Stop,
+    /// The entry it ends at.
+    pub end: NodeIndex,
+}
+
+/// The outcome of the path from every entry of `g` (by node index), in time linear in the
+/// entries once the next-hop table exists: each entry has at most one next hop, so paths
+/// merge, and a path ends where the path of its next hop ends. A path that runs into a loop
+/// ends at the entry before the first one it would revisit, as [`resolve`] stops.
+pub fn outcomes<'g>(g: &'g ChannelGraph<'_>, sem: Semantics) -> &'g [Outcome] {
+    g.outcome_cache(sem).get_or_init(|| {
+        let n = g.graph.node_count();
+        let mut done: Vec<Option<Outcome>> = vec![None; n];
+        // Position on the current walk, to find loops.
+        let mut on_walk: Vec<Option<usize>> = vec![None; n];
+        for start in g.graph.node_indices() {
+            if done[start.index()].is_some() {
+                continue;
+            }
+            let mut walk: Vec<NodeIndex> = Vec::new();
+            let mut cur = start;
+            let tail = loop {
+                if let Some(o) = done[cur.index()] {
+                    break o;
+                }
+                if let Some(at) = on_walk[cur.index()] {
+                    // A loop: walk[at..] goes round. Each of its entries ends at the one before
+                    // it on the loop (the walk revisits the entry it started the loop at).
+                    let cycle = walk.split_off(at);
+                    for (i, &x) in cycle.iter().enumerate() {
+                        let before = cycle[(i + cycle.len() - 1) % cycle.len()];
+                        done[x.index()] = Some(Outcome {
+                            stop: Stop::Loop,
+                            end: before,
+                        });
+                    }
+                    break done[cur.index()].expect("set above");
+                }
+                on_walk[cur.index()] = Some(walk.len());
+                walk.push(cur);
+                match g.next(cur, sem) {
+                    Some((t, _)) => cur = t,
+                    None => {
+                        let stop = if Some(cur) == g.head {
+                            Stop::Head
+                        } else {
+                            Stop::NoUpgrade
+                        };
+                        break Outcome { stop, end: cur };
+                    }
+                }
+            };
+            // Entries before the loop (or before an entry already done) end where it ends.
+            for x in walk {
+                done[x.index()] = Some(tail);
+                on_walk[x.index()] = None;
+            }
+        }
+        done.into_iter()
+            .map(|o| o.expect("every entry is done"))
+            .collect()
+    })
+}
+
+/// Where a user of `installed` ends up, as (stop, name of the last bundle): the path's outcome
+/// without listing its hops. `O(1)` for an entry of the channel once [`outcomes`] is built,
+/// `O(entries)` for a bundle outside it.
+pub fn destination(g: &ChannelGraph<'_>, installed: &Installed, sem: Semantics) -> (Stop, String) {
+    let name = |n: NodeIndex| g.graph[n].name.clone();
+    if let Some(n) = g.node_of(installed) {
+        let o = outcomes(g, sem)[n.index()];
+        return (o.stop, name(o.end));
+    }
+    match next_hop_scan(g, installed, sem) {
+        // The first hop lands on an entry; from there the path is that entry's.
+        Some((t, _)) => {
+            let o = outcomes(g, sem)[t.index()];
+            (o.stop, name(o.end))
+        }
+        None => (Stop::NoUpgrade, label(installed)),
     }
 }
 

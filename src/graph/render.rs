@@ -4,12 +4,12 @@
 //! mermaid's default `maxTextSize` of 30,000 characters, split per package (and per channel) when
 //! it does not.
 
-use std::fmt::Write as _;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::{self, Write as _};
+use std::io::{self, Write};
 
 use petgraph::graph::NodeIndex;
 use serde::Serialize;
-
-use std::collections::{BTreeMap, HashMap};
 
 use semver::Version;
 
@@ -36,8 +36,23 @@ struct JsonEdge {
     from: String,
     to: String,
     kind: EdgeKind,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    range: Option<String>,
+}
+
+/// A stretch of consecutive entries of `nodes` (newest first) that a skipRange contains.
+#[derive(Serialize)]
+struct JsonRun {
+    newest: String,
+    oldest: String,
+    count: usize,
+}
+
+/// One entry's skipRange edges: from every entry of `covers` to `to`.
+#[derive(Serialize)]
+struct JsonRange {
+    to: String,
+    range: String,
+    count: usize,
+    covers: Vec<JsonRun>,
 }
 
 #[derive(Serialize)]
@@ -46,6 +61,8 @@ struct JsonChannel {
     head: Option<String>,
     nodes: Vec<JsonNode>,
     edges: Vec<JsonEdge>,
+    #[serde(rename = "skipRanges")]
+    skip_ranges: Vec<JsonRange>,
 }
 
 #[derive(Serialize)]
@@ -66,7 +83,77 @@ pub fn nodes_newest_first(g: &ChannelGraph<'_>) -> Vec<NodeIndex> {
     v
 }
 
-fn sorted_edges(g: &ChannelGraph<'_>) -> Vec<JsonEdge> {
+/// A channel laid out newest first, with what is needed to print each skipRange as runs of
+/// that layout rather than as one edge per entry it contains.
+pub struct Layout {
+    /// Nodes newest first ([`nodes_newest_first`]).
+    pub nodes: Vec<NodeIndex>,
+    /// Position of each node in `nodes`, by node index.
+    pos: Vec<usize>,
+    /// For each position of [`ChannelGraph::by_version`], the first and last position in
+    /// `nodes` of the entries of the same version precedence (a range contains all or none).
+    class: Vec<(usize, usize)>,
+}
+
+impl Layout {
+    /// Lays out `g`.
+    pub fn new(g: &ChannelGraph<'_>) -> Self {
+        let nodes = nodes_newest_first(g);
+        let mut pos = vec![0; nodes.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            pos[n.index()] = i;
+        }
+        let bv = &g.by_version;
+        let mut class = vec![(0, 0); bv.len()];
+        let mut i = 0;
+        while i < bv.len() {
+            let v = g.graph[bv[i]].version.as_ref();
+            let mut j = i;
+            while j < bv.len()
+                && g.graph[bv[j]]
+                    .version
+                    .as_ref()
+                    .zip(v)
+                    .is_some_and(|(a, b)| a.cmp_precedence(b).is_eq())
+            {
+                j += 1;
+            }
+            let ps = bv[i..j].iter().map(|n| pos[n.index()]);
+            let bounds = (ps.clone().min().unwrap_or(0), ps.max().unwrap_or(0));
+            class[i..j].iter_mut().for_each(|c| *c = bounds);
+            i = j.max(i + 1);
+        }
+        Layout { nodes, pos, class }
+    }
+
+    /// The entries `to`'s skipRange contains (`to` left out), as inclusive runs of positions in
+    /// `nodes`, newest run first.
+    pub fn runs(&self, g: &ChannelGraph<'_>, to: NodeIndex) -> Vec<(usize, usize)> {
+        let me = self.pos[to.index()];
+        let mut out = Vec::new();
+        for r in g.covered(to).iter().rev() {
+            // Newest first: the run's highest class starts it, its lowest class ends it.
+            let (a, b) = (self.class[r.end - 1].0, self.class[r.start].1);
+            if (a..=b).contains(&me) {
+                if a < me {
+                    out.push((a, me - 1));
+                }
+                if me < b {
+                    out.push((me + 1, b));
+                }
+            } else {
+                out.push((a, b));
+            }
+        }
+        out
+    }
+}
+
+/// Runs of at most this many entries are drawn entry by entry in text and DOT; longer ones as
+/// one range.
+const SPELL_OUT: usize = 3;
+
+fn named_edges(g: &ChannelGraph<'_>) -> Vec<JsonEdge> {
     let mut edges: Vec<JsonEdge> = g
         .graph
         .edge_indices()
@@ -76,7 +163,6 @@ fn sorted_edges(g: &ChannelGraph<'_>) -> Vec<JsonEdge> {
                 from: g.graph[f].name.clone(),
                 to: g.graph[t].name.clone(),
                 kind: g.graph[e].kind,
-                range: g.graph[e].range.clone(),
             })
         })
         .collect();
@@ -84,8 +170,9 @@ fn sorted_edges(g: &ChannelGraph<'_>) -> Vec<JsonEdge> {
     edges
 }
 
-/// The JSON document for `graphs`.
-pub fn json(graphs: &CatalogGraphs<'_>) -> String {
+/// Writes the JSON document for `graphs`: per channel, nodes newest first, the edges declared
+/// by name, and each skipRange once with the runs of `nodes` it contains.
+pub fn json(graphs: &CatalogGraphs<'_>, out: &mut dyn Write) -> io::Result<()> {
     let packages: Vec<JsonPackage> = graphs
         .packages
         .iter()
@@ -94,49 +181,95 @@ pub fn json(graphs: &CatalogGraphs<'_>) -> String {
             default_channel: graphs.default_channels.get(name).cloned(),
             channels: chans
                 .values()
-                .map(|g| JsonChannel {
-                    name: g.channel.clone(),
-                    head: g.head.map(|h| g.graph[h].name.clone()),
-                    nodes: nodes_newest_first(g)
-                        .into_iter()
-                        .map(|n| {
-                            let e = &g.graph[n];
-                            JsonNode {
-                                name: e.name.clone(),
-                                version: e.version.as_ref().map(|v| v.to_string()),
-                                release: e.release.clone(),
-                                skipped: e.skipped,
-                                deprecated: e.deprecated,
+                .map(|g| {
+                    let layout = Layout::new(g);
+                    let name_at = |i: usize| g.graph[layout.nodes[i]].name.clone();
+                    let skip_ranges = layout
+                        .nodes
+                        .iter()
+                        .filter(|&&n| g.ranges[n.index()].is_some())
+                        .map(|&n| {
+                            let covers: Vec<JsonRun> = layout
+                                .runs(g, n)
+                                .into_iter()
+                                .map(|(a, b)| JsonRun {
+                                    newest: name_at(a),
+                                    oldest: name_at(b),
+                                    count: b - a + 1,
+                                })
+                                .collect();
+                            JsonRange {
+                                to: g.graph[n].name.clone(),
+                                range: g.entry(n).skip_range.clone(),
+                                count: covers.iter().map(|c| c.count).sum(),
+                                covers,
                             }
                         })
-                        .collect(),
-                    edges: sorted_edges(g),
+                        .collect();
+                    JsonChannel {
+                        name: g.channel.clone(),
+                        head: g.head.map(|h| g.graph[h].name.clone()),
+                        nodes: layout
+                            .nodes
+                            .iter()
+                            .map(|&n| {
+                                let e = &g.graph[n];
+                                JsonNode {
+                                    name: e.name.clone(),
+                                    version: e.version.as_ref().map(|v| v.to_string()),
+                                    release: e.release.clone(),
+                                    skipped: e.skipped,
+                                    deprecated: e.deprecated,
+                                }
+                            })
+                            .collect(),
+                        edges: named_edges(g),
+                        skip_ranges,
+                    }
                 })
                 .collect(),
         })
         .collect();
-    let mut s = serde_json::to_string_pretty(&serde_json::json!({ "packages": packages }))
-        .unwrap_or_default();
-    s.push('\n');
-    s
+    #[derive(Serialize)]
+    struct Doc {
+        packages: Vec<JsonPackage>,
+    }
+    serde_json::to_writer_pretty(&mut *out, &Doc { packages }).map_err(io::Error::other)?;
+    out.write_all(b"\n")
 }
 
-/// An indented text view: per channel, entries newest first with the edges into them.
-pub fn text(graphs: &CatalogGraphs<'_>) -> String {
-    let mut out = String::new();
+/// The entries of a run for people: each name when there are few, else the two ends.
+fn run_text(g: &ChannelGraph<'_>, layout: &Layout, (a, b): (usize, usize)) -> String {
+    let name = |i: usize| esc(&g.graph[layout.nodes[i]].name).to_string();
+    if b - a < SPELL_OUT {
+        (a..=b).map(name).collect::<Vec<_>>().join(", ")
+    } else {
+        format!("{} .. {} ({} entries)", name(a), name(b), b - a + 1)
+    }
+}
+
+/// Writes an indented text view: per channel, entries newest first with the edges into them.
+pub fn text(graphs: &CatalogGraphs<'_>, out: &mut dyn Write) -> io::Result<()> {
     for (name, chans) in &graphs.packages {
         let def = graphs
             .default_channels
             .get(name)
             .map_or("?", String::as_str);
-        let _ = writeln!(out, "{} (default channel: {})", esc(name), esc(def));
+        writeln!(out, "{} (default channel: {})", esc(name), esc(def))?;
         for g in chans.values() {
             let head = g.head.map_or("<no single head>".to_string(), |h| {
                 esc(&g.graph[h].name).to_string()
             });
-            let _ = writeln!(out, "  channel {}  head {head}", esc(&g.channel));
-            let edges = sorted_edges(g);
-            for n in nodes_newest_first(g) {
+            writeln!(out, "  channel {}  head {head}", esc(&g.channel))?;
+            let mut into: HashMap<&str, Vec<String>> = HashMap::new();
+            for x in named_edges(g) {
+                let line = format!("{} ({})", esc(&x.from), x.kind.as_str());
+                into.entry(g.graph[g.index[&x.to]].name.as_str())
+                    .or_default()
+                    .push(line);
+            }
+            let layout = Layout::new(g);
+            for &n in &layout.nodes {
                 let e = &g.graph[n];
                 let mut marks = Vec::new();
                 if Some(n) == g.head {
@@ -150,30 +283,39 @@ pub fn text(graphs: &CatalogGraphs<'_>) -> String {
                 } else {
                     format!("  [{}]", marks.join(", "))
                 };
-                let _ = writeln!(out, "    {} {}{marks}", esc(&e.name), esc(e.version_str()));
-                let from: Vec<String> = edges
-                    .iter()
-                    .filter(|x| x.to == e.name)
-                    .map(|x| match &x.range {
-                        Some(r) => format!("{} ({} {})", esc(&x.from), x.kind.as_str(), esc(r)),
-                        None => format!("{} ({})", esc(&x.from), x.kind.as_str()),
-                    })
-                    .collect();
-                if !from.is_empty() {
-                    let _ = writeln!(out, "      <- {}", from.join(", "));
+                writeln!(out, "    {} {}{marks}", esc(&e.name), esc(e.version_str()))?;
+                if let Some(from) = into.get(e.name.as_str()) {
+                    writeln!(out, "      <- {}", from.join(", "))?;
+                }
+                if g.ranges[n.index()].is_some() {
+                    let runs: Vec<String> = layout
+                        .runs(g, n)
+                        .into_iter()
+                        .map(|r| run_text(g, &layout, r))
+                        .collect();
+                    let runs = if runs.is_empty() {
+                        "no entry".to_string()
+                    } else {
+                        runs.join("; ")
+                    };
+                    writeln!(
+                        out,
+                        "      <- skipRange {}: {runs}",
+                        esc(&g.entry(n).skip_range)
+                    )?;
                 }
                 let entry = g.entry(n);
                 if !entry.replaces.is_empty() && g.node(&entry.replaces).is_none() {
-                    let _ = writeln!(
+                    writeln!(
                         out,
                         "      <- {} (replaces, not in channel)",
                         esc(&entry.replaces)
-                    );
+                    )?;
                 }
             }
         }
     }
-    out
+    Ok(())
 }
 
 /// A DOT quoted string of `lines` joined by DOT's `\n` line break (one statement per line of
@@ -200,23 +342,27 @@ fn dot_id(s: &str) -> String {
     dot_lines(&[s])
 }
 
-/// Graphviz DOT: one cluster per package channel, the head bold, skipped entries dashed.
-pub fn dot(graphs: &CatalogGraphs<'_>) -> String {
-    let mut out = String::from("digraph upgrades {\n  rankdir=LR;\n  node [shape=box];\n");
+/// Writes Graphviz DOT: one cluster per package channel, the head bold, skipped entries
+/// dashed. A skipRange draws an edge from each entry it contains when they are few; a longer
+/// run of entries is one dashed note (`skipRange(R)`, its newest and oldest entry and count)
+/// with one edge into the entry.
+pub fn dot(graphs: &CatalogGraphs<'_>, out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(b"digraph upgrades {\n  rankdir=LR;\n  node [shape=box];\n")?;
     for (pkg, chans) in &graphs.packages {
         for g in chans.values() {
             let id = |n: NodeIndex| dot_id(&format!("{pkg}/{}/{}", g.channel, g.graph[n].name));
-            let _ = writeln!(
+            writeln!(
                 out,
                 "  subgraph {} {{",
                 dot_id(&format!("cluster_{pkg}/{}", g.channel))
-            );
-            let _ = writeln!(
+            )?;
+            writeln!(
                 out,
                 "    label={};",
                 dot_id(&format!("{pkg} / {}", g.channel))
-            );
-            for n in nodes_newest_first(g) {
+            )?;
+            let layout = Layout::new(g);
+            for &n in &layout.nodes {
                 let e = &g.graph[n];
                 let mut style = Vec::new();
                 if Some(n) == g.head {
@@ -230,34 +376,63 @@ pub fn dot(graphs: &CatalogGraphs<'_>) -> String {
                 } else {
                     format!(", style=\"{}\"", style.join(","))
                 };
-                let _ = writeln!(
+                writeln!(
                     out,
                     "    {} [label={}{style}];",
                     id(n),
                     dot_lines(&[&e.name, &e.version_str()])
-                );
+                )?;
             }
-            for e in sorted_edges(g) {
-                let label = match &e.range {
-                    Some(r) => format!("skipRange({r})"),
-                    None => e.kind.as_str().to_string(),
-                };
-                let (Some(f), Some(t)) = (g.node(&e.from), g.node(&e.to)) else {
-                    continue;
-                };
-                let _ = writeln!(
+            for e in named_edges(g) {
+                writeln!(
                     out,
                     "    {} -> {} [label={}];",
-                    id(f),
-                    id(t),
-                    dot_id(&label)
-                );
+                    id(g.index[&e.from]),
+                    id(g.index[&e.to]),
+                    dot_id(e.kind.as_str())
+                )?;
             }
-            out.push_str("  }\n");
+            for &to in &layout.nodes {
+                if g.ranges[to.index()].is_none() {
+                    continue;
+                }
+                let label = format!("skipRange({})", g.entry(to).skip_range);
+                for (k, (a, b)) in layout.runs(g, to).into_iter().enumerate() {
+                    if b - a < SPELL_OUT {
+                        for i in a..=b {
+                            writeln!(
+                                out,
+                                "    {} -> {} [label={}];",
+                                id(layout.nodes[i]),
+                                id(to),
+                                dot_id(&label)
+                            )?;
+                        }
+                        continue;
+                    }
+                    let note = dot_id(&format!(
+                        "{pkg}/{}/{} skipRange {k}",
+                        g.channel, g.graph[to].name
+                    ));
+                    let name = |i: usize| g.graph[layout.nodes[i]].name.as_str();
+                    let count = format!("{} entries", b - a + 1);
+                    writeln!(
+                        out,
+                        "    {note} [shape=note, style=dashed, label={}];",
+                        dot_lines(&[&label, name(a), "..", name(b), &count])
+                    )?;
+                    writeln!(
+                        out,
+                        "    {note} -> {} [label={}, style=dashed];",
+                        id(to),
+                        dot_id("skipRange")
+                    )?;
+                }
+            }
+            out.write_all(b"  }\n")?;
         }
     }
-    out.push_str("}\n");
-    out
+    out.write_all(b"}\n")
 }
 
 /// Go's `%q` for the strings that occur here (names and ranges), as opm writes them, made safe
@@ -313,11 +488,11 @@ struct MermaidState<'a> {
 /// With v0 semantics (`--draw-v0-semantics`) a node already skipped by a newer entry gets the
 /// class `skipped`, and every edge v0 cannot use is styled dashed red: a `skip` edge from an
 /// entry a newer entry already skipped, and `skipRange`/`replace` edges into a skipped entry.
-fn mermaid_channel(
+fn mermaid_channel<W: fmt::Write>(
     c: &Channel,
     versions: &HashMap<&str, Version>,
     st: &mut MermaidState<'_>,
-    out: &mut String,
+    out: &mut W,
 ) {
     let zero = Version::new(0, 0, 0);
     let ver = |n: &str| versions.get(n).unwrap_or(&zero);
@@ -386,18 +561,19 @@ fn mermaid_channel(
             st.link += 1;
         }
     }
-    out.push_str("    end\n");
+    let _ = out.write_str("    end\n");
 }
 
 const MERMAID_HEADER: &str = "graph LR\n  classDef deprecated fill:#E8960F\n  classDef skipped stroke:#FF0000,stroke-width:4px\n  classDef deprecatedskipped fill:#E8960F,stroke:#FF0000,stroke-width:4px\n";
 
 /// One mermaid document for `channels` (all of one or more packages), in opm's layout.
-fn mermaid_doc(
+fn mermaid_doc<W: fmt::Write>(
     cfg: &DeclarativeConfig,
     channels: &[&Channel],
     versions: &HashMap<&str, Version>,
     draw_v0: bool,
-) -> String {
+    out: &mut W,
+) {
     // Deprecations are matched by name only, as opm does.
     let mut dep_pkgs = std::collections::BTreeSet::new();
     let mut dep_channels = Vec::new();
@@ -425,17 +601,17 @@ fn mermaid_doc(
     // link numbers match what mermaid counts.
     let mut sorted: Vec<&Channel> = channels.to_vec();
     sorted.sort_by(|a, b| (&a.package, &a.name).cmp(&(&b.package, &b.name)));
-    let mut out = String::from(MERMAID_HEADER);
+    let _ = out.write_str(MERMAID_HEADER);
     let mut i = 0;
     while i < sorted.len() {
         let pkg = &sorted[i].package;
         let _ = writeln!(out, "  %% package {}", go_quote(pkg));
         let _ = writeln!(out, "  subgraph {}", go_quote(pkg));
         while i < sorted.len() && &sorted[i].package == pkg {
-            mermaid_channel(sorted[i], versions, &mut st, &mut out);
+            mermaid_channel(sorted[i], versions, &mut st, out);
             i += 1;
         }
-        out.push_str("  end\n");
+        let _ = out.write_str("  end\n");
     }
     // opm styles only one deprecated package per diagram; every one is styled here (the same
     // output whenever a diagram holds one package).
@@ -465,18 +641,50 @@ fn mermaid_doc(
             ids.join(",")
         );
     }
-    out
+}
+
+/// Counts the bytes a document would have, without keeping them.
+struct Counter(usize);
+
+impl fmt::Write for Counter {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0 += s.len();
+        Ok(())
+    }
+}
+
+/// `fmt::Write` over an `io::Write`, keeping the first I/O error.
+struct IoFmt<'a> {
+    out: &'a mut dyn Write,
+    err: Option<io::Error>,
+}
+
+impl fmt::Write for IoFmt<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if self.err.is_some() {
+            return Err(fmt::Error);
+        }
+        self.out.write_all(s.as_bytes()).map_err(|e| {
+            self.err = Some(e);
+            fmt::Error
+        })
+    }
 }
 
 /// Mermaid as `opm alpha render-graph` draws it. When the whole diagram passes mermaid's default
 /// `maxTextSize` ([`MERMAID_MAX_TEXT`]), it is split into Markdown with one fenced `mermaid`
 /// block per package (per channel for packages that are too large on their own).
+///
+/// The text is streamed to `out`: sizes are measured in a counting pass, so memory stays
+/// bounded although opm's layout draws a skipRange as one edge per entry it contains (the
+/// output of `>=0.0.0` on every entry is quadratic in the entries, as opm's is).
 pub fn mermaid(
     cfg: &DeclarativeConfig,
     package: Option<&str>,
     channel: Option<&str>,
     draw_v0: bool,
-) -> String {
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut versions: HashMap<&str, Version> = HashMap::new();
     for b in &cfg.bundles {
         if let Some(v) = b
@@ -493,39 +701,55 @@ pub fn mermaid(
         .iter()
         .filter(|c| package.is_none_or(|p| c.package == p) && channel.is_none_or(|n| c.name == n))
         .collect();
-    let whole = mermaid_doc(cfg, &channels, &versions, draw_v0);
-    if whole.len() <= MERMAID_MAX_TEXT {
-        return whole;
+    let size = |chans: &[&Channel]| {
+        let mut c = Counter(0);
+        mermaid_doc(cfg, chans, &versions, draw_v0, &mut c);
+        c.0
+    };
+    let mut w = IoFmt { out, err: None };
+    if size(&channels) <= MERMAID_MAX_TEXT {
+        mermaid_doc(cfg, &channels, &versions, draw_v0, &mut w);
+        return w.err.map_or(Ok(()), Err);
     }
     let mut by_pkg: BTreeMap<&str, Vec<&Channel>> = BTreeMap::new();
     for c in &channels {
         by_pkg.entry(&c.package).or_default().push(c);
     }
-    let mut blocks = Vec::new();
+    let mut blocks: Vec<Vec<&Channel>> = Vec::new();
     for chans in by_pkg.values() {
-        let doc = mermaid_doc(cfg, chans, &versions, draw_v0);
-        if doc.len() <= MERMAID_MAX_TEXT || chans.len() == 1 {
-            blocks.push(doc);
+        if chans.len() == 1 || size(chans) <= MERMAID_MAX_TEXT {
+            blocks.push(chans.clone());
         } else {
             let mut sorted = chans.clone();
             sorted.sort_by(|a, b| a.name.cmp(&b.name));
-            blocks.extend(
-                sorted
-                    .iter()
-                    .map(|c| mermaid_doc(cfg, &[*c], &versions, draw_v0)),
-            );
+            blocks.extend(sorted.into_iter().map(|c| vec![c]));
         }
     }
-    blocks
-        .into_iter()
-        .map(|b| format!("```mermaid\n{b}```\n"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    for (i, block) in blocks.iter().enumerate() {
+        if i > 0 {
+            let _ = w.write_str("\n");
+        }
+        let _ = w.write_str("```mermaid\n");
+        mermaid_doc(cfg, block, &versions, draw_v0, &mut w);
+        let _ = w.write_str("```\n");
+    }
+    w.err.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn mermaid(
+        cfg: &DeclarativeConfig,
+        package: Option<&str>,
+        channel: Option<&str>,
+        draw_v0: bool,
+    ) -> String {
+        let mut out = Vec::new();
+        super::mermaid(cfg, package, channel, draw_v0, &mut out).expect("write");
+        String::from_utf8(out).expect("utf-8")
+    }
 
     fn cfg(text: &str) -> DeclarativeConfig {
         let mut c = DeclarativeConfig::default();
@@ -604,6 +828,78 @@ class foo-stable-a deprecated
             links[5].trim(),
             "foo-b-v1[\"v1\"]-- skip --> foo-b-v2[\"v2\"]"
         );
+    }
+
+    fn ranged() -> DeclarativeConfig {
+        let mut text =
+            String::from("---\nschema: olm.package\nname: foo\ndefaultChannel: stable\n");
+        for (n, v) in [
+            ("a", "1.0.0"),
+            ("b", "1.1.0"),
+            ("c", "1.2.0"),
+            ("d", "1.3.0"),
+            ("e", "2.0.0"),
+            ("f", "3.0.0"),
+        ] {
+            text.push_str(&bundle(n, v));
+        }
+        text.push_str("---\nschema: olm.channel\npackage: foo\nname: stable\nentries:\n- name: a\n- name: b\n  replaces: a\n- name: c\n  replaces: b\n- name: d\n  replaces: c\n- name: e\n  replaces: d\n  skipRange: '>=1.0.0 <2.0.0 !=1.2.0'\n- name: f\n  replaces: e\n  skipRange: '>=0.0.0'\n");
+        cfg(&text)
+    }
+
+    fn written(f: impl Fn(&CatalogGraphs<'_>, &mut dyn Write) -> io::Result<()>) -> String {
+        let c = ranged();
+        let graphs = CatalogGraphs::build(&c, None);
+        let mut out = Vec::new();
+        f(&graphs, &mut out).expect("write");
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    /// A skipRange is one JSON object with the runs of `nodes` it contains: holes (`!=`) split
+    /// runs and the entry itself is left out, so `count` is the number of skipRange edges.
+    #[test]
+    fn json_prints_ranges_as_runs() {
+        let v: serde_json::Value = serde_json::from_str(&written(json)).expect("json");
+        let ch = &v["packages"][0]["channels"][0];
+        let names: Vec<&str> = ch["nodes"]
+            .as_array()
+            .expect("nodes")
+            .iter()
+            .map(|n| n["name"].as_str().expect("name"))
+            .collect();
+        assert_eq!(names, ["f", "e", "d", "c", "b", "a"]);
+        assert_eq!(ch["edges"].as_array().expect("edges").len(), 5);
+        assert_eq!(
+            ch["skipRanges"],
+            serde_json::json!([
+                {"to": "f", "range": ">=0.0.0", "count": 5, "covers": [{"newest": "e", "oldest": "a", "count": 5}]},
+                {"to": "e", "range": ">=1.0.0 <2.0.0 !=1.2.0", "count": 3, "covers": [
+                    {"newest": "d", "oldest": "d", "count": 1},
+                    {"newest": "b", "oldest": "a", "count": 2}
+                ]}
+            ])
+        );
+    }
+
+    /// Text and DOT spell out short runs entry by entry and summarize long ones.
+    #[test]
+    fn text_and_dot_print_long_runs_as_ranges() {
+        let t = written(text);
+        assert!(t.contains("    f 3.0.0  [head]\n      <- e (replaces)\n      <- skipRange >=0.0.0: e .. a (5 entries)\n"), "{t}");
+        assert!(
+            t.contains("      <- skipRange >=1.0.0 <2.0.0 !=1.2.0: d; b, a\n"),
+            "{t}"
+        );
+        let d = written(dot);
+        for from in ["d", "b", "a"] {
+            assert!(d.contains(&format!("    \"foo/stable/{from}\" -> \"foo/stable/e\" [label=\"skipRange(>=1.0.0 <2.0.0 !=1.2.0)\"];\n")), "{d}");
+        }
+        assert!(
+            !d.contains("\"foo/stable/c\" -> \"foo/stable/e\" [label=\"skipRange"),
+            "{d}"
+        );
+        assert!(d.contains("    \"foo/stable/f skipRange 0\" [shape=note, style=dashed, label=\"skipRange(>=0.0.0)\\ne\\n..\\na\\n5 entries\"];\n    \"foo/stable/f skipRange 0\" -> \"foo/stable/f\" [label=\"skipRange\", style=dashed];\n"), "{d}");
+        assert_eq!(d.matches("->").count(), 5 + 3 + 1);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub mod codes;
 
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use petgraph::graph::NodeIndex;
@@ -12,7 +13,7 @@ pub use codes::CODES;
 use super::fbc::Sink;
 use crate::diag::{Finding, Subject, sort_findings};
 use crate::fbc::decl::DeclarativeConfig;
-use crate::graph::path::{Semantics, Stop, resolve};
+use crate::graph::path::{Semantics, Stop, destination, outcomes};
 use crate::graph::{CatalogGraphs, ChannelGraph, EdgeKind, Installed, compare_versions};
 use crate::model::chain::{Head, analyze};
 use codes::*;
@@ -173,19 +174,20 @@ fn channel(g: &ChannelGraph<'_>, sink: &mut Sink) {
         }
     }
     let Some(head) = g.head else { return };
+    let (out0, out1) = (outcomes(g, Semantics::V0), outcomes(g, Semantics::V1));
     for n in g.graph.node_indices() {
         if n == head {
             continue;
         }
         let (f, p) = at(g, n);
-        let p0 = resolve(g, Installed::of(g, n), Semantics::V0, None);
+        let p0 = out0[n.index()];
         if p0.stop != Stop::Head {
-            sink.push(&V0_STUCK, format!("OLM v0 users on {} stop at {} and never reach the head {}", g.graph[n].name, p0.end, g.graph[head].name), &f, p, subj(n))
+            sink.push(&V0_STUCK, format!("OLM v0 users on {} stop at {} and never reach the head {}", g.graph[n].name, g.graph[p0.end].name, g.graph[head].name), &f, p, subj(n))
                 .help = Some("OLM v0 only lands on entries of the replaces chain that are not skipped; make such an entry name this bundle (replaces, skips or skipRange)".into());
         }
-        let p1 = resolve(g, Installed::of(g, n), Semantics::V1, None);
+        let p1 = out1[n.index()];
         if p1.stop != Stop::Head {
-            let end = g.node(&p1.end).unwrap_or(n);
+            let end = p1.end;
             let why = if compare_versions(g.graph[head].key(), g.graph[end].key()).is_le() {
                 format!(
                     "the head {} ({}) is not a higher version than {}",
@@ -200,7 +202,7 @@ fn channel(g: &ChannelGraph<'_>, sink: &mut Sink) {
                 &V1_STUCK,
                 format!(
                     "OLM v1 users on {} stop at {}: {why}",
-                    g.graph[n].name, p1.end
+                    g.graph[n].name, g.graph[end].name
                 ),
                 &f,
                 p,
@@ -214,35 +216,58 @@ fn channel(g: &ChannelGraph<'_>, sink: &mut Sink) {
 /// an entry of C2 and C2's head cannot be reached from T, a user who switches from C1 to C2
 /// after that upgrade is stranded (only when T is older than C2's head: above it, switching
 /// channels would be a downgrade).
-fn channel_switch_traps(
-    chans: &std::collections::BTreeMap<String, ChannelGraph<'_>>,
-    sink: &mut Sink,
-) {
-    for (c1, g1) in chans {
-        for n1 in g1.graph.node_indices() {
-            let Some((t, _)) =
-                crate::graph::path::next_hop(g1, &Installed::of(g1, n1), Semantics::V0)
-            else {
-                continue;
-            };
-            let target = &g1.graph[t].name;
-            for (c2, g2) in chans {
-                if c1 == c2 || g2.node(&g1.graph[n1].name).is_none() || g2.node(target).is_some() {
-                    continue;
-                }
+///
+/// Linear in the channel entries plus the findings: the channels holding a bundle are grouped
+/// by the target their users are upgraded to, the channels lacking a target are found once per
+/// (bundle, target), and each (channel, target) path is resolved once.
+fn channel_switch_traps(chans: &BTreeMap<String, ChannelGraph<'_>>, sink: &mut Sink) {
+    // Bundle name → the channels holding it (by name order) with its node there.
+    let mut holders: BTreeMap<&str, Vec<(&str, NodeIndex)>> = BTreeMap::new();
+    for (c, g) in chans {
+        for n in g.graph.node_indices() {
+            holders.entry(&g.graph[n].name).or_default().push((c, n));
+        }
+    }
+    let mut reaches: HashMap<(&str, &str), bool> = HashMap::new();
+    for (bundle, held) in &holders {
+        // Target name → the channels (with the target's node) that upgrade `bundle` to it.
+        let mut by_target: BTreeMap<&str, Vec<(&str, NodeIndex)>> = BTreeMap::new();
+        for &(c1, n1) in held {
+            let g1 = &chans[c1];
+            if let Some((t, _)) = g1.next(n1, Semantics::V0) {
+                by_target
+                    .entry(&g1.graph[t].name)
+                    .or_default()
+                    .push((c1, t));
+            }
+        }
+        for (target, froms) in by_target {
+            let with_target: HashSet<&str> = holders
+                .get(target)
+                .map(|h| h.iter().map(|(c, _)| *c).collect())
+                .unwrap_or_default();
+            for &(c2, _) in held.iter().filter(|(c, _)| !with_target.contains(c)) {
+                let g2 = &chans[c2];
                 let Some(h2) = g2.head else { continue };
-                // Only users behind C2's head are trapped; above it, switching is a downgrade.
-                if compare_versions(g1.graph[t].key(), g2.graph[h2].key()).is_ge() {
-                    continue;
-                }
-                let p = resolve(g2, Installed::of(g1, t), Semantics::V0, None);
-                if p.stop != Stop::Head {
+                for &(c1, t) in &froms {
+                    let g1 = &chans[c1];
+                    // Only users behind C2's head are trapped; above it, switching is a
+                    // downgrade.
+                    if compare_versions(g1.graph[t].key(), g2.graph[h2].key()).is_ge() {
+                        continue;
+                    }
+                    let ok = *reaches.entry((c2, target)).or_insert_with(|| {
+                        destination(g2, &Installed::of(g1, t), Semantics::V0).0 == Stop::Head
+                    });
+                    if ok {
+                        continue;
+                    }
                     let (f, pos) = at(g1, t);
                     sink.push(
                         &CHANNEL_SWITCH_TRAP,
                         format!(
-                            "{} upgrades to {target} in channel {c1}, but from {target} channel {c2} never reaches its head {}: users switching to {c2} are stranded",
-                            g1.graph[n1].name, g2.graph[h2].name
+                            "{bundle} upgrades to {target} in channel {c1}, but from {target} channel {c2} never reaches its head {}: users switching to {c2} are stranded",
+                            g2.graph[h2].name
                         ),
                         &f,
                         pos,
