@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use olmctl::checks::safety::Options;
-use olmctl::checks::safety::walk::{catalog_edges, check_history, load_package};
+use olmctl::checks::safety::walk::{check_history, load_package};
 use olmctl::diag::{Finding, Severity};
 
 fn fixtures() -> PathBuf {
@@ -26,7 +26,6 @@ struct Walk {
 fn walk() -> Walk {
     let f = fixtures();
     let cat = olmctl::fbc::load::load(&[f.join("catalogs/v4.18")]).expect("catalog loads");
-    let mut cat_edges = catalog_edges(&cat.cfg);
     let mut pkgs: Vec<PathBuf> = std::fs::read_dir(f.join("operators"))
         .expect("operators")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -42,7 +41,7 @@ fn walk() -> Walk {
     let opts = Options::default();
     for pkg in &pkgs {
         let (dirs, semver) = load_package(pkg).expect("package loads");
-        let (name, r, used_catalog) = check_history(&dirs, semver, &mut cat_edges, "", &opts);
+        let (name, r, used_catalog) = check_history(&dirs, semver, Some(&cat.cfg), "", &opts);
         w.with_catalog += usize::from(used_catalog);
         // The v4.18 catalog has every bundle of these packages.
         assert_eq!(

@@ -8,7 +8,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use super::oci::{PullArgs, RegistryArgs, ScratchDir, Want, pull_inputs};
 use super::{EXIT_USAGE, Output, out};
 use crate::bundle::load::{BundleDir, bundle_dirs_below, load_bundle};
-use crate::checks::safety::walk::{Walked, catalog_edges, check_package};
+use crate::checks::safety::walk::{Walked, catalog_package_edges, check_package_edges};
 use crate::checks::safety::{Facts, K8sRange, Options, Policy, check_upgrade_of};
 use crate::diag::Finding;
 
@@ -295,10 +295,8 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
         .map(|b| (b.name.as_str(), b.package.as_str()))
         .collect();
     let mut all = Walked::default();
-    for (pkg, edges) in catalog_edges(&loaded.cfg) {
-        if package.is_some_and(|p| p != pkg) {
-            continue;
-        }
+    let has = |pkg: &str, b: &str| by_name.contains_key(b) && pkg_of.get(b) == Some(&pkg);
+    for (pkg, edges) in catalog_package_edges(&loaded.cfg, package, &has) {
         let facts: BTreeMap<String, Facts<'_>> = by_name
             .iter()
             .filter(|(n, _)| pkg_of.get(*n) == Some(&pkg.as_str()))
@@ -308,7 +306,7 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
                 (n.to_string(), f)
             })
             .collect();
-        all.absorb(check_package(&pkg, &facts, &edges, &opts));
+        all.absorb(check_package_edges(&pkg, &facts, &edges, &opts));
     }
     // Catalog files that do not load would hide edges.
     all.findings
@@ -337,10 +335,6 @@ fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
         },
         None => None,
     };
-    let mut cat_edges = loaded
-        .as_ref()
-        .map(|l| catalog_edges(&l.cfg))
-        .unwrap_or_default();
     let mut all = Walked::default();
     let mut from_catalog = 0;
     for pkg in packages {
@@ -354,7 +348,13 @@ fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
         let fallback = pkg
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().into_owned());
-        let (_, w, used_catalog) = check_history(&dirs, semver, &mut cat_edges, &fallback, &opts);
+        let (_, w, used_catalog) = check_history(
+            &dirs,
+            semver,
+            loaded.as_ref().map(|l| &l.cfg),
+            &fallback,
+            &opts,
+        );
         from_catalog += usize::from(used_catalog);
         all.absorb(w);
     }

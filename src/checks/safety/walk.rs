@@ -10,7 +10,9 @@
 //! union over predecessors (some path may have stored them), deprecation marks as an
 //! intersection (every path must have warned).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use petgraph::graph::NodeIndex;
 
 use super::crdver::History;
 use super::facts::Facts;
@@ -40,33 +42,124 @@ pub struct Edge {
     pub v0: bool,
 }
 
-/// Every edge of every channel of `cfg`, by package, sorted by (from, to).
-pub fn catalog_edges(cfg: &DeclarativeConfig) -> BTreeMap<String, Vec<Edge>> {
-    let graphs = CatalogGraphs::build(cfg, None);
-    let mut out = BTreeMap::new();
-    for (pkg, channels) in &graphs.packages {
-        let mut edges: BTreeMap<(String, String), Edge> = BTreeMap::new();
-        for (ch, g) in channels {
-            for e in g.graph.edge_indices() {
-                let Some((a, b)) = g.graph.edge_endpoints(e) else {
-                    continue;
-                };
-                let (from, to) = (g.graph[a].name.clone(), g.graph[b].name.clone());
-                let entry = edges
-                    .entry((from.clone(), to.clone()))
-                    .or_insert_with(|| Edge {
-                        from,
-                        to,
-                        kinds: BTreeSet::new(),
-                        channels: BTreeSet::new(),
-                        v0: false,
-                    });
-                entry.kinds.insert(g.graph[e].kind);
-                entry.channels.insert(ch.clone());
-                entry.v0 |= !g.graph[b].skipped;
+/// A package's upgrade edges, split by whether both bundles' contents are at hand.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PackageEdges {
+    /// The edges whose two bundles have contents, sorted by (from, to).
+    pub edges: Vec<Edge>,
+    /// The number of further edges (distinct pairs) naming a bundle without contents.
+    pub unchecked: usize,
+    /// The bundles without contents that those edges name.
+    pub missing: BTreeSet<String>,
+}
+
+impl PackageEdges {
+    /// Splits `edges` by whether `bundles` has both ends.
+    pub fn split(edges: &[Edge], bundles: &BTreeMap<String, Facts<'_>>) -> Self {
+        let mut out = PackageEdges::default();
+        for e in edges {
+            let missing: Vec<&String> = [&e.from, &e.to]
+                .into_iter()
+                .filter(|n| !bundles.contains_key(*n))
+                .collect();
+            if missing.is_empty() {
+                out.edges.push(e.clone());
+            } else {
+                out.unchecked += 1;
+                out.missing.extend(missing.into_iter().cloned());
             }
         }
-        out.insert(pkg.clone(), edges.into_values().collect());
+        out
+    }
+
+    /// All edges, checked or not.
+    pub fn total(&self) -> usize {
+        self.edges.len() + self.unchecked
+    }
+}
+
+/// Every edge of every channel of `cfg`, by package, sorted by (from, to).
+///
+/// The list is quadratic in the entries of a channel whose skipRanges cover everything below
+/// them; [`catalog_package_edges`] keeps only the edges that can be checked.
+pub fn catalog_edges(cfg: &DeclarativeConfig) -> BTreeMap<String, Vec<Edge>> {
+    catalog_package_edges(cfg, None, &|_, _| true)
+        .into_iter()
+        .map(|(p, e)| (p, e.edges))
+        .collect()
+}
+
+/// The edges of every channel of `cfg` (or of package `only`), by package: the edges between
+/// two bundles for which `has(package, bundle)` holds in full, the others only counted (as
+/// distinct pairs of 8 bytes each, never as named edges), so that a hostile catalog of
+/// universal skipRanges costs memory for the edges that are checked, not for every pair.
+pub fn catalog_package_edges(
+    cfg: &DeclarativeConfig,
+    only: Option<&str>,
+    has: &dyn Fn(&str, &str) -> bool,
+) -> BTreeMap<String, PackageEdges> {
+    let graphs = CatalogGraphs::build(cfg, only);
+    let mut out = BTreeMap::new();
+    for (pkg, channels) in &graphs.packages {
+        let mut edges: BTreeMap<(&str, &str), Edge> = BTreeMap::new();
+        // Bundle name → a small id, for the unchecked pairs.
+        let mut ids: HashMap<&str, u32> = HashMap::new();
+        let mut unchecked: Vec<(u32, u32)> = Vec::new();
+        let mut missing: BTreeSet<String> = BTreeSet::new();
+        for (ch, g) in channels {
+            let known: Vec<bool> = g
+                .graph
+                .node_indices()
+                .map(|n| has(pkg, &g.graph[n].name))
+                .collect();
+            for n in g.graph.node_indices().filter(|n| !known[n.index()]) {
+                missing.insert(g.graph[n].name.clone());
+            }
+            let mut visit = |a: NodeIndex, b: NodeIndex, kind: EdgeKind| {
+                let (from, to) = (g.graph[a].name.as_str(), g.graph[b].name.as_str());
+                if !(known[a.index()] && known[b.index()]) {
+                    let next = ids.len() as u32;
+                    let ia = *ids.entry(from).or_insert(next);
+                    let next = ids.len() as u32;
+                    let ib = *ids.entry(to).or_insert(next);
+                    unchecked.push((ia, ib));
+                    return;
+                }
+                let entry = edges.entry((from, to)).or_insert_with(|| Edge {
+                    from: from.to_string(),
+                    to: to.to_string(),
+                    kinds: BTreeSet::new(),
+                    channels: BTreeSet::new(),
+                    v0: false,
+                });
+                entry.kinds.insert(kind);
+                entry.channels.insert(ch.clone());
+                entry.v0 |= !g.graph[b].skipped;
+            };
+            for e in g.graph.edge_indices() {
+                if let Some((a, b)) = g.graph.edge_endpoints(e) {
+                    visit(a, b, g.graph[e].kind);
+                }
+            }
+            for to in g.graph.node_indices() {
+                for from in g.range_sources(to) {
+                    visit(from, to, EdgeKind::SkipRange);
+                }
+            }
+        }
+        unchecked.sort_unstable();
+        unchecked.dedup();
+        // Only bundles named by an unchecked edge count as missing.
+        let named: HashSet<&str> = ids.keys().copied().collect();
+        missing.retain(|m| named.contains(m.as_str()));
+        out.insert(
+            pkg.clone(),
+            PackageEdges {
+                edges: edges.into_values().collect(),
+                unchecked: unchecked.len(),
+                missing,
+            },
+        );
     }
     out
 }
@@ -301,13 +394,13 @@ impl Walked {
 }
 
 /// Checks one package's bundle history (`dirs`, as [`load_package`] reads them): with the edges
-/// `catalog` has for the package (taken out of the map), else with [`history_edges`]. Returns the
-/// package name (from the bundles' annotations, else `fallback_name`), the results, and whether
-/// catalog edges were used.
+/// `catalog` has for the package when it has the package, else with [`history_edges`]. Returns
+/// the package name (from the bundles' annotations, else `fallback_name`), the results, and
+/// whether catalog edges were used.
 pub fn check_history(
     dirs: &[crate::bundle::load::BundleDir],
     semver_mode: bool,
-    catalog: &mut BTreeMap<String, Vec<Edge>>,
+    catalog: Option<&DeclarativeConfig>,
     fallback_name: &str,
     opts: &Options,
 ) -> (String, Walked, bool) {
@@ -317,14 +410,20 @@ pub fn check_history(
         .map(|f| f.package.clone())
         .find(|p| !p.is_empty())
         .unwrap_or_else(|| fallback_name.to_string());
-    let (edges, from_catalog) = match catalog.remove(&name) {
-        Some(e) => (e, true),
-        None => (history_edges(&facts, semver_mode), false),
-    };
+    let names: HashSet<&str> = facts.iter().map(|f| f.name.as_str()).collect();
+    let from_catalog = catalog.and_then(|cfg| {
+        catalog_package_edges(cfg, Some(&name), &|_, b| names.contains(b)).remove(&name)
+    });
+    let used = from_catalog.is_some();
+    let from_csvs = (!used).then(|| history_edges(&facts, semver_mode));
     let by_name: BTreeMap<String, Facts<'_>> =
         facts.into_iter().map(|f| (f.name.clone(), f)).collect();
-    let w = check_package(&name, &by_name, &edges, opts);
-    (name, w, from_catalog)
+    let edges = match (from_catalog, from_csvs) {
+        (Some(e), _) => e,
+        (None, e) => PackageEdges::split(&e.unwrap_or_default(), &by_name),
+    };
+    let w = check_package_edges(&name, &by_name, &edges, opts);
+    (name, w, used)
 }
 
 /// Checks every edge of one package whose bundles are in `bundles` (by CSV name), and every
@@ -335,26 +434,29 @@ pub fn check_package(
     edges: &[Edge],
     opts: &Options,
 ) -> Walked {
+    check_package_edges(package, bundles, &PackageEdges::split(edges, bundles), opts)
+}
+
+/// [`check_package`] over edges already split by [`PackageEdges`].
+pub fn check_package_edges(
+    package: &str,
+    bundles: &BTreeMap<String, Facts<'_>>,
+    split: &PackageEdges,
+    opts: &Options,
+) -> Walked {
+    let edges = &split.edges;
     let hist = histories(bundles, edges);
     let mut w = Walked::default();
     for f in bundles.values() {
         w.findings.extend(check_bundle(f, opts));
         w.bundles += 1;
     }
-    let mut missing: BTreeSet<&str> = BTreeSet::new();
     // The same problem reached from several old bundles (skipRange fans in) is one finding
     // naming every edge: (finding, v1 only) -> old bundles.
     let mut grouped: BTreeMap<(String, FindingKey), (Finding, bool, Vec<&str>)> = BTreeMap::new();
     for e in edges {
         let (Some(a), Some(b)) = (bundles.get(&e.from), bundles.get(&e.to)) else {
-            w.unchecked += 1;
-            missing.extend(
-                [&e.from, &e.to]
-                    .into_iter()
-                    .filter(|n| !bundles.contains_key(*n))
-                    .map(String::as_str),
-            );
-            continue;
+            continue; // split keeps only edges with both bundles
         };
         w.checked += 1;
         for f in check_edge(a, b, &hist[&e.from], opts) {
@@ -379,8 +481,10 @@ pub fn check_package(
         }
         w.findings.push(f);
     }
+    w.unchecked = split.unchecked;
+    let missing = &split.missing;
     if w.unchecked > 0 {
-        let shown: Vec<&str> = missing.iter().copied().take(5).collect();
+        let shown: Vec<&str> = missing.iter().map(String::as_str).take(5).collect();
         let more = missing.len().saturating_sub(shown.len());
         w.findings.push(
             Finding::new(
@@ -388,7 +492,7 @@ pub fn check_package(
                 format!(
                     "{} of {} edges not checked: no contents for {} bundle{} ({}{})",
                     w.unchecked,
-                    edges.len(),
+                    split.total(),
                     missing.len(),
                     if missing.len() == 1 { "" } else { "s" },
                     shown.join(", "),
