@@ -151,6 +151,23 @@ fn huge_flow_lists_cost_no_memory_before_they_are_rejected() {
     let cat = write_tree(&[("catalog.yaml", &nested)]);
     let r = run(&["catalog", "validate", p(cat.path())]);
     r.bounded(PARSE_RSS);
+    // A list document ends its file, as opm's decoder stops at the first document it cannot
+    // decode: what follows it is not read (not even this list's remaining megabytes).
+    let after =
+        format!("schema: olm.package\nname: a\n---\n{list}---\nschema: olm.package\nname: b\n");
+    let cat = write_tree(&[("catalog.yaml", &after)]);
+    let r = run(&["catalog", "validate", p(cat.path()), "-o", "json"]);
+    assert_eq!(r.bounded(PARSE_RSS), 1, "{r:?}");
+    assert_mentions(&r, &["FBC002", "must be an object, found a list"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    let packages: Vec<&str> = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["package"].as_str())
+        .collect();
+    assert!(packages.contains(&"a"), "{}", r.stdout);
+    assert!(!packages.contains(&"b"), "{}", r.stdout);
     // As a bundle manifest.
     let b = bundle_dir(&[("manifests/list.yaml", &list)]);
     let r = run(&["bundle", "validate", p(b.path())]);

@@ -89,9 +89,10 @@ fn allowed_alias_ratio(decodes: u64) -> f64 {
 pub enum Roots {
     /// Any value (annotation values, test snippets).
     Any,
-    /// Objects only (catalog blobs, manifests, policy files): a list at the root is checked
-    /// for syntax but not built, and handed over empty, so that a huge top-level list costs
-    /// no memory before the caller rejects it by its kind.
+    /// Objects only (catalog blobs, manifests, policy files): a list at the root is handed
+    /// over empty and ends the text (opm's decoder stops at the first document it cannot
+    /// decode), so that a huge top-level list costs neither memory nor time before the caller
+    /// rejects it by its kind.
     Objects,
 }
 
@@ -302,8 +303,6 @@ fn parse_documents_once(
     let mut anchors: HashMap<usize, Sized> = HashMap::new();
     let mut root: Option<Node> = None;
     let mut budget = AliasBudget::default();
-    // Inside a root list of a `Roots::Objects` document: nothing below it is kept.
-    let mut discard = false;
     for ev in Parser::new_from_str(text) {
         let (event, span) = ev.map_err(|e| ParseError {
             line: e.marker().line() as u32,
@@ -317,7 +316,6 @@ fn parse_documents_once(
                 root = None;
                 anchors.clear();
                 budget = AliasBudget::default();
-                discard = false;
                 continue;
             }
             Event::DocumentEnd => {
@@ -329,11 +327,6 @@ fn parse_documents_once(
                 continue;
             }
             Event::Alias(id) => match anchors.get(&id) {
-                Some(a) if discard => Sized {
-                    node: Node::new(pos, Value::Null),
-                    count: a.count,
-                    bytes: 0,
-                },
                 Some(a) => {
                     budget.expand(a.count, a.bytes, pos)?;
                     Sized {
@@ -363,7 +356,6 @@ fn parse_documents_once(
                     .map(|t| t.suffix.as_str());
                 let bytes = NODE_COST + text.len() as u64;
                 let value = match (core_suffix, is_plain) {
-                    _ if discard => Value::Null,
                     (Some("str"), _) | (Some("binary"), _) => Value::Str(text.into_owned()),
                     (_, false) => Value::Str(text.into_owned()),
                     (_, true) => resolve_plain(&text).map_err(|m| ParseError::at(pos, m))?,
@@ -388,7 +380,11 @@ fn parse_documents_once(
                 }
                 let is_seq = matches!(event, Event::SequenceStart(..));
                 if is_seq && stack.is_empty() && roots == Roots::Objects {
-                    discard = true;
+                    // The document is not an object: the caller rejects it by its kind, and
+                    // the file ends here, as opm's decoder stops at the first document it
+                    // cannot decode. Nothing of the list is read, however long it is.
+                    on_doc(Node::new(pos, Value::Seq(Vec::new())));
+                    return Ok(());
                 }
                 stack.push(if is_seq {
                     Frame::Seq {
@@ -425,7 +421,7 @@ fn parse_documents_once(
                         count,
                         bytes,
                     };
-                    if anchor != 0 && !discard {
+                    if anchor != 0 {
                         anchors.insert(anchor, done.clone_sized());
                     }
                     done
@@ -442,16 +438,14 @@ fn parse_documents_once(
                     bytes,
                     ..
                 }) => {
-                    if !discard {
-                        apply_merges(&mut entries, merges, pos)?;
-                    }
+                    apply_merges(&mut entries, merges, pos)?;
                     budget.decodes += 1;
                     let done = Sized {
                         node: Node::new(pos, Value::Map(entries)),
                         count,
                         bytes,
                     };
-                    if anchor != 0 && !discard {
+                    if anchor != 0 {
                         anchors.insert(anchor, done.clone_sized());
                     }
                     done
@@ -475,9 +469,7 @@ fn parse_documents_once(
             }) => {
                 *c = c.saturating_add(count);
                 *b = b.saturating_add(bytes);
-                if !discard {
-                    items.push(done);
-                }
+                items.push(done);
             }
             Some(Frame::Map {
                 entries,
@@ -499,7 +491,6 @@ fn parse_documents_once(
                         })?;
                         *key = Some((KeyText::Key(k), done.pos));
                     }
-                    Some(_) if discard => {}
                     Some((KeyText::Merge, _)) => merges.push(done),
                     Some((KeyText::Key(k), key_pos)) => entries.push(Entry {
                         key: k,
@@ -871,29 +862,29 @@ mod tests {
     }
 
     /// Documents that must be objects: a root list is handed over empty (its kind is all the
-    /// caller needs), scalars and objects as they are.
+    /// caller needs) and ends the text; scalars and objects before it come as they are.
     #[test]
-    fn root_lists_are_not_built_for_object_documents() {
+    fn root_lists_end_object_documents() {
         let mut v = Vec::new();
-        parse_objects(
-            "[1, [2, {a: *x}], 3]\n---\na: [1, 2]\n---\n- 1\n- 2\n",
-            |n| v.push(n),
-        )
-        .expect_err("unknown anchor is still a syntax error");
-        let mut v = Vec::new();
-        parse_objects(
-            "[1, [2, {a: b}], 3]\n---\na: [1, 2]\n---\n- 1\n- 2\n",
-            |n| v.push(n),
-        )
-        .expect("parses");
-        assert_eq!(v.len(), 3);
-        assert_eq!(v[0].value, Value::Seq(Vec::new()));
-        assert_eq!(v[0].pos, Pos::new(1, 1));
-        assert_eq!(v[1].to_json(), r#"{"a":[1,2]}"#);
+        parse_objects("a: [1, 2]\n---\n[1, [2, {a: *x}], 3]\n---\nb: 1\n", |n| {
+            v.push(n)
+        })
+        .expect("nothing of the list is read, not even its unknown anchor");
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].to_json(), r#"{"a":[1,2]}"#);
         assert_eq!(
-            (v[2].value.clone(), v[2].pos),
-            (Value::Seq(Vec::new()), Pos::new(5, 1))
+            (v[1].value.clone(), v[1].pos),
+            (Value::Seq(Vec::new()), Pos::new(3, 1))
         );
+        let mut v = Vec::new();
+        parse_objects("x: 1\n---\n- 1\n- 2\n", |n| v.push(n)).expect("parses");
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            (v[1].value.clone(), v[1].pos),
+            (Value::Seq(Vec::new()), Pos::new(3, 1))
+        );
+        // A syntax error before the list is still one.
+        parse_objects("a: [\n---\n[1]\n", |_| {}).expect_err("unclosed");
         // The same text with any root kept builds the lists.
         assert_eq!(docs("[1, [2]]\n")[0].to_json(), "[1,[2]]");
     }
