@@ -26,6 +26,7 @@ struct Walk {
 fn walk() -> Walk {
     let f = fixtures();
     let cat = olmctl::fbc::load::load(&[f.join("catalogs/v4.18")]).expect("catalog loads");
+    let graphs = olmctl::graph::CatalogGraphs::build(&cat.cfg, None);
     let mut pkgs: Vec<PathBuf> = std::fs::read_dir(f.join("operators"))
         .expect("operators")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -41,7 +42,7 @@ fn walk() -> Walk {
     let opts = Options::default();
     for pkg in &pkgs {
         let (dirs, semver) = load_package(pkg).expect("package loads");
-        let (name, r, used_catalog) = check_history(&dirs, semver, Some(&cat.cfg), "", &opts);
+        let (name, r, used_catalog) = check_history(&dirs, semver, Some(&graphs), "", &opts);
         w.with_catalog += usize::from(used_catalog);
         // The v4.18 catalog has every bundle of these packages.
         assert_eq!(

@@ -154,6 +154,24 @@ mod tests {
     const OLD: &str = "- name: foo.v1.0.0\n- name: foo.v1.1.0\n  replaces: foo.v1.0.0\n";
     const NEW: &str = "- name: foo.v1.0.0\n- name: foo.v1.1.0\n  replaces: foo.v1.0.0\n- name: foo.v1.2.0\n  replaces: foo.v1.1.0\n";
 
+    /// A bundle whose version or release changed between the catalogs is still the entry of
+    /// its name: its users at the head stay at the head.
+    #[test]
+    fn a_head_with_a_new_release_is_not_stranded() {
+        let mut text = String::new();
+        text.push_str("---\nschema: olm.package\nname: foo\ndefaultChannel: stable\n");
+        for (v, rel) in [("1.0.0", ""), ("1.1.0", ", release: '1'")] {
+            text.push_str(&format!("---\nschema: olm.bundle\npackage: foo\nname: foo.v{v}\nimage: q.io/f/b:v{v}\nproperties:\n- type: olm.package\n  value: {{packageName: foo, version: {v}{rel}}}\n"));
+        }
+        text.push_str("---\nschema: olm.channel\npackage: foo\nname: stable\nentries:\n");
+        text.push_str(OLD);
+        let mut new = DeclarativeConfig::default();
+        let file: Arc<Path> = Arc::from(Path::new("c.yaml"));
+        assert!(crate::fbc::load::parse_text(&text, &file, &mut new).is_empty());
+        let f = check(&cfg(OLD), &new);
+        assert!(f.is_empty(), "{f:#?}");
+    }
+
     #[test]
     fn adding_a_head_is_clean() {
         assert!(check(&cfg(OLD), &cfg(NEW)).is_empty());

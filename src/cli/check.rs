@@ -296,7 +296,8 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
         .collect();
     let mut all = Walked::default();
     let has = |pkg: &str, b: &str| by_name.contains_key(b) && pkg_of.get(b) == Some(&pkg);
-    for (pkg, edges) in catalog_package_edges(&loaded.cfg, package, &has) {
+    let graphs = crate::graph::CatalogGraphs::build(&loaded.cfg, package);
+    for (pkg, edges) in catalog_package_edges(&graphs, package, &has) {
         let facts: BTreeMap<String, Facts<'_>> = by_name
             .iter()
             .filter(|(n, _)| pkg_of.get(*n) == Some(&pkg.as_str()))
@@ -335,6 +336,9 @@ fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
         },
         None => None,
     };
+    let graphs = loaded
+        .as_ref()
+        .map(|l| crate::graph::CatalogGraphs::build(&l.cfg, None));
     let mut all = Walked::default();
     let mut from_catalog = 0;
     for pkg in packages {
@@ -348,13 +352,7 @@ fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
         let fallback = pkg
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().into_owned());
-        let (_, w, used_catalog) = check_history(
-            &dirs,
-            semver,
-            loaded.as_ref().map(|l| &l.cfg),
-            &fallback,
-            &opts,
-        );
+        let (_, w, used_catalog) = check_history(&dirs, semver, graphs.as_ref(), &fallback, &opts);
         from_catalog += usize::from(used_catalog);
         all.absorb(w);
     }

@@ -68,7 +68,7 @@ pub struct Entry {
 
 /// Compares bundles as operator-registry's `Bundle.Compare`: version by semver precedence, then
 /// release (a bundle with a release sorts above the same version without one). Unknown versions
-/// sort lowest.
+/// sort lowest. A total order, whatever the input.
 pub fn compare_versions(
     a: (Option<&Version>, Option<&str>),
     b: (Option<&Version>, Option<&str>),
@@ -81,9 +81,13 @@ pub fn compare_versions(
             (None, None) => Ordering::Equal,
             (None, Some(_)) => Ordering::Less,
             (Some(_), None) => Ordering::Greater,
+            // Releases that do not parse (a validation error) sort above those that do, by
+            // text among themselves: mixing the two orders would not be a total order.
             (Some(r), Some(s)) => match (semver::Prerelease::new(r), semver::Prerelease::new(s)) {
                 (Ok(r), Ok(s)) => r.cmp(&s),
-                _ => r.cmp(s),
+                (Ok(_), Err(_)) => Ordering::Less,
+                (Err(_), Ok(_)) => Ordering::Greater,
+                (Err(_), Err(_)) => r.cmp(s),
             },
         }),
     }

@@ -226,6 +226,13 @@ pub fn destination(g: &ChannelGraph<'_>, installed: &Installed, sem: Semantics) 
         let o = outcomes(g, sem)[n.index()];
         return (o.stop, name(o.end));
     }
+    if installed.name.as_deref().and_then(|x| g.node(x)).is_some() {
+        // An entry's name with another version or release: `resolve` starts at that entry
+        // (it counts as visited, and as the head), but picks its first hop by the version
+        // given. Rare; resolved hop by hop.
+        let p = resolve(g, installed.clone(), sem, None);
+        return (p.stop, p.end);
+    }
     match next_hop_scan(g, installed, sem) {
         // The first hop lands on an entry; from there the path is that entry's.
         Some((t, _)) => {

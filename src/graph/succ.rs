@@ -178,7 +178,7 @@ mod tests {
 
     use proptest::prelude::*;
 
-    use super::super::path::{Stop, next_hop_scan, outcomes, resolve};
+    use super::super::path::{Stop, destination, next_hop_scan, outcomes, resolve};
     use super::super::testutil::channel;
     use super::super::{ChannelGraph, EdgeKind, Installed, VersionInfo};
     use super::*;
@@ -201,23 +201,38 @@ mod tests {
         ">=0.0.0 !=1.0.0",
         "1.0.0",
         "<=1.1.0 !=0.9.0 !=1.0.0-rc.1",
+        ">1.0.0-rc.1",
+        "<1.0.0+build.1 || 1.1.0",
+        ">=1.0.0-0 <2.0.0",
         "not a range",
     ];
+    /// Releases, valid and not (numeric and text order differ: 9 < 10, "01" and "1_" do not
+    /// parse).
+    const RELEASES: &[&str] = &["0", "1", "2", "9", "10", "01", "1_", "a"];
 
-    /// Rows: version index, release, replaces (an entry, or a name outside the channel), skips,
-    /// range index, deprecated.
-    type Row = (usize, Option<u8>, Option<usize>, Vec<usize>, usize, bool);
+    /// Rows: version index, release index, replaces (an entry, or a name outside the channel),
+    /// skips, range index, deprecated, named like the previous entry (a duplicate entry).
+    type Row = (
+        usize,
+        Option<usize>,
+        Option<usize>,
+        Vec<usize>,
+        usize,
+        bool,
+        bool,
+    );
 
     fn rows() -> impl Strategy<Value = Vec<Row>> {
         (1usize..12).prop_flat_map(|n| {
             proptest::collection::vec(
                 (
                     0..VERSIONS.len(),
-                    proptest::option::of(0u8..3),
+                    proptest::option::of(0..RELEASES.len()),
                     proptest::option::of(0..n + 1),
                     proptest::collection::vec(0..n + 1, 0..3),
                     0..RANGES.len(),
                     any::<bool>(),
+                    proptest::bool::weighted(0.1),
                 ),
                 n,
             )
@@ -235,9 +250,9 @@ mod tests {
         let table: Vec<(String, String, String, Vec<String>, String)> = rows
             .iter()
             .enumerate()
-            .map(|(i, (v, _, r, s, range, _))| {
+            .map(|(i, (v, _, r, s, range, _, dup))| {
                 (
-                    name(i),
+                    name(if *dup { i.saturating_sub(1) } else { i }),
                     VERSIONS[*v].to_string(),
                     r.map(name).unwrap_or_default(),
                     s.iter().map(|&x| name(x)).collect(),
@@ -265,7 +280,7 @@ mod tests {
         let (ch, mut versions) = channel(&refs);
         for (i, row) in rows.iter().enumerate() {
             if let Some(v) = versions.get_mut(&name(i)) {
-                v.1 = row.1.map(|r| r.to_string());
+                v.1 = row.1.map(|r| RELEASES[r].to_string());
             }
         }
         let deprecated = rows
@@ -301,6 +316,28 @@ mod tests {
                     }
                 }
             }
+            // Users that are not an entry: an entry's name with another version or release, a
+            // name outside the channel, a bare version.
+            let probes: Vec<(Option<semver::Version>, Option<String>)> = VERSIONS
+                .iter()
+                .map(|v| semver::Version::parse(v).ok())
+                .flat_map(|v| [(v.clone(), None), (v, Some("1".to_string()))])
+                .collect();
+            let names: Vec<Option<String>> = g
+                .graph
+                .node_indices()
+                .map(|n| Some(g.graph[n].name.clone()))
+                .chain([Some("outside.v1.0.0".to_string()), None])
+                .collect();
+            for sem in [Semantics::V0, Semantics::V1] {
+                for name in &names {
+                    for (version, release) in &probes {
+                        let user = Installed { name: name.clone(), version: version.clone(), release: release.clone() };
+                        let p = resolve(&g, user.clone(), sem, None);
+                        prop_assert_eq!(destination(&g, &user, sem), (p.stop, p.end), "{:?} {:?}", sem, user);
+                    }
+                }
+            }
             // Pairs: the covered runs are exactly the entries whose version the range contains.
             for to in g.graph.node_indices() {
                 for from in g.graph.node_indices() {
@@ -311,6 +348,37 @@ mod tests {
             }
             let pairs = g.edges().iter().filter(|e| e.2 == EdgeKind::SkipRange).count();
             prop_assert_eq!(pairs, g.range_edge_count());
+        }
+    }
+
+    /// `compare_versions` is a total order (sorting panics otherwise), releases valid or not.
+    #[test]
+    fn version_order_is_total() {
+        let keys: Vec<(Option<semver::Version>, Option<&str>)> = VERSIONS
+            .iter()
+            .map(|v| semver::Version::parse(v).ok())
+            .flat_map(|v| {
+                std::iter::once((v.clone(), None))
+                    .chain(RELEASES.iter().map(move |r| (v.clone(), Some(*r))))
+            })
+            .collect();
+        type Key<'a> = (Option<semver::Version>, Option<&'a str>);
+        fn k<'a>(x: &'a Key<'_>) -> (Option<&'a semver::Version>, Option<&'a str>) {
+            (x.0.as_ref(), x.1)
+        }
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(
+                    compare_versions(k(a), k(b)),
+                    compare_versions(k(b), k(a)).reverse()
+                );
+                for c in &keys {
+                    if compare_versions(k(a), k(b)).is_le() && compare_versions(k(b), k(c)).is_le()
+                    {
+                        assert!(compare_versions(k(a), k(c)).is_le(), "{a:?} {b:?} {c:?}");
+                    }
+                }
+            }
         }
     }
 

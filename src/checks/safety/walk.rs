@@ -83,24 +83,27 @@ impl PackageEdges {
 /// The list is quadratic in the entries of a channel whose skipRanges cover everything below
 /// them; [`catalog_package_edges`] keeps only the edges that can be checked.
 pub fn catalog_edges(cfg: &DeclarativeConfig) -> BTreeMap<String, Vec<Edge>> {
-    catalog_package_edges(cfg, None, &|_, _| true)
+    catalog_package_edges(&CatalogGraphs::build(cfg, None), None, &|_, _| true)
         .into_iter()
         .map(|(p, e)| (p, e.edges))
         .collect()
 }
 
-/// The edges of every channel of `cfg` (or of package `only`), by package: the edges between
+/// The edges of every channel of `graphs` (or of package `only`), by package: the edges between
 /// two bundles for which `has(package, bundle)` holds in full, the others only counted (as
-/// distinct pairs of 8 bytes each, never as named edges), so that a hostile catalog of
-/// universal skipRanges costs memory for the edges that are checked, not for every pair.
+/// distinct pairs of 8 bytes each, deduplicated channel by channel, never as named edges), so
+/// that a hostile catalog of universal skipRanges costs memory for the edges that are checked,
+/// not for every pair.
 pub fn catalog_package_edges(
-    cfg: &DeclarativeConfig,
+    graphs: &CatalogGraphs<'_>,
     only: Option<&str>,
     has: &dyn Fn(&str, &str) -> bool,
 ) -> BTreeMap<String, PackageEdges> {
-    let graphs = CatalogGraphs::build(cfg, only);
     let mut out = BTreeMap::new();
     for (pkg, channels) in &graphs.packages {
+        if only.is_some_and(|p| p != pkg) {
+            continue;
+        }
         let mut edges: BTreeMap<(&str, &str), Edge> = BTreeMap::new();
         // Bundle name → a small id, for the unchecked pairs.
         let mut ids: HashMap<&str, u32> = HashMap::new();
@@ -146,9 +149,10 @@ pub fn catalog_package_edges(
                     visit(from, to, EdgeKind::SkipRange);
                 }
             }
+            // Channels repeat each other's edges: keep the pairs distinct as they come.
+            unchecked.sort_unstable();
+            unchecked.dedup();
         }
-        unchecked.sort_unstable();
-        unchecked.dedup();
         // Only bundles named by an unchecked edge count as missing.
         let named: HashSet<&str> = ids.keys().copied().collect();
         missing.retain(|m| named.contains(m.as_str()));
@@ -394,13 +398,13 @@ impl Walked {
 }
 
 /// Checks one package's bundle history (`dirs`, as [`load_package`] reads them): with the edges
-/// `catalog` has for the package when it has the package, else with [`history_edges`]. Returns
-/// the package name (from the bundles' annotations, else `fallback_name`), the results, and
-/// whether catalog edges were used.
+/// the catalog's graphs have for the package when they have the package, else with
+/// [`history_edges`]. Returns the package name (from the bundles' annotations, else
+/// `fallback_name`), the results, and whether catalog edges were used.
 pub fn check_history(
     dirs: &[crate::bundle::load::BundleDir],
     semver_mode: bool,
-    catalog: Option<&DeclarativeConfig>,
+    catalog: Option<&CatalogGraphs<'_>>,
     fallback_name: &str,
     opts: &Options,
 ) -> (String, Walked, bool) {
@@ -411,8 +415,8 @@ pub fn check_history(
         .find(|p| !p.is_empty())
         .unwrap_or_else(|| fallback_name.to_string());
     let names: HashSet<&str> = facts.iter().map(|f| f.name.as_str()).collect();
-    let from_catalog = catalog.and_then(|cfg| {
-        catalog_package_edges(cfg, Some(&name), &|_, b| names.contains(b)).remove(&name)
+    let from_catalog = catalog.and_then(|graphs| {
+        catalog_package_edges(graphs, Some(&name), &|_, b| names.contains(b)).remove(&name)
     });
     let used = from_catalog.is_some();
     let from_csvs = (!used).then(|| history_edges(&facts, semver_mode));
