@@ -92,7 +92,8 @@ fn properties_follow_opm_order_and_sources() {
     assert!(csv_meta.contains(r#""provider":{}"#), "{csv_meta}");
     assert!(csv_meta.contains(r#""crdDescriptions":{"owned":[{"displayName":"Widget","kind":"Widget","name":"widgets.demo.io","version":"v1"}],"required":[{"kind":"Gadget","name":"gadgets.other.io","version":"v2"}]}"#), "{csv_meta}");
     assert!(!csv_meta.contains("installModes"));
-    // relatedImages: the CSV's list, the bundle image, then operator images not listed yet.
+    // relatedImages: the CSV's list, the bundle image and operator images not listed yet,
+    // sorted by image as opm sorts them.
     let ri: Vec<String> = olmctl::bundle::load::list_at(&r.blob, &["relatedImages"])
         .iter()
         .map(|n| n.to_json())
@@ -100,10 +101,10 @@ fn properties_follow_opm_order_and_sources() {
     assert_eq!(
         ri,
         [
-            r#"{"image":"quay.io/demo/related:1","name":"related"}"#,
             r#"{"image":"quay.io/demo/bundle:1.2.0","name":""}"#,
             r#"{"image":"quay.io/demo/init:1","name":""}"#,
             r#"{"image":"quay.io/demo/op:1","name":""}"#,
+            r#"{"image":"quay.io/demo/related:1","name":"related"}"#,
         ]
     );
 }

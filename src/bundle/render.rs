@@ -14,8 +14,10 @@
 //! - with an image, `olm.csv.metadata` replaces the objects (opm's
 //!   `bundle-object-to-csv-metadata` migration, which appends it after the sorted properties);
 //! - `relatedImages`: the CSV's own list, then the bundle image, then every container and init
-//!   container image of the install strategy, without repeats. opm adds the operator images in Go
-//!   map order (random); they are sorted here.
+//!   container image of the install strategy, without repeats, and then sorted by image with
+//!   Go's `sort.Slice` (`alpha/action/render.go`, since operator-registry#771). That sort is not
+//!   stable: entries of one image under several names end in the order Go's pdqsort leaves them,
+//!   so [`crate::gosort`] runs the same algorithm.
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
@@ -376,6 +378,7 @@ pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, 
             related.push((String::new(), img));
         }
     }
+    crate::gosort::slice(&mut related, |a, b| a.1 < b.1);
 
     let mut blob = vec![
         ("schema", s("olm.bundle")),
