@@ -16,4 +16,5 @@ pub mod oci;
 pub mod outdir;
 pub mod range;
 pub mod sarif;
+pub mod template;
 pub mod text;

@@ -145,6 +145,28 @@ pub enum CatalogCmd {
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
         output: Output,
     },
+    /// Render a catalog template (olm.template.basic or olm.semver, from the first document's
+    /// schema) to FBC on stdout, as `opm alpha render-template` does, in canonical form (what
+    /// `catalog fmt` writes). Bundle images come from --bundles first, then from the
+    /// registry. Exit 2 on any template or bundle error, naming the file and line.
+    Template {
+        /// The template file.
+        file: PathBuf,
+        /// A YAML map from bundle image (exactly as the template writes it) to a bundle
+        /// directory, relative to the map file.
+        #[arg(long, value_name = "MAP.yaml")]
+        bundles: Option<PathBuf>,
+        /// How rendered bundles carry their manifests (opm's --migrate-level).
+        #[arg(long, value_enum, default_value_t = super::template::MigrateArg::None)]
+        migrate_level: super::template::MigrateArg,
+        #[command(flatten)]
+        registry: super::oci::RegistryArgs,
+        #[command(flatten)]
+        pull: super::oci::PullArgs,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = FmtFormat::Yaml)]
+        output: FmtFormat,
+    },
     /// Draw upgrade graphs.
     Graph {
         /// Catalog directories (or files).
@@ -233,6 +255,21 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             output,
         ),
         CatalogCmd::Lint { dirs, output } => super::graph::lint(&dirs, output),
+        CatalogCmd::Template {
+            file,
+            bundles,
+            migrate_level,
+            registry,
+            pull,
+            output,
+        } => super::template::run(
+            &file,
+            bundles.as_deref(),
+            migrate_level,
+            output,
+            &registry,
+            &pull,
+        ),
         CatalogCmd::CheckUpgrades { base, dir, output } => {
             super::graph::check_upgrades(base, dir, output)
         }

@@ -6,6 +6,7 @@ mod catalog;
 mod check;
 mod graph;
 pub mod oci;
+mod template;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;

@@ -1,0 +1,258 @@
+//! Catalog templates (`olmctl catalog template`), rendered as `opm alpha render-template` does
+//! (operator-registry `alpha/template/`): the type comes from the first document's `schema`
+//! (`olm.template.basic`, `olm.semver`), bundle images are rendered to `olm.bundle` blobs, and
+//! the result is a [`DeclarativeConfig`] that the canonical writer prints as `catalog fmt` does.
+//!
+//! Rendering is split in two so that the caller decides where bundles come from:
+//! [`images`] lists every bundle image the template names (with its position), the caller finds
+//! a bundle directory for each (a `--bundles` map, or a pull), and [`render`] renders the
+//! template from those directories. Nothing here touches the network.
+
+pub mod basic;
+pub mod semver;
+pub mod sources;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::bundle::render::{ObjectMode, render_dir};
+use crate::fbc::decl::DeclarativeConfig;
+use crate::fbc::node::{Node, Pos, Value};
+
+/// The template types opm registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `olm.template.basic`.
+    Basic,
+    /// `olm.semver`.
+    Semver,
+}
+
+/// A template error: the file, the place when known, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateError {
+    /// The template file.
+    pub file: PathBuf,
+    /// Where in it.
+    pub pos: Option<Pos>,
+    /// What is wrong (opm's wording where opm has one).
+    pub message: String,
+}
+
+impl TemplateError {
+    /// An error at `pos` of `file`.
+    pub fn at(file: &Path, pos: Pos, message: impl Into<String>) -> Self {
+        TemplateError {
+            file: file.to_path_buf(),
+            pos: Some(pos),
+            message: message.into(),
+        }
+    }
+
+    /// An error about the whole of `file`.
+    pub fn file(file: &Path, message: impl Into<String>) -> Self {
+        TemplateError {
+            file: file.to_path_buf(),
+            pos: None,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.pos {
+            Some(p) => write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file.display(),
+                p.line,
+                p.col,
+                self.message
+            ),
+            None => write!(f, "{}: {}", self.file.display(), self.message),
+        }
+    }
+}
+
+impl std::error::Error for TemplateError {}
+
+/// How rendered bundles carry their manifests: opm's `--migrate-level`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MigrateLevel {
+    /// `none` (opm's default): one `olm.bundle.object` per manifest.
+    None,
+    /// `bundle-object-to-csv-metadata`: `olm.csv.metadata` instead.
+    CsvMetadata,
+}
+
+impl MigrateLevel {
+    fn mode(self) -> ObjectMode {
+        match self {
+            MigrateLevel::None => ObjectMode::BundleObjects,
+            MigrateLevel::CsvMetadata => ObjectMode::CsvMetadata,
+        }
+    }
+}
+
+/// A bundle image the template names, where it names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageRef {
+    /// The reference, exactly as written.
+    pub image: String,
+    /// Where.
+    pub pos: Pos,
+}
+
+/// The first document of a template file (opm decodes only the first one).
+pub fn first_document(file: &Path, text: &str) -> Result<Node, TemplateError> {
+    let mut first = None;
+    crate::fbc::yaml::parse_documents(text, |n| {
+        if first.is_none() {
+            first = Some(n);
+        }
+    })
+    .map_err(|e| {
+        TemplateError::at(
+            file,
+            Pos::new(e.line, e.column),
+            format!("decoding template schema: {}", e.message),
+        )
+    })?;
+    first.ok_or_else(|| TemplateError::file(file, "decoding template schema: EOF"))
+}
+
+/// The value of `key` in a map node, matched as Go's `encoding/json` matches struct fields (an
+/// exact match first, else case-insensitively; the last of several wins).
+pub fn field<'a>(node: &'a Node, key: &str) -> Option<&'a Node> {
+    let Value::Map(entries) = &node.value else {
+        return None;
+    };
+    entries
+        .iter()
+        .rev()
+        .find(|e| e.key == key)
+        .or_else(|| {
+            entries
+                .iter()
+                .rev()
+                .find(|e| e.key.eq_ignore_ascii_case(key))
+        })
+        .map(|e| &e.value)
+}
+
+/// The template type, from the first document's `schema` (operator-registry#1330).
+pub fn kind(file: &Path, doc: &Node) -> Result<Kind, TemplateError> {
+    let schema = match field(doc, "schema").map(|n| &n.value) {
+        Some(Value::Str(s)) if !s.is_empty() => s.clone(),
+        _ => {
+            return Err(TemplateError::at(
+                file,
+                doc.pos,
+                "template input missing required 'schema' field",
+            ));
+        }
+    };
+    match schema.as_str() {
+        basic::SCHEMA => Ok(Kind::Basic),
+        semver::SCHEMA => Ok(Kind::Semver),
+        _ => Err(TemplateError::at(
+            file,
+            field(doc, "schema").map_or(doc.pos, |n| n.pos),
+            format!("unknown template schema: {schema}"),
+        )),
+    }
+}
+
+/// Every bundle image `doc` names, in order, each once (the first place it is named).
+pub fn images(file: &Path, doc: &Node) -> Result<Vec<ImageRef>, TemplateError> {
+    let all = match kind(file, doc)? {
+        Kind::Basic => basic::images(file, doc)?,
+        Kind::Semver => semver::Spec::parse(file, doc)?.images(),
+    };
+    let mut seen = std::collections::HashSet::new();
+    Ok(all
+        .into_iter()
+        .filter(|r| seen.insert(r.image.clone()))
+        .collect())
+}
+
+/// Renders the template `doc` of `file`, every bundle image from its directory in `dirs`.
+pub fn render(
+    file: &Path,
+    doc: &Node,
+    dirs: &HashMap<String, PathBuf>,
+    level: MigrateLevel,
+) -> Result<DeclarativeConfig, TemplateError> {
+    let mut r = Renderer {
+        file,
+        dirs,
+        level,
+        cache: HashMap::new(),
+    };
+    match kind(file, doc)? {
+        Kind::Basic => basic::render(file, doc, &mut r),
+        Kind::Semver => semver::render(file, doc, &mut r),
+    }
+}
+
+/// Renders bundle images from their directories, each once.
+pub struct Renderer<'a> {
+    file: &'a Path,
+    dirs: &'a HashMap<String, PathBuf>,
+    level: MigrateLevel,
+    cache: HashMap<String, Node>,
+}
+
+impl Renderer<'_> {
+    /// The `olm.bundle` blob of `image` (named at `pos`).
+    pub fn bundle(&mut self, image: &str, pos: Pos) -> Result<Node, TemplateError> {
+        if let Some(b) = self.cache.get(image) {
+            return Ok(b.clone());
+        }
+        let Some(dir) = self.dirs.get(image) else {
+            return Err(TemplateError::at(
+                self.file,
+                pos,
+                format!(
+                    "bundle image {image} is in no bundle source (add it to --bundles, or make the registry reachable)"
+                ),
+            ));
+        };
+        let r = render_dir(dir, image, self.level.mode()).map_err(|e| {
+            TemplateError::at(
+                self.file,
+                pos,
+                format!("render bundle {image} from {}: {e}", dir.display()),
+            )
+        })?;
+        self.cache.insert(image.to_string(), r.blob.clone());
+        Ok(r.blob)
+    }
+
+    /// The description and icon of the CSV of `image`'s bundle.
+    pub fn csv_description_icon(
+        &self,
+        image: &str,
+    ) -> Result<(String, Option<crate::fbc::decl::Icon>), TemplateError> {
+        let Some(dir) = self.dirs.get(image) else {
+            return Ok((String::new(), None));
+        };
+        let b = crate::bundle::load::load_bundle(dir)
+            .map_err(|e| TemplateError::file(self.file, format!("{}: {e}", dir.display())))?;
+        Ok(b.csv()
+            .map(|(_, csv)| semver::description_icon(csv))
+            .unwrap_or_default())
+    }
+}
+
+/// Decodes a blob into `cfg` as opm's `declcfg.LoadSlice` does.
+pub(crate) fn decode_into(
+    file: &Path,
+    arc: &std::sync::Arc<Path>,
+    node: Node,
+    cfg: &mut DeclarativeConfig,
+) -> Result<(), TemplateError> {
+    basic::decode(file, arc, node, cfg)
+}

@@ -1,0 +1,173 @@
+//! `catalog template` against the real community catalog: every fixture package whose ci.yaml
+//! maps a template to the v4.18 catalog is rendered offline (bundle images taken from the
+//! fixture bundle directories through a `--bundles` map) with the migration the community
+//! pipeline applies from v4.17 on, and must give the committed catalog byte for byte.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use olmctl::bundle::load::str_at;
+use olmctl::bundle::render::{ObjectMode, render_dir};
+use olmctl::fbc::node::{Node, Value};
+
+fn operators() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/operators")
+}
+
+/// The template ci.yaml maps to `catalog`, with its type.
+fn mapped_template(ci: &Path, catalog: &str) -> Option<(String, String)> {
+    let text = std::fs::read_to_string(ci).ok()?;
+    let mut doc = None;
+    olmctl::fbc::yaml::parse_documents(&text, |n| doc = doc.take().or(Some(n))).ok()?;
+    let doc: Node = doc?;
+    let mapping = olmctl::bundle::load::list_at(&doc, &["fbc", "catalog_mapping"]);
+    mapping.iter().find_map(|m| {
+        let names = olmctl::bundle::load::list_at(m, &["catalog_names"]);
+        names
+            .iter()
+            .any(|n| n.value == Value::Str(catalog.into()))
+            .then(|| {
+                (
+                    str_at(m, &["template_name"])
+                        .unwrap_or_default()
+                        .to_string(),
+                    str_at(m, &["type"]).unwrap_or_default().to_string(),
+                )
+            })
+    })
+}
+
+/// Bundle name → image, from the committed catalog.
+fn catalog_images(file: &Path) -> HashMap<String, String> {
+    let text = std::fs::read_to_string(file).expect("catalog");
+    let mut out = HashMap::new();
+    olmctl::fbc::yaml::parse_documents(&text, |n| {
+        if str_at(&n, &["schema"]) == Some("olm.bundle") {
+            out.insert(
+                str_at(&n, &["name"]).unwrap_or_default().to_string(),
+                str_at(&n, &["image"]).unwrap_or_default().to_string(),
+            );
+        }
+    })
+    .expect("yaml");
+    out
+}
+
+#[test]
+fn templates_render_the_committed_catalogs() {
+    // Bundle directories by package, keyed by CSV name.
+    let mut by_pkg: BTreeMap<String, HashMap<String, PathBuf>> = BTreeMap::new();
+    for (pkg, dir) in common::fixture_bundle_dirs() {
+        if let Ok(r) = render_dir(&dir, "", ObjectMode::BundleObjects) {
+            by_pkg.entry(pkg).or_default().insert(r.name, dir);
+        }
+    }
+    let mut results: BTreeMap<String, String> = BTreeMap::new();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(operators()).expect("operators") {
+        let pkg_dir = entry.expect("entry").path();
+        let pkg = pkg_dir
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .to_string();
+        let Some((template, kind)) = mapped_template(&pkg_dir.join("ci.yaml"), "v4.18") else {
+            continue;
+        };
+        let committed = common::fixture_catalog().join(&pkg).join("catalog.yaml");
+        if !committed.exists() {
+            continue;
+        }
+        checked += 1;
+        let images = catalog_images(&committed);
+        let dirs = by_pkg.get(&pkg).cloned().unwrap_or_default();
+        let tmp = tempfile::tempdir().expect("tmp");
+        let map: String = images
+            .iter()
+            .filter_map(|(name, image)| {
+                dirs.get(name)
+                    .map(|d| format!("{:?}: {:?}\n", image, d.display().to_string()))
+            })
+            .collect();
+        let map_file = tmp.path().join("bundles.yaml");
+        std::fs::write(&map_file, map).expect("map");
+        let file = pkg_dir.join("catalog-templates").join(&template);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+            .args(["catalog", "template"])
+            .arg(&file)
+            .arg("--bundles")
+            .arg(&map_file)
+            .args([
+                "--migrate-level",
+                "bundle-object-to-csv-metadata",
+                "-o",
+                "yaml",
+            ])
+            .output()
+            .expect("run");
+        let want = std::fs::read(&committed).expect("committed");
+        let verdict = if o.status.code() != Some(0) {
+            format!(
+                "{kind}: exit {:?}: {}",
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr)
+            )
+        } else if o.stdout == want {
+            "equal".to_string()
+        } else {
+            match without_dangling_entries(&o.stdout) {
+                Some((text, names)) if text.as_bytes() == want => format!(
+                    "equal once the channel entries naming bundles the template does not list are dropped ({}): the committed catalog predates those entries",
+                    names.join(", ")
+                ),
+                _ => format!("{kind}: differs"),
+            }
+        };
+        results.insert(pkg, verdict);
+    }
+    let equal = results.values().filter(|v| *v == "equal").count();
+    println!("templates: {equal} of {checked} render the committed v4.18 catalog byte for byte");
+    for (p, v) in &results {
+        println!("  {p}: {v}");
+    }
+    assert!(checked >= 10, "fixture coverage: {checked}");
+    // Every template must match, or differ only by channel entries the template names without
+    // listing their bundles.
+    let failures: Vec<(&String, &String)> = results
+        .iter()
+        .filter(|(_, v)| !v.starts_with("equal"))
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// The rendered catalog without channel entries that name no bundle of it, in canonical YAML,
+/// and the names dropped; `None` when there are none.
+fn without_dangling_entries(rendered: &[u8]) -> Option<(String, Vec<String>)> {
+    let text = std::str::from_utf8(rendered).ok()?;
+    let mut cfg = olmctl::fbc::decl::DeclarativeConfig::default();
+    let file: std::sync::Arc<Path> = std::sync::Arc::from(Path::new("rendered.yaml"));
+    let problems = olmctl::fbc::load::parse_text(text, &file, &mut cfg);
+    assert!(problems.is_empty(), "{problems:?}");
+    let bundles: std::collections::HashSet<String> =
+        cfg.bundles.iter().map(|b| b.name.clone()).collect();
+    let mut dropped = Vec::new();
+    for c in &mut cfg.channels {
+        c.entries.retain(|e| {
+            let keep = bundles.contains(&e.name);
+            if !keep {
+                dropped.push(e.name.clone());
+            }
+            keep
+        });
+    }
+    if dropped.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    for (_, nodes) in olmctl::fbc::write::canonical(&cfg) {
+        olmctl::fbc::write::write_blobs(&nodes, olmctl::fbc::write::Format::Yaml, &mut out);
+    }
+    Some((out, dropped))
+}
