@@ -329,6 +329,83 @@ pub fn render(
         }
     }
     let package = package.unwrap_or_default();
+    let generated = generate(spec.major, spec.minor, spec.preference, &per);
+    let src = Src {
+        file: arc.clone(),
+        pos: doc.pos,
+    };
+    for (ch, entries) in &generated.channels {
+        cfg.channels.push(Channel {
+            package: package.clone(),
+            name: ch.clone(),
+            entries: entries
+                .iter()
+                .map(|e| ChannelEntry {
+                    name: e.name.clone(),
+                    replaces: e.replaces.clone(),
+                    skips: e.skips.clone(),
+                    skip_range: String::new(),
+                    pos: doc.pos,
+                    skip_range_pos: doc.pos,
+                })
+                .collect(),
+            properties: Vec::new(),
+            src: src.clone(),
+        });
+    }
+    // 5-6. The package: default channel, and the description and icon of the CSV of the
+    //      default channel's last entry.
+    let default = generated.default_channel;
+    let last = generated
+        .channels
+        .get(&default)
+        .and_then(|e| e.last())
+        .map(|e| e.name.clone());
+    let (description, icon) = match last.and_then(|n| {
+        spec.images().into_iter().find(|i| matches!(blobs.get(&i.image), Some(b) if matches!(field(b, "name").map(|x| &x.value), Some(Value::Str(s)) if *s == n)))
+    }) {
+        Some(img) => r.csv_description_icon(&img.image)?,
+        None => (String::new(), None),
+    };
+    cfg.packages.push(Package {
+        name: package,
+        default_channel: default,
+        icon,
+        description,
+        properties: Vec::new(),
+        src,
+    });
+    Ok(cfg)
+}
+
+/// One generated channel entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GenEntry {
+    /// The bundle.
+    pub name: String,
+    /// `replaces` ("" when none).
+    pub replaces: String,
+    /// `skips`, sorted.
+    pub skips: Vec<String>,
+}
+
+/// What the semver template generates from the bundles' versions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    /// Channel name → entries in ascending version.
+    pub channels: BTreeMap<String, Vec<GenEntry>>,
+    /// The default channel (the high-water mark of channel creations).
+    pub default_channel: String,
+}
+
+/// Generates channels, edges and the default channel (operator-registry `generateChannels`
+/// and `linkChannels`) from the bundle versions of each archetype (candidate, fast, stable).
+pub fn generate(
+    major: bool,
+    minor: bool,
+    preference: StreamKind,
+    per: &[BTreeMap<String, Version>; 3],
+) -> Generated {
     // 3. Channels and the default channel's high-water mark.
     let mut channels: BTreeMap<String, Vec<(&Version, &str)>> = BTreeMap::new();
     let mut hwc: (usize, Version, StreamKind, String) =
@@ -342,10 +419,10 @@ pub fn render(
             return h.1 > ih.1;
         }
         if h.2 != ih.2 {
-            if h.2 == spec.preference {
+            if h.2 == preference {
                 return true;
             }
-            if ih.2 == spec.preference {
+            if ih.2 == preference {
                 return false;
             }
             return h.2 > ih.2;
@@ -359,13 +436,9 @@ pub fn render(
         sorted.sort_by(|a, b| a.0.cmp_precedence(b.0));
         for (v, name) in sorted {
             for (on, kind, ch) in [
+                (major, StreamKind::Major, format!("{arch}-v{}", v.major)),
                 (
-                    spec.major,
-                    StreamKind::Major,
-                    format!("{arch}-v{}", v.major),
-                ),
-                (
-                    spec.minor,
+                    minor,
                     StreamKind::Minor,
                     format!("{arch}-v{}.{}", v.major, v.minor),
                 ),
@@ -427,66 +500,39 @@ pub fn render(
             link(last, &skip_set, prev_ymax, &mut edges);
         }
     }
-    let src = Src {
-        file: arc.clone(),
-        pos: doc.pos,
-    };
-    for (ch, entries) in &channels {
-        let rank = ARCHETYPES
-            .iter()
-            .position(|a| ch.starts_with(&format!("{a}-")))
-            .unwrap_or(0);
-        let kind = if ch.matches('.').count() == 1 {
-            StreamKind::Minor
-        } else {
-            StreamKind::Major
-        };
-        cfg.channels.push(Channel {
-            package: package.clone(),
-            name: ch.clone(),
-            entries: entries
+    let channels = channels
+        .into_iter()
+        .map(|(ch, entries)| {
+            let rank = ARCHETYPES
+                .iter()
+                .position(|a| ch.starts_with(&format!("{a}-")))
+                .unwrap_or(0);
+            let kind = if ch.matches('.').count() == 1 {
+                StreamKind::Minor
+            } else {
+                StreamKind::Major
+            };
+            let list = entries
                 .iter()
                 .map(|(_, name)| {
                     let (replaces, skips) = edges
                         .get(&(rank, kind, name.to_string()))
                         .cloned()
                         .unwrap_or_default();
-                    ChannelEntry {
+                    GenEntry {
                         name: name.to_string(),
                         replaces,
                         skips,
-                        skip_range: String::new(),
-                        pos: doc.pos,
-                        skip_range_pos: doc.pos,
                     }
                 })
-                .collect(),
-            properties: Vec::new(),
-            src: src.clone(),
-        });
+                .collect();
+            (ch, list)
+        })
+        .collect();
+    Generated {
+        channels,
+        default_channel: hwc.3,
     }
-    // 5-6. The package: default channel, and the description and icon of the CSV of the
-    //      default channel's last entry.
-    let default = hwc.3;
-    let last = channels
-        .get(&default)
-        .and_then(|e| e.last())
-        .map(|(_, n)| n.to_string());
-    let (description, icon) = match last.and_then(|n| {
-        spec.images().into_iter().find(|i| matches!(blobs.get(&i.image), Some(b) if matches!(field(b, "name").map(|x| &x.value), Some(Value::Str(s)) if *s == n)))
-    }) {
-        Some(img) => r.csv_description_icon(&img.image)?,
-        None => (String::new(), None),
-    };
-    cfg.packages.push(Package {
-        name: package,
-        default_channel: default,
-        icon,
-        description,
-        properties: Vec::new(),
-        src,
-    });
-    Ok(cfg)
 }
 
 /// The CSV's `spec.description` and first `spec.icon`.
@@ -504,4 +550,355 @@ pub(crate) fn description_icon(csv: &Node) -> (String, Option<Icon>) {
             })
         });
     (description, icon)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Ported from operator-registry `alpha/template/semver/semver_test.go`
+    //! (`TestGenerateChannels`, `TestLinkChannels`): the same versions, the same expected
+    //! channels, edges and default channels.
+    use super::*;
+
+    fn versions(names: &[&str]) -> BTreeMap<String, Version> {
+        names
+            .iter()
+            .map(|n| (format!("a-v{n}"), Version::parse(n).expect("version")))
+            .collect()
+    }
+
+    fn e(name: &str, replaces: &str, skips: &[&str]) -> GenEntry {
+        GenEntry {
+            name: format!("a-v{name}"),
+            replaces: if replaces.is_empty() {
+                String::new()
+            } else {
+                format!("a-v{replaces}")
+            },
+            skips: skips.iter().map(|s| format!("a-v{s}")).collect(),
+        }
+    }
+
+    const STABLE: &[&str] = &[
+        "0.1.0",
+        "0.1.1",
+        "1.1.0",
+        "1.2.1",
+        "1.3.1",
+        "2.1.0",
+        "1.3.1-beta",
+        "2.1.1",
+        "2.3.1",
+        "2.3.2",
+        "3.1.0",
+        "3.1.1",
+        "1.3.1-alpha",
+        "1.4.1",
+        "1.4.1-beta1",
+        "1.4.1-beta2",
+    ];
+
+    fn major_channels() -> BTreeMap<String, Vec<GenEntry>> {
+        BTreeMap::from([
+            (
+                "stable-v0".into(),
+                vec![e("0.1.0", "", &[]), e("0.1.1", "", &["0.1.0"])],
+            ),
+            (
+                "stable-v1".into(),
+                vec![
+                    e("1.1.0", "", &[]),
+                    e("1.2.1", "1.1.0", &[]),
+                    e("1.3.1-alpha", "", &[]),
+                    e("1.3.1-beta", "", &[]),
+                    e("1.3.1", "1.2.1", &["1.1.0", "1.3.1-alpha", "1.3.1-beta"]),
+                    e("1.4.1-beta1", "", &[]),
+                    e("1.4.1-beta2", "", &[]),
+                    e(
+                        "1.4.1",
+                        "1.3.1",
+                        &[
+                            "1.1.0",
+                            "1.2.1",
+                            "1.3.1-alpha",
+                            "1.3.1-beta",
+                            "1.4.1-beta1",
+                            "1.4.1-beta2",
+                        ],
+                    ),
+                ],
+            ),
+            (
+                "stable-v2".into(),
+                vec![
+                    e("2.1.0", "", &[]),
+                    e("2.1.1", "", &["2.1.0"]),
+                    e("2.3.1", "", &[]),
+                    e("2.3.2", "2.1.1", &["2.1.0", "2.3.1"]),
+                ],
+            ),
+            (
+                "stable-v3".into(),
+                vec![e("3.1.0", "", &[]), e("3.1.1", "", &["3.1.0"])],
+            ),
+        ])
+    }
+
+    fn minor_channels() -> BTreeMap<String, Vec<GenEntry>> {
+        BTreeMap::from([
+            (
+                "stable-v0.1".into(),
+                vec![e("0.1.0", "", &[]), e("0.1.1", "", &["0.1.0"])],
+            ),
+            ("stable-v1.1".into(), vec![e("1.1.0", "", &[])]),
+            ("stable-v1.2".into(), vec![e("1.2.1", "1.1.0", &[])]),
+            (
+                "stable-v1.3".into(),
+                vec![
+                    e("1.3.1-alpha", "", &[]),
+                    e("1.3.1-beta", "", &[]),
+                    e("1.3.1", "1.2.1", &["1.1.0", "1.3.1-alpha", "1.3.1-beta"]),
+                ],
+            ),
+            (
+                "stable-v1.4".into(),
+                vec![
+                    e("1.4.1-beta1", "", &[]),
+                    e("1.4.1-beta2", "", &[]),
+                    e(
+                        "1.4.1",
+                        "1.3.1",
+                        &[
+                            "1.1.0",
+                            "1.2.1",
+                            "1.3.1-alpha",
+                            "1.3.1-beta",
+                            "1.4.1-beta1",
+                            "1.4.1-beta2",
+                        ],
+                    ),
+                ],
+            ),
+            (
+                "stable-v2.1".into(),
+                vec![e("2.1.0", "", &[]), e("2.1.1", "", &["2.1.0"])],
+            ),
+            (
+                "stable-v2.3".into(),
+                vec![
+                    e("2.3.1", "", &[]),
+                    e("2.3.2", "2.1.1", &["2.1.0", "2.3.1"]),
+                ],
+            ),
+            (
+                "stable-v3.1".into(),
+                vec![e("3.1.0", "", &[]), e("3.1.1", "", &["3.1.0"])],
+            ),
+        ])
+    }
+
+    #[test]
+    fn generate_channels_as_upstream() {
+        let per = [BTreeMap::new(), BTreeMap::new(), versions(STABLE)];
+        let mut both = major_channels();
+        both.extend(minor_channels());
+        // (name, minor, major, preference, default, channels)
+        let cases = [
+            (
+                "Edges between minor channels",
+                true,
+                false,
+                StreamKind::Minor,
+                "stable-v3.1",
+                minor_channels(),
+            ),
+            (
+                "No edges between major channels",
+                false,
+                true,
+                StreamKind::Major,
+                "stable-v3",
+                major_channels(),
+            ),
+            (
+                "Preference for minor default channel",
+                true,
+                true,
+                StreamKind::Minor,
+                "stable-v3.1",
+                both.clone(),
+            ),
+            (
+                "Preference for major default channel",
+                true,
+                true,
+                StreamKind::Major,
+                "stable-v3",
+                both.clone(),
+            ),
+            (
+                "Mismatch generate/preference minor/major",
+                true,
+                false,
+                StreamKind::Major,
+                "stable-v3.1",
+                minor_channels(),
+            ),
+            (
+                "Mismatch generate/preference major/minor",
+                false,
+                true,
+                StreamKind::Minor,
+                "stable-v3",
+                major_channels(),
+            ),
+        ];
+        for (name, minor, major, pref, default, channels) in cases {
+            let g = generate(major, minor, pref, &per);
+            assert_eq!(g.channels, channels, "{name}");
+            assert_eq!(g.default_channel, default, "{name}");
+        }
+    }
+
+    /// `TestLinkChannels`: no edges across X or archetype changes, including at the last entry.
+    #[test]
+    fn link_channels_as_upstream() {
+        let stable = versions(&["0.1.0", "0.1.1", "1.1.0", "1.2.1", "1.3.1", "2.1.0"]);
+        let g = generate(
+            true,
+            false,
+            StreamKind::Major,
+            &[BTreeMap::new(), BTreeMap::new(), stable],
+        );
+        assert_eq!(
+            g.channels["stable-v2"],
+            vec![e("2.1.0", "", &[])],
+            "last edge is an X change"
+        );
+        assert_eq!(
+            g.channels["stable-v1"],
+            vec![
+                e("1.1.0", "", &[]),
+                e("1.2.1", "1.1.0", &[]),
+                e("1.3.1", "1.2.1", &["1.1.0"])
+            ]
+        );
+        let stable = versions(&["1.1.0", "1.2.1", "1.3.1", "2.1.0", "2.1.1", "2.3.1"]);
+        let candidate = versions(&["2.3.2"]);
+        let g = generate(
+            true,
+            false,
+            StreamKind::Major,
+            &[candidate, BTreeMap::new(), stable],
+        );
+        assert_eq!(g.channels["candidate-v2"], vec![e("2.3.2", "", &[])]);
+        assert_eq!(
+            g.channels["stable-v2"],
+            vec![
+                e("2.1.0", "", &[]),
+                e("2.1.1", "", &["2.1.0"]),
+                e("2.3.1", "2.1.1", &["2.1.0"])
+            ],
+            "last edge is an archetype change"
+        );
+        let g = generate(
+            true,
+            false,
+            StreamKind::Major,
+            &[BTreeMap::new(), BTreeMap::new(), versions(&["0.1.0"])],
+        );
+        assert_eq!(
+            g.channels["stable-v0"],
+            vec![e("0.1.0", "", &[])],
+            "minimum viable channel"
+        );
+        assert_eq!(g.default_channel, "stable-v0");
+    }
+
+    /// The README's 11-bundle example (both modes at once). The README itself predates
+    /// operator-registry#1749/#1813: its `testoperator.v0.2.2` skips only 0.2.0 and 0.2.1,
+    /// where the code (and this) also skips the 0.1.x entries before the replaced 0.1.3.
+    #[test]
+    fn readme_example() {
+        let names = |v: &[&str]| -> BTreeMap<String, Version> {
+            v.iter()
+                .map(|n| (format!("testoperator.v{n}"), Version::parse(n).expect("v")))
+                .collect()
+        };
+        let candidate = names(&[
+            "0.1.0", "0.1.1", "0.1.2", "0.1.3", "0.2.0", "0.2.1", "0.2.2", "0.3.0", "1.0.0",
+            "1.0.1", "1.1.0",
+        ]);
+        let fast = names(&["0.2.1", "0.2.2", "0.3.0", "1.0.1", "1.1.0"]);
+        let stable = names(&["1.0.1"]);
+        let per = [candidate, fast, stable];
+        let g = generate(true, false, StreamKind::Major, &per);
+        assert_eq!(g.default_channel, "stable-v1");
+        let names_of = |ch: &str| -> Vec<(String, String, Vec<String>)> {
+            g.channels[ch]
+                .iter()
+                .map(|e| (e.name.clone(), e.replaces.clone(), e.skips.clone()))
+                .collect()
+        };
+        let t = |n: &str| format!("testoperator.v{n}");
+        assert_eq!(
+            g.channels.keys().collect::<Vec<_>>(),
+            [
+                "candidate-v0",
+                "candidate-v1",
+                "fast-v0",
+                "fast-v1",
+                "stable-v1"
+            ]
+        );
+        assert_eq!(
+            names_of("candidate-v0")[3],
+            (
+                t("0.1.3"),
+                String::new(),
+                vec![t("0.1.0"), t("0.1.1"), t("0.1.2")]
+            )
+        );
+        assert_eq!(
+            names_of("candidate-v0")[6],
+            (
+                t("0.2.2"),
+                t("0.1.3"),
+                vec![t("0.1.0"), t("0.1.1"), t("0.1.2"), t("0.2.0"), t("0.2.1")]
+            )
+        );
+        assert_eq!(
+            names_of("candidate-v0")[7],
+            (
+                t("0.3.0"),
+                t("0.2.2"),
+                vec![
+                    t("0.1.0"),
+                    t("0.1.1"),
+                    t("0.1.2"),
+                    t("0.1.3"),
+                    t("0.2.0"),
+                    t("0.2.1")
+                ]
+            )
+        );
+        assert_eq!(names_of("fast-v1")[1], (t("1.1.0"), t("1.0.1"), vec![]));
+        let g = generate(false, true, StreamKind::Minor, &per);
+        assert_eq!(g.default_channel, "stable-v1.0");
+        assert_eq!(g.channels.len(), 10);
+        assert_eq!(
+            g.channels["candidate-v0.3"],
+            vec![GenEntry {
+                name: t("0.3.0"),
+                replaces: t("0.2.2"),
+                skips: vec![
+                    t("0.1.0"),
+                    t("0.1.1"),
+                    t("0.1.2"),
+                    t("0.1.3"),
+                    t("0.2.0"),
+                    t("0.2.1")
+                ]
+            }]
+        );
+    }
 }
