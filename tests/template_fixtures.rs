@@ -171,3 +171,84 @@ fn without_dangling_entries(rendered: &[u8]) -> Option<(String, Vec<String>)> {
     }
     Some((out, dropped))
 }
+
+/// A `--bundles` map of `pkg`'s bundle directories under the images the v4.18 catalog names.
+fn fixture_map(pkg: &str, into: &Path) -> PathBuf {
+    let images = catalog_images(&common::fixture_catalog().join(pkg).join("catalog.yaml"));
+    let map: String = common::fixture_bundle_dirs()
+        .into_iter()
+        .filter(|(p, _)| p == pkg)
+        .filter_map(|(_, d)| {
+            let r = render_dir(&d, "", ObjectMode::BundleObjects).ok()?;
+            let image = images.get(&r.name)?;
+            Some(format!("{:?}: {:?}\n", image, d.display().to_string()))
+        })
+        .collect();
+    let f = into.join("bundles.yaml");
+    std::fs::write(&f, map).expect("map");
+    f
+}
+
+/// `catalog build`: every catalog of kube-green's ci.yaml (v4.15 to v4.21), the v4.18 one equal to
+/// the committed catalog, olm.bundle.object before v4.17 and olm.csv.metadata from it on;
+/// `--check` passes on what was written and fails once a catalog is edited.
+#[test]
+fn build_writes_every_mapped_catalog_and_checks_them() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let map = fixture_map("kube-green", tmp.path());
+    let cats = tmp.path().join("catalogs");
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+            .args(["catalog", "build"])
+            .arg(operators().join("kube-green"))
+            .arg("--catalogs-dir")
+            .arg(&cats)
+            .arg("--bundles")
+            .arg(&map)
+            .args(extra)
+            .output()
+            .expect("run")
+    };
+    let o = run(&[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut written: Vec<String> = std::fs::read_dir(&cats)
+        .expect("catalogs")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert_eq!(
+        written,
+        [
+            "v4.15", "v4.16", "v4.17", "v4.18", "v4.19", "v4.20", "v4.21"
+        ]
+    );
+    let read = |v: &str| {
+        std::fs::read_to_string(cats.join(v).join("kube-green/catalog.yaml")).expect("catalog")
+    };
+    assert_eq!(
+        read("v4.18"),
+        std::fs::read_to_string(common::fixture_catalog().join("kube-green/catalog.yaml"))
+            .expect("fixture")
+    );
+    assert!(
+        read("v4.16").contains("olm.bundle.object") && !read("v4.16").contains("olm.csv.metadata")
+    );
+    assert!(
+        read("v4.17").contains("olm.csv.metadata") && !read("v4.17").contains("olm.bundle.object")
+    );
+    assert_eq!(run(&["--check"]).status.code(), Some(0));
+    let f = cats.join("v4.20/kube-green/catalog.yaml");
+    std::fs::write(
+        &f,
+        read("v4.20").replace("kube-green.v0.7.0", "kube-green.v0.7.0x"),
+    )
+    .expect("edit");
+    let o = run(&["--check"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("v4.20/kube-green/catalog.yaml differs"));
+}

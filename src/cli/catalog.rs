@@ -167,6 +167,31 @@ pub enum CatalogCmd {
         #[arg(long, short = 'o', value_enum, default_value_t = FmtFormat::Yaml)]
         output: FmtFormat,
     },
+    /// The whole publishing step of a community-operators package directory: every
+    /// template/catalog pair of ci.yaml's fbc.catalog_mapping rendered to
+    /// <catalogs-dir>/<catalog>/<package>/catalog.yaml (bundle-object-to-csv-metadata from v4.17
+    /// on, as the community pipeline does), then validated and linted. With --check nothing is
+    /// written and exit 1 means a committed catalog differs from its template.
+    Build {
+        /// The package directory (holding ci.yaml and catalog-templates/).
+        dir: PathBuf,
+        /// Where the catalogs are (default: <dir>/../../catalogs).
+        #[arg(long, value_name = "DIR")]
+        catalogs_dir: Option<PathBuf>,
+        /// A YAML map from bundle image to bundle directory (see `catalog template`).
+        #[arg(long, value_name = "MAP.yaml")]
+        bundles: Option<PathBuf>,
+        /// Only compare: exit 1 when a committed catalog differs from its template.
+        #[arg(long)]
+        check: bool,
+        #[command(flatten)]
+        registry: super::oci::RegistryArgs,
+        #[command(flatten)]
+        pull: super::oci::PullArgs,
+        /// Output format of the findings.
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
     /// Draw upgrade graphs.
     Graph {
         /// Catalog directories (or files).
@@ -255,6 +280,23 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             output,
         ),
         CatalogCmd::Lint { dirs, output } => super::graph::lint(&dirs, output),
+        CatalogCmd::Build {
+            dir,
+            catalogs_dir,
+            bundles,
+            check,
+            registry,
+            pull,
+            output,
+        } => super::template::build(
+            &dir,
+            catalogs_dir.as_deref(),
+            bundles.as_deref(),
+            check,
+            &registry,
+            &pull,
+            output,
+        ),
         CatalogCmd::Template {
             file,
             bundles,

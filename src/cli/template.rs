@@ -124,3 +124,146 @@ pub fn run(
     out(&s);
     EXIT_OK
 }
+
+/// The canonical YAML of `cfg`.
+fn canonical_yaml(cfg: &crate::fbc::decl::DeclarativeConfig) -> String {
+    let mut s = String::new();
+    for (_, nodes) in canonical(cfg) {
+        write_blobs(&nodes, Format::Yaml, &mut s);
+    }
+    s
+}
+
+/// `catalog build OPERATOR_DIR`: every template/catalog pair of ci.yaml's
+/// `fbc.catalog_mapping` rendered to `<catalogs-dir>/<catalog>/<package>/catalog.yaml` (with the
+/// csv-metadata migration from v4.17 on, as the community pipeline does), then validated and
+/// linted; with `check`, nothing is written and a committed catalog that differs from its
+/// template is a finding.
+#[allow(clippy::too_many_arguments)]
+pub fn build(
+    dir: &Path,
+    catalogs_dir: Option<&Path>,
+    bundles: Option<&Path>,
+    check: bool,
+    registry: &super::oci::RegistryArgs,
+    pull: &super::oci::PullArgs,
+    output: super::Output,
+) -> u8 {
+    let fail = |e: String| {
+        super::error(e);
+        EXIT_USAGE
+    };
+    let mappings = match template::ci::read_mapping(&dir.join("ci.yaml")) {
+        Ok(m) => m,
+        Err(e) => return fail(e),
+    };
+    let catalogs_root = catalogs_dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| dir.join("../../catalogs"));
+    // Every template read once, every image resolved once.
+    let mut docs = Vec::new();
+    let mut refs: Vec<template::ImageRef> = Vec::new();
+    for m in &mappings {
+        let file = dir.join("catalog-templates").join(&m.template);
+        let text = match crate::input::read(&file).map(String::from_utf8) {
+            Ok(Ok(t)) => t,
+            Ok(Err(_)) => return fail(format!("{}: not UTF-8 text", file.display())),
+            Err(e) => return fail(format!("{}: {e}", file.display())),
+        };
+        let doc = match template::first_document(&file, &text) {
+            Ok(d) => d,
+            Err(e) => return fail(e.to_string()),
+        };
+        match template::images(&file, &doc) {
+            Ok(r) => refs.extend(r),
+            Err(e) => return fail(e.to_string()),
+        }
+        docs.push((file, doc));
+    }
+    let mut seen = std::collections::HashSet::new();
+    refs.retain(|r| seen.insert(r.image.clone()));
+    let map = match bundles.map(template::sources::read_map).transpose() {
+        Ok(m) => m.unwrap_or_default(),
+        Err(e) => return fail(e),
+    };
+    let first_file = docs.first().map_or(dir.join("ci.yaml"), |d| d.0.clone());
+    let (dirs, _scratch) = match resolve(&first_file, &refs, map, registry, pull) {
+        Ok(x) => x,
+        Err(e) => return fail(e),
+    };
+    let mut rendered: HashMap<(usize, bool), (String, String)> = HashMap::new();
+    let mut written = Vec::new();
+    let mut differs = Vec::new();
+    for (i, m) in mappings.iter().enumerate() {
+        for catalog in &m.catalogs {
+            let migrate = template::ci::migrates(catalog);
+            let key = (i, migrate);
+            if !rendered.contains_key(&key) {
+                let level = if migrate {
+                    MigrateLevel::CsvMetadata
+                } else {
+                    MigrateLevel::None
+                };
+                let cfg = match template::render(&docs[i].0, &docs[i].1, &dirs, level) {
+                    Ok(c) => c,
+                    Err(e) => return fail(e.to_string()),
+                };
+                let package = cfg
+                    .packages
+                    .first()
+                    .map(|p| p.name.clone())
+                    .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .unwrap_or_default();
+                rendered.insert(key, (package, canonical_yaml(&cfg)));
+            }
+            let (package, text) = &rendered[&key];
+            let rel = Path::new(catalog).join(package).join("catalog.yaml");
+            if check {
+                let committed = std::fs::read(catalogs_root.join(&rel)).unwrap_or_default();
+                if committed != text.as_bytes() {
+                    differs.push(format!(
+                        "{} differs from what {} renders",
+                        catalogs_root.join(&rel).display(),
+                        docs[i].0.display()
+                    ));
+                }
+                continue;
+            }
+            if let Err(e) = crate::outdir::write(&catalogs_root, &rel, text.as_bytes()) {
+                return fail(e.to_string());
+            }
+            written.push(catalogs_root.join(catalog).join(package));
+        }
+    }
+    if check {
+        for d in &differs {
+            super::error(d);
+        }
+        if !differs.is_empty() {
+            eprintln!(
+                "error: {} catalog{} out of date: run `olmctl catalog build {}`",
+                differs.len(),
+                if differs.len() == 1 { " is" } else { "s are" },
+                dir.display()
+            );
+            return super::EXIT_FINDINGS;
+        }
+        eprintln!("ok: every catalog equals what its template renders");
+        return EXIT_OK;
+    }
+    // Validate and lint what was written (each catalog on its own: they are separate
+    // indexes), as the pipeline does before it commits.
+    let mut findings = Vec::new();
+    for w in &written {
+        eprintln!("wrote {}", w.join("catalog.yaml").display());
+        let loaded = match super::graph::load_catalog(std::slice::from_ref(w)) {
+            Ok(l) => l,
+            Err(c) => return c,
+        };
+        findings.extend(crate::checks::fbc::validate(&loaded));
+        findings.extend(crate::checks::graph::lint(&loaded.cfg));
+    }
+    crate::diag::sort_findings(&mut findings);
+    let what = format!("{} catalogs written", written.len());
+    super::catalog::report_findings(&findings, &what, output, false)
+}

@@ -9,6 +9,7 @@
 //! template from those directories. Nothing here touches the network.
 
 pub mod basic;
+pub mod ci;
 pub mod semver;
 pub mod sources;
 
