@@ -198,25 +198,27 @@ pub fn build(
         for catalog in &m.catalogs {
             let migrate = template::ci::migrates(catalog);
             let key = (i, migrate);
-            if !rendered.contains_key(&key) {
-                let level = if migrate {
-                    MigrateLevel::CsvMetadata
-                } else {
-                    MigrateLevel::None
-                };
-                let cfg = match template::render(&docs[i].0, &docs[i].1, &dirs, level) {
-                    Ok(c) => c,
-                    Err(e) => return fail(e.to_string()),
-                };
-                let package = cfg
-                    .packages
-                    .first()
-                    .map(|p| p.name.clone())
-                    .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
-                    .unwrap_or_default();
-                rendered.insert(key, (package, canonical_yaml(&cfg)));
-            }
-            let (package, text) = &rendered[&key];
+            let (package, text): &(String, String) = match rendered.entry(key) {
+                std::collections::hash_map::Entry::Occupied(o) => &*o.into_mut(),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    let level = if migrate {
+                        MigrateLevel::CsvMetadata
+                    } else {
+                        MigrateLevel::None
+                    };
+                    let cfg = match template::render(&docs[i].0, &docs[i].1, &dirs, level) {
+                        Ok(c) => c,
+                        Err(e) => return fail(e.to_string()),
+                    };
+                    let package = cfg
+                        .packages
+                        .first()
+                        .map(|p| p.name.clone())
+                        .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+                        .unwrap_or_default();
+                    &*v.insert((package, canonical_yaml(&cfg)))
+                }
+            };
             let rel = Path::new(catalog).join(package).join("catalog.yaml");
             if check {
                 let committed = std::fs::read(catalogs_root.join(&rel)).unwrap_or_default();
