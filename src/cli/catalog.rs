@@ -149,9 +149,13 @@ pub enum CatalogCmd {
     /// schema) to FBC on stdout, as `opm alpha render-template` does, in canonical form (what
     /// `catalog fmt` writes). Bundle images come from --bundles first, then from the
     /// registry. Exit 2 on any template or bundle error, naming the file and line.
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
     Template {
+        #[command(subcommand)]
+        sub: Option<TemplateSub>,
         /// The template file.
-        file: PathBuf,
+        #[arg(required = true)]
+        file: Option<PathBuf>,
         /// A YAML map from bundle image (exactly as the template writes it) to a bundle
         /// directory, relative to the map file.
         #[arg(long, value_name = "MAP.yaml")]
@@ -244,6 +248,21 @@ pub struct PushArgs {
     output: Output,
 }
 
+/// `catalog template` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TemplateSub {
+    /// Convert FBC to a basic template (bundles reduced to schema and image), as `opm alpha
+    /// convert-template basic` does.
+    Convert {
+        /// Catalog directories (or files).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = FmtFormat::Yaml)]
+        output: FmtFormat,
+    },
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FmtFormat {
     /// YAML documents (`catalog.yaml`).
@@ -298,7 +317,20 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             output,
         ),
         CatalogCmd::Template {
-            file,
+            sub: Some(TemplateSub::Convert { dirs, output }),
+            ..
+        } => super::template::convert(&dirs, output),
+        CatalogCmd::Template {
+            sub: None,
+            file: None,
+            ..
+        } => {
+            super::error("catalog template needs a template FILE (or the convert subcommand)");
+            EXIT_USAGE
+        }
+        CatalogCmd::Template {
+            sub: None,
+            file: Some(file),
             bundles,
             migrate_level,
             registry,

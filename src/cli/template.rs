@@ -269,3 +269,20 @@ pub fn build(
     let what = format!("{} catalogs written", written.len());
     super::catalog::report_findings(&findings, &what, output, false)
 }
+
+/// `catalog template convert DIR...`.
+pub fn convert(dirs: &[PathBuf], output: FmtFormat) -> u8 {
+    let loaded = match super::graph::load_whole_catalog(dirs) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let node = template::convert::to_basic(&loaded.cfg);
+    let mut s = String::new();
+    let format = match output {
+        FmtFormat::Yaml => Format::Yaml,
+        FmtFormat::Json => Format::Json,
+    };
+    write_blobs(std::slice::from_ref(&node), format, &mut s);
+    out(&s);
+    EXIT_OK
+}

@@ -10,6 +10,7 @@
 
 pub mod basic;
 pub mod ci;
+pub mod convert;
 pub mod semver;
 pub mod sources;
 
