@@ -96,6 +96,7 @@ fn refused(template: &str, with_map: bool, needles: &[&str]) {
     let d = setup(template);
     let t = p(d.path(), "t.yaml");
     let map = p(d.path(), "map.yaml");
+    let cache = p(d.path(), "cache");
     let mut args = vec![
         "catalog",
         "template",
@@ -103,6 +104,8 @@ fn refused(template: &str, with_map: bool, needles: &[&str]) {
         "--plain-http",
         "--retries",
         "0",
+        "--cache-dir",
+        cache.as_str(),
     ];
     if with_map {
         args.extend(["--bundles", map.as_str()]);

@@ -160,6 +160,10 @@ pub enum CatalogCmd {
         /// directory, relative to the map file.
         #[arg(long, value_name = "MAP.yaml")]
         bundles: Option<PathBuf>,
+        /// Where pulled bundles are cached by digest (default: $XDG_CACHE_HOME/olmctl/bundles,
+        /// else ~/.cache/olmctl/bundles).
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
         /// How rendered bundles carry their manifests (opm's --migrate-level).
         #[arg(long, value_enum, default_value_t = super::template::MigrateArg::None)]
         migrate_level: super::template::MigrateArg,
@@ -185,6 +189,10 @@ pub enum CatalogCmd {
         /// A YAML map from bundle image to bundle directory (see `catalog template`).
         #[arg(long, value_name = "MAP.yaml")]
         bundles: Option<PathBuf>,
+        /// Where pulled bundles are cached by digest (default: $XDG_CACHE_HOME/olmctl/bundles,
+        /// else ~/.cache/olmctl/bundles).
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
         /// Only compare: exit 1 when a committed catalog differs from its template.
         #[arg(long)]
         check: bool,
@@ -303,6 +311,7 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             dir,
             catalogs_dir,
             bundles,
+            cache_dir,
             check,
             registry,
             pull,
@@ -311,6 +320,7 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             &dir,
             catalogs_dir.as_deref(),
             bundles.as_deref(),
+            cache_dir.as_deref(),
             check,
             &registry,
             &pull,
@@ -332,6 +342,7 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             sub: None,
             file: Some(file),
             bundles,
+            cache_dir,
             migrate_level,
             registry,
             pull,
@@ -339,6 +350,7 @@ pub fn run(cmd: CatalogCmd) -> u8 {
         } => super::template::run(
             &file,
             bundles.as_deref(),
+            cache_dir.as_deref(),
             migrate_level,
             output,
             &registry,

@@ -158,7 +158,7 @@ pub fn registry(
     Ok(Registry::new(opts, targets, refs))
 }
 
-fn platform(p: &Option<String>) -> Result<Platform, String> {
+pub fn platform(p: &Option<String>) -> Result<Platform, String> {
     match p {
         Some(s) => Platform::parse(s),
         None => Ok(Platform::host()),

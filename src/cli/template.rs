@@ -20,59 +20,91 @@ pub enum MigrateArg {
     BundleObjectToCsvMetadata,
 }
 
-/// The template's images resolved to bundle directories: from the map first, then pulled
-/// (into scratch directories kept alive by the returned guard).
+/// The template's images resolved to bundle directories: from the `--bundles` map first, then
+/// from the bundle cache (by digest), then pulled, all pulls at once, into the cache.
 fn resolve(
     file: &Path,
     refs: &[template::ImageRef],
     map: HashMap<String, PathBuf>,
     registry: &super::oci::RegistryArgs,
     pull: &super::oci::PullArgs,
-) -> Result<(HashMap<String, PathBuf>, super::oci::Pulled), String> {
+    cache: &Path,
+) -> Result<HashMap<String, PathBuf>, String> {
+    use crate::oci::bundle_cache::{lookup, scratch, store};
+    let at = |r: &template::ImageRef, e: &dyn std::fmt::Display| {
+        format!("{}:{}:{}: {e}", file.display(), r.pos.line, r.pos.col)
+    };
     let mut dirs = HashMap::new();
-    let mut missing = Vec::new();
+    let mut to_pull = Vec::new();
     for r in refs {
-        match map.get(&r.image) {
-            Some(d) => {
-                dirs.insert(r.image.clone(), d.clone());
-            }
-            None => missing.push(r),
+        if let Some(d) = map.get(&r.image) {
+            dirs.insert(r.image.clone(), d.clone());
+            continue;
         }
-    }
-    let images: Vec<&str> = missing.iter().map(|r| r.image.as_str()).collect();
-    let pulled = super::oci::pull_inputs(&images, registry, pull, super::oci::Want::Bundle)
-        .map_err(|e| {
-            // Name the template line of the image that failed.
-            match missing
-                .iter()
-                .find(|r| e.starts_with(&format!("{}:", r.image)))
-            {
-                Some(r) => format!("{}:{}:{}: {e}", file.display(), r.pos.line, r.pos.col),
-                None => format!("{}: {e}", file.display()),
-            }
-        })?;
-    for (r, p) in missing.iter().zip(&pulled.0) {
-        match p {
-            Some((_, dir)) => {
-                dirs.insert(r.image.clone(), dir.clone());
-            }
-            None => {
-                return Err(format!(
-                    "{}:{}:{}: bundle image {} is in no bundle source (not in --bundles, and not an image reference)",
-                    file.display(),
-                    r.pos.line,
-                    r.pos.col,
-                    r.image
-                ));
-            }
+        let parsed = crate::oci::registry::parse_ref(&r.image)
+            .map_err(|e| at(r, &format!("{e} (and the image is not in --bundles)")))?;
+        // Pinned by digest and cached: no registry is asked.
+        if let Some(d) = parsed.digest().and_then(|d| lookup(cache, d)) {
+            dirs.insert(r.image.clone(), d);
+            continue;
         }
+        to_pull.push((r, parsed));
     }
-    Ok((dirs, pulled))
+    if to_pull.is_empty() {
+        return Ok(dirs);
+    }
+    let all: Vec<&oci_client::Reference> = to_pull.iter().map(|(_, p)| p).collect();
+    let reg = super::oci::registry(registry, &all, &all, pull.max_size)?;
+    let rt = super::oci::runtime().map_err(|_| "cannot start the async runtime".to_string())?;
+    std::fs::create_dir_all(cache).map_err(|e| format!("{}: {e}", cache.display()))?;
+    let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    if progress {
+        eprintln!(
+            "pulling {} bundle image{}",
+            to_pull.len(),
+            if to_pull.len() == 1 { "" } else { "s" }
+        );
+    }
+    let done = std::cell::Cell::new(0usize);
+    let total = to_pull.len();
+    let pulls = to_pull.iter().map(|(r, parsed)| {
+        let (reg, done) = (&reg, &done);
+        async move {
+            // A tag is resolved to the digest it names now (its manifest or index, one
+            // request); a digest names itself.
+            let key = match parsed.digest() {
+                Some(d) => d.to_string(),
+                None => reg.fetch_manifest(parsed).await?.1,
+            };
+            let dir = match lookup(cache, &key) {
+                Some(d) => d,
+                None => {
+                    let tmp = scratch(cache);
+                    super::oci::pull_image(reg, &r.image, &tmp, pull, super::oci::Want::Bundle)
+                        .await?;
+                    store(cache, &key, &tmp)?
+                }
+            };
+            done.set(done.get() + 1);
+            if progress {
+                eprintln!("  [{}/{total}] {}", done.get(), crate::text::esc(&r.image));
+            }
+            Ok::<PathBuf, String>(dir)
+        }
+    });
+    let results = rt.block_on(futures_util::future::join_all(pulls));
+    for ((r, _), res) in to_pull.iter().zip(results) {
+        let dir = res.map_err(|e| at(r, &format!("{}: {e}", r.image)))?;
+        dirs.insert(r.image.clone(), dir);
+    }
+    Ok(dirs)
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     file: &Path,
     bundles: Option<&Path>,
+    cache_dir: Option<&Path>,
     migrate: MigrateArg,
     output: FmtFormat,
     registry: &super::oci::RegistryArgs,
@@ -101,7 +133,10 @@ pub fn run(
         Ok(m) => m.unwrap_or_default(),
         Err(e) => return fail(e),
     };
-    let (dirs, _scratch) = match resolve(file, &refs, map, registry, pull) {
+    let cache = cache_dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(crate::oci::bundle_cache::default_root);
+    let dirs = match resolve(file, &refs, map, registry, pull, &cache) {
         Ok(x) => x,
         Err(e) => return fail(e),
     };
@@ -144,6 +179,7 @@ pub fn build(
     dir: &Path,
     catalogs_dir: Option<&Path>,
     bundles: Option<&Path>,
+    cache_dir: Option<&Path>,
     check: bool,
     registry: &super::oci::RegistryArgs,
     pull: &super::oci::PullArgs,
@@ -187,7 +223,10 @@ pub fn build(
         Err(e) => return fail(e),
     };
     let first_file = docs.first().map_or(dir.join("ci.yaml"), |d| d.0.clone());
-    let (dirs, _scratch) = match resolve(&first_file, &refs, map, registry, pull) {
+    let cache = cache_dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(crate::oci::bundle_cache::default_root);
+    let dirs = match resolve(&first_file, &refs, map, registry, pull, &cache) {
         Ok(x) => x,
         Err(e) => return fail(e),
     };

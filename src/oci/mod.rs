@@ -6,6 +6,7 @@
 //! what OLM expects inside.
 
 pub mod auth;
+pub mod bundle_cache;
 pub mod bundle_image;
 pub mod catalog_image;
 pub mod digest;

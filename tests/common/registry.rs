@@ -40,15 +40,20 @@ fn binary() -> PathBuf {
 impl TestRegistry {
     /// Starts an anonymous registry.
     pub fn start() -> TestRegistry {
-        Self::start_inner(false)
+        Self::start_inner(false, false)
+    }
+
+    /// Starts an anonymous registry that logs every request ([`TestRegistry::requests`]).
+    pub fn start_logged() -> TestRegistry {
+        Self::start_inner(false, true)
     }
 
     /// Starts a registry with htpasswd basic auth ([`USER`]/[`PASSWORD`]).
     pub fn start_with_auth() -> TestRegistry {
-        Self::start_inner(true)
+        Self::start_inner(true, false)
     }
 
-    fn start_inner(auth: bool) -> TestRegistry {
+    fn start_inner(auth: bool, access_log: bool) -> TestRegistry {
         let bin = binary();
         for _ in 0..5 {
             let port = TcpListener::bind("127.0.0.1:0")
@@ -58,7 +63,8 @@ impl TestRegistry {
             let dir = tempfile::tempdir().expect("tempdir");
             let addr = format!("127.0.0.1:{port}");
             let mut cfg = format!(
-                "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n",
+                "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: {}\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n",
+                !access_log,
                 dir.path().join("data").display()
             );
             if auth {
@@ -111,6 +117,20 @@ impl TestRegistry {
     /// The storage root (for tests that corrupt blobs on purpose).
     pub fn storage(&self) -> PathBuf {
         self.dir.path().join("data")
+    }
+
+    /// The requests logged so far (`METHOD /path`), for a registry started with
+    /// [`TestRegistry::start_logged`].
+    pub fn requests(&self) -> Vec<String> {
+        self.log()
+            .lines()
+            .filter_map(|l| {
+                let q = l.split('"').nth(1)?;
+                let mut parts = q.split_whitespace();
+                let (method, path) = (parts.next()?, parts.next()?);
+                path.starts_with("/v2/").then(|| format!("{method} {path}"))
+            })
+            .collect()
     }
 
     /// The registry's log so far.
