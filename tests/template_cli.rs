@@ -175,3 +175,126 @@ fn bad_templates_are_refused_with_file_and_line() {
         &["t.yaml:12:10:", "127.0.0.1:9/demo/bundle:1"],
     );
 }
+
+/// A directory with demo bundles `b<i>/` (CSV version and name and package per bundle), a
+/// semver template naming them as `quay.io/demo/b<i>:1` under `stable`, and the map.
+fn semver_setup(bundles: &[(&str, &str)], head: &str) -> tempfile::TempDir {
+    let mut files: Vec<(String, String)> = Vec::new();
+    let mut map = String::new();
+    let mut t = format!("{head}stable:\n  bundles:\n");
+    for (i, (version, package)) in bundles.iter().enumerate() {
+        let csv = CSV
+            .replace("name: demo.v1.2.0", &format!("name: {package}.v{version}"))
+            .replace("version: 1.2.0", &format!("version: {version}"));
+        let ann = ANNOTATIONS.replace("package.v1: demo", &format!("package.v1: {package}"));
+        files.push((
+            format!("b{i}/manifests/demo.clusterserviceversion.yaml"),
+            csv,
+        ));
+        files.push((format!("b{i}/manifests/widgets.crd.yaml"), CRD.to_string()));
+        files.push((format!("b{i}/metadata/annotations.yaml"), ann));
+        map.push_str(&format!("quay.io/demo/b{i}:1: b{i}\n"));
+        t.push_str(&format!("  - image: quay.io/demo/b{i}:1\n"));
+    }
+    files.push(("map.yaml".into(), map));
+    files.push(("t.yaml".into(), t));
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    write_tree(&refs)
+}
+
+fn semver_run(d: &Path) -> std::process::Output {
+    olmctl(&[
+        "catalog",
+        "template",
+        &p(d, "t.yaml"),
+        "--bundles",
+        &p(d, "map.yaml"),
+    ])
+}
+
+/// Every error of the semver template, with opm's wording.
+#[test]
+fn semver_template_errors() {
+    let cases: [(&[(&str, &str)], &str, &str); 4] = [
+        (
+            &[("1.2.0", "demo")],
+            "schema: olm.semver\ndefaultChannelTypePreference: foo\n",
+            "unknown DefaultChannelTypePreference: \"foo\"",
+        ),
+        (
+            &[("1.2.0", "demo"), ("1.2.0", "demo")],
+            "schema: olm.semver\n",
+            "duplicate bundle name \"demo.v1.2.0\"",
+        ),
+        (
+            &[("1.2.0", "demo"), ("1.3.0", "other")],
+            "schema: olm.semver\n",
+            "bundle \"other\" does not belong to this package: \"demo\"",
+        ),
+        (
+            &[],
+            "schema: olm.semver\n",
+            "render: no bundles specified or no bundles could be rendered",
+        ),
+    ];
+    for (bundles, head, needle) in cases {
+        let d = semver_setup(bundles, head);
+        let o = semver_run(d.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{needle}: {err}");
+        assert!(err.contains(needle), "{needle}: {err}");
+        assert!(err.contains("t.yaml:"), "{err}");
+    }
+    // Versions that differ only by build metadata cannot be ordered.
+    let d = semver_setup(
+        &[("1.2.0+a", "demo"), ("1.2.0+b", "demo")],
+        "schema: olm.semver\n",
+    );
+    let csv1 = d
+        .path()
+        .join("b1/manifests/demo.clusterserviceversion.yaml");
+    let text = std::fs::read_to_string(&csv1).expect("csv");
+    std::fs::write(
+        &csv1,
+        text.replace("name: demo.v1.2.0+b", "name: demo.v1.2.0-b-build"),
+    )
+    .expect("csv");
+    let o = semver_run(d.path());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("encountered bundle versions which differ only by build metadata"),
+        "{err}"
+    );
+}
+
+/// A semver template renders channels, edges, the default channel and the package's
+/// description from the CSV (minor channels by default).
+#[test]
+fn semver_template_renders() {
+    let d = semver_setup(
+        &[("1.2.0", "demo"), ("1.2.1", "demo"), ("1.3.0", "demo")],
+        "schema: olm.semver\n",
+    );
+    // Distinct CSV names per version.
+    let o = semver_run(d.path());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("defaultChannel: stable-v1.3\n"), "{out}");
+    assert!(
+        out.contains("name: stable-v1.2\n") && out.contains("name: stable-v1.3\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("- name: demo.v1.3.0\n  replaces: demo.v1.2.1\n  skips:\n  - demo.v1.2.0\n"),
+        "{out}"
+    );
+}
