@@ -218,7 +218,9 @@ fn semver_run(d: &Path) -> std::process::Output {
 /// Every error of the semver template, with opm's wording.
 #[test]
 fn semver_template_errors() {
-    let cases: [(&[(&str, &str)], &str, &str); 4] = [
+    /// (bundles as (version, package), template head, expected error).
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: [Case<'_>; 4] = [
         (
             &[("1.2.0", "demo")],
             "schema: olm.semver\ndefaultChannelTypePreference: foo\n",
