@@ -321,3 +321,67 @@ fn convert_gives_back_the_committed_templates() {
         "round trip"
     );
 }
+
+/// `--bundles` may map an image to an OCI image layout directory (as `bundle build
+/// --oci-layout` writes it): kube-green's template rendered from one layout per bundle gives
+/// the committed catalog, and the layouts are extracted into the bundle cache.
+#[test]
+fn bundles_from_oci_layouts() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir_map = fixture_map("kube-green", tmp.path());
+    let text = std::fs::read_to_string(&dir_map).expect("map");
+    let mut layout_map = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let (image, dir) = line.split_once(": ").expect("map line");
+        let dir: String = serde_json::from_str(dir).expect("quoted dir");
+        let layout = tmp.path().join(format!("layout-{i}"));
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+            .args([
+                "bundle",
+                "build",
+                &dir,
+                "--tag",
+                &format!("example.com/kube-green:b{i}"),
+                "--force",
+                "--oci-layout",
+            ])
+            .arg(&layout)
+            .output()
+            .expect("run");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        layout_map.push_str(&format!("{image}: {:?}\n", layout.display().to_string()));
+    }
+    let map = tmp.path().join("layouts.yaml");
+    std::fs::write(&map, layout_map).expect("map");
+    let cache = tmp.path().join("cache");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+        .args(["catalog", "template"])
+        .arg(operators().join("kube-green/catalog-templates/basic-template.yaml"))
+        .arg("--bundles")
+        .arg(&map)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .args(["--migrate-level", "bundle-object-to-csv-metadata"])
+        .output()
+        .expect("run");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let want =
+        std::fs::read(common::fixture_catalog().join("kube-green/catalog.yaml")).expect("catalog");
+    assert!(o.stdout == want, "rendered from layouts differs");
+    assert_eq!(
+        std::fs::read_dir(cache.join("sha256"))
+            .expect("cache")
+            .count(),
+        10
+    );
+}

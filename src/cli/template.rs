@@ -129,13 +129,16 @@ pub fn run(
         Ok(r) => r,
         Err(e) => return fail(e.to_string()),
     };
-    let map = match bundles.map(template::sources::read_map).transpose() {
-        Ok(m) => m.unwrap_or_default(),
-        Err(e) => return fail(e),
-    };
     let cache = cache_dir
         .map(Path::to_path_buf)
         .unwrap_or_else(crate::oci::bundle_cache::default_root);
+    let map = match bundles
+        .map(|b| template::sources::read_map(b, &cache))
+        .transpose()
+    {
+        Ok(m) => m.unwrap_or_default(),
+        Err(e) => return fail(e),
+    };
     let dirs = match resolve(file, &refs, map, registry, pull, &cache) {
         Ok(x) => x,
         Err(e) => return fail(e),
@@ -218,14 +221,17 @@ pub fn build(
     }
     let mut seen = std::collections::HashSet::new();
     refs.retain(|r| seen.insert(r.image.clone()));
-    let map = match bundles.map(template::sources::read_map).transpose() {
+    let cache = cache_dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(crate::oci::bundle_cache::default_root);
+    let map = match bundles
+        .map(|b| template::sources::read_map(b, &cache))
+        .transpose()
+    {
         Ok(m) => m.unwrap_or_default(),
         Err(e) => return fail(e),
     };
     let first_file = docs.first().map_or(dir.join("ci.yaml"), |d| d.0.clone());
-    let cache = cache_dir
-        .map(Path::to_path_buf)
-        .unwrap_or_else(crate::oci::bundle_cache::default_root);
     let dirs = match resolve(&first_file, &refs, map, registry, pull, &cache) {
         Ok(x) => x,
         Err(e) => return fail(e),

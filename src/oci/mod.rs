@@ -14,6 +14,7 @@ pub mod extract;
 pub mod image;
 pub mod layer;
 pub mod layout;
+pub mod layout_read;
 pub mod media;
 pub mod net;
 pub mod pull;

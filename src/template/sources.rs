@@ -1,5 +1,7 @@
 //! Bundle sources for templates: a `--bundles` map file, a YAML mapping from an image reference
-//! (exactly as the template writes it) to a bundle directory, relative to the map file.
+//! (exactly as the template writes it) to a bundle directory or an OCI image layout directory
+//! (the image named by the reference's tag, or the only one), relative to the map file. Layout
+//! images are extracted into the bundle cache by manifest digest.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -7,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::fbc::node::Value;
 
 /// Reads a `--bundles` map. Errors name the file and line.
-pub fn read_map(path: &Path) -> Result<HashMap<String, PathBuf>, String> {
+pub fn read_map(path: &Path, cache: &Path) -> Result<HashMap<String, PathBuf>, String> {
     let bytes = crate::input::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let text =
         String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
@@ -43,9 +45,21 @@ pub fn read_map(path: &Path) -> Result<HashMap<String, PathBuf>, String> {
             ));
         };
         let dir = base.join(dir);
+        let at = |what: String| {
+            format!(
+                "{}:{}:{}: {what}",
+                path.display(),
+                e.value.pos.line,
+                e.value.pos.col
+            )
+        };
+        if crate::oci::layout_read::is_layout(&dir) {
+            out.insert(e.key.clone(), from_layout(&dir, &e.key, cache).map_err(at)?);
+            continue;
+        }
         let Some(root) = crate::bundle::load::bundle_root(&dir) else {
             return Err(format!(
-                "{}:{}:{}: {} is not a bundle directory (manifests/ and metadata/)",
+                "{}:{}:{}: {} is neither a bundle directory (manifests/ and metadata/) nor an OCI image layout",
                 path.display(),
                 e.value.pos.line,
                 e.value.pos.col,
@@ -55,4 +69,28 @@ pub fn read_map(path: &Path) -> Result<HashMap<String, PathBuf>, String> {
         out.insert(e.key.clone(), root);
     }
     Ok(out)
+}
+
+/// The bundle of image `reference` in the OCI layout `dir`, extracted into the cache.
+fn from_layout(dir: &Path, reference: &str, cache: &Path) -> Result<PathBuf, String> {
+    use crate::oci::bundle_cache::{scratch, store};
+    std::fs::create_dir_all(cache).map_err(|e| format!("{}: {e}", cache.display()))?;
+    let tmp = scratch(cache);
+    let name = crate::oci::layout::tag_of(reference);
+    let res = crate::oci::layout_read::extract(dir, &name, &tmp, Default::default()).and_then(
+        |(digest, labels)| match crate::oci::pull::kind(reference, &labels)? {
+            crate::oci::pull::Kind::Bundle => Ok(digest),
+            crate::oci::pull::Kind::Catalog(_) => Err(format!(
+                "{} holds a catalog image, not a bundle",
+                dir.display()
+            )),
+        },
+    );
+    match res {
+        Ok(digest) => store(cache, &digest, &tmp),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            Err(e)
+        }
+    }
 }
