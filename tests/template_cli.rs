@@ -300,3 +300,68 @@ fn semver_template_renders() {
         "{out}"
     );
 }
+
+fn fbc_bundle(version: &str) -> String {
+    format!(
+        "- schema: olm.bundle\n  package: demo\n  name: demo.v{version}\n  image: quay.io/demo/b:{version}\n  properties:\n  - type: olm.package\n    value: {{packageName: demo, version: {version}}}\n"
+    )
+}
+
+/// The substitutes template: the substitute takes the base's place in the channel, the base
+/// keeps no edges and is skipped; a substitute that is not newer, or a base that is not there,
+/// is refused.
+#[test]
+fn substitutes_template() {
+    let entries = format!(
+        "schema: olm.template.substitutes\nentries:\n- schema: olm.package\n  name: demo\n  defaultChannel: stable\n- schema: olm.channel\n  package: demo\n  name: stable\n  entries:\n  - name: demo.v1.1.0\n  - name: demo.v1.2.0\n    replaces: demo.v1.1.0\n    skipRange: '>=1.0.0 <1.2.0'\n{}{}",
+        fbc_bundle("1.1.0"),
+        fbc_bundle("1.2.0")
+    );
+    let run = |subs: &str, version: &str| {
+        let d = semver_setup(&[(version, "demo")], "schema: olm.semver\n");
+        std::fs::write(
+            d.path().join("t.yaml"),
+            format!("{entries}substitutions:\n{subs}"),
+        )
+        .expect("t");
+        let o = semver_run(d.path());
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(
+        "- {name: 'quay.io/demo/b0:1', base: demo.v1.2.0}\n",
+        "1.2.1",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("- name: demo.v1.1.0\n- name: demo.v1.2.0\n- name: demo.v1.2.1\n  replaces: demo.v1.1.0\n  skipRange: '>=1.0.0 <1.2.0'\n  skips:\n  - demo.v1.2.0\n"),
+        "{out}"
+    );
+    assert!(out.contains("name: demo.v1.2.1\npackage: demo\n"), "{out}");
+    // Not newer than the base.
+    let (code, _, err) = run(
+        "- {name: 'quay.io/demo/b0:1', base: demo.v1.2.0}\n",
+        "1.1.5",
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("must have a higher version") && err.contains("t.yaml:"),
+        "{err}"
+    );
+    // Name and base the same; a base that is not a bundle makes the result invalid FBC.
+    let (code, _, err) = run("- {name: demo.v1.2.0, base: demo.v1.2.0}\n", "1.2.1");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("substitution name and base cannot be the same"),
+        "{err}"
+    );
+    let (code, _, err) = run(
+        "- {name: 'quay.io/demo/b0:1', base: demo.v9.9.9}\n",
+        "1.2.1",
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("resulting config is not valid FBC"), "{err}");
+}

@@ -13,6 +13,7 @@ pub mod ci;
 pub mod convert;
 pub mod semver;
 pub mod sources;
+pub mod substitutes;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -29,6 +30,8 @@ pub enum Kind {
     Basic,
     /// `olm.semver`.
     Semver,
+    /// `olm.template.substitutes`.
+    Substitutes,
 }
 
 /// A template error: the file, the place when known, and what is wrong.
@@ -159,6 +162,7 @@ pub fn kind(file: &Path, doc: &Node) -> Result<Kind, TemplateError> {
     match schema.as_str() {
         basic::SCHEMA => Ok(Kind::Basic),
         semver::SCHEMA => Ok(Kind::Semver),
+        substitutes::SCHEMA => Ok(Kind::Substitutes),
         _ => Err(TemplateError::at(
             file,
             field(doc, "schema").map_or(doc.pos, |n| n.pos),
@@ -172,6 +176,7 @@ pub fn images(file: &Path, doc: &Node) -> Result<Vec<ImageRef>, TemplateError> {
     let all = match kind(file, doc)? {
         Kind::Basic => basic::images(file, doc)?,
         Kind::Semver => semver::Spec::parse(file, doc)?.images(),
+        Kind::Substitutes => substitutes::images(file, doc)?,
     };
     let mut seen = std::collections::HashSet::new();
     Ok(all
@@ -196,6 +201,7 @@ pub fn render(
     match kind(file, doc)? {
         Kind::Basic => basic::render(file, doc, &mut r),
         Kind::Semver => semver::render(file, doc, &mut r),
+        Kind::Substitutes => substitutes::render(file, doc, &mut r),
     }
 }
 
