@@ -100,6 +100,26 @@ fn resolve(
     Ok(dirs)
 }
 
+/// Bundle directories for `refs`: the `--bundles` map, then the cache (`cache_dir` or the
+/// default), then the registry.
+fn sources(
+    file: &Path,
+    refs: &[template::ImageRef],
+    bundles: Option<&Path>,
+    cache_dir: Option<&Path>,
+    registry: &super::oci::RegistryArgs,
+    pull: &super::oci::PullArgs,
+) -> Result<HashMap<String, PathBuf>, String> {
+    let cache = cache_dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(crate::oci::bundle_cache::default_root);
+    let map = bundles
+        .map(|b| template::sources::read_map(b, &cache))
+        .transpose()?
+        .unwrap_or_default();
+    resolve(file, refs, map, registry, pull, &cache)
+}
+
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     file: &Path,
@@ -129,17 +149,7 @@ pub fn run(
         Ok(r) => r,
         Err(e) => return fail(e.to_string()),
     };
-    let cache = cache_dir
-        .map(Path::to_path_buf)
-        .unwrap_or_else(crate::oci::bundle_cache::default_root);
-    let map = match bundles
-        .map(|b| template::sources::read_map(b, &cache))
-        .transpose()
-    {
-        Ok(m) => m.unwrap_or_default(),
-        Err(e) => return fail(e),
-    };
-    let dirs = match resolve(file, &refs, map, registry, pull, &cache) {
+    let dirs = match sources(file, &refs, bundles, cache_dir, registry, pull) {
         Ok(x) => x,
         Err(e) => return fail(e),
     };
@@ -221,18 +231,8 @@ pub fn build(
     }
     let mut seen = std::collections::HashSet::new();
     refs.retain(|r| seen.insert(r.image.clone()));
-    let cache = cache_dir
-        .map(Path::to_path_buf)
-        .unwrap_or_else(crate::oci::bundle_cache::default_root);
-    let map = match bundles
-        .map(|b| template::sources::read_map(b, &cache))
-        .transpose()
-    {
-        Ok(m) => m.unwrap_or_default(),
-        Err(e) => return fail(e),
-    };
     let first_file = docs.first().map_or(dir.join("ci.yaml"), |d| d.0.clone());
-    let dirs = match resolve(&first_file, &refs, map, registry, pull, &cache) {
+    let dirs = match sources(&first_file, &refs, bundles, cache_dir, registry, pull) {
         Ok(x) => x,
         Err(e) => return fail(e),
     };

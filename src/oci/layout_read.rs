@@ -112,24 +112,8 @@ pub fn extract(
         .and_then(descriptor)
         .ok_or_else(|| format!("{what}: manifest {d} has no config"))?;
     let config = json(&cd, &blob(dir, &cd, csize)?)?;
-    let labels: BTreeMap<String, String> = config
-        .pointer("/config/Labels")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                .collect()
-        })
-        .unwrap_or_default();
-    let diff_ids: Vec<String> = config
-        .pointer("/rootfs/diff_ids")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let labels = super::registry::config_labels(&config);
+    let diff_ids = super::registry::config_diff_ids(&config);
     let layers = manifest
         .get("layers")
         .and_then(Value::as_array)

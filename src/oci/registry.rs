@@ -557,31 +557,41 @@ pub struct Resolved {
     pub layers: Vec<Descriptor>,
 }
 
+/// An image config's labels (`config.Labels`, string values).
+pub fn config_labels(config: &Value) -> std::collections::BTreeMap<String, String> {
+    config
+        .pointer("/config/Labels")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// An image config's `rootfs.diff_ids`.
+pub fn config_diff_ids(config: &Value) -> Vec<String> {
+    config
+        .pointer("/rootfs/diff_ids")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 impl Resolved {
     /// The image's labels.
     pub fn labels(&self) -> std::collections::BTreeMap<String, String> {
-        self.config
-            .pointer("/config/Labels")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default()
+        config_labels(&self.config)
     }
 
     /// The config's `rootfs.diff_ids`.
     pub fn diff_ids(&self) -> Vec<String> {
-        self.config
-            .pointer("/rootfs/diff_ids")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
+        config_diff_ids(&self.config)
     }
 
     /// The digest users refer to: the index's when pulled through one.

@@ -15,7 +15,7 @@ use crate::fbc::node::{Node, Value};
 pub const SCHEMA: &str = "olm.template.basic";
 
 /// The `entries` of the template.
-fn entries<'a>(file: &Path, doc: &'a Node) -> Result<&'a [Node], TemplateError> {
+pub(crate) fn entries<'a>(file: &Path, doc: &'a Node) -> Result<&'a [Node], TemplateError> {
     match field(doc, "entries").map(|n| (&n.value, n.pos)) {
         None | Some((Value::Null, _)) => Ok(&[]),
         Some((Value::Seq(items), _)) => Ok(items),

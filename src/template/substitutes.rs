@@ -94,17 +94,7 @@ pub fn render(
 ) -> Result<DeclarativeConfig, TemplateError> {
     let arc: Arc<Path> = Arc::from(file);
     let mut cfg = DeclarativeConfig::default();
-    let entries = match field(doc, "entries").map(|n| (&n.value, n.pos)) {
-        None | Some((Value::Null, _)) => &[][..],
-        Some((Value::Seq(items), _)) => items.as_slice(),
-        Some((_, pos)) => {
-            return Err(TemplateError::at(
-                file,
-                pos,
-                "unmarshalling template: entries must be a list of FBC blobs",
-            ));
-        }
-    };
+    let entries = super::basic::entries(file, doc)?;
     for e in entries {
         super::decode_into(file, &arc, e.clone(), &mut cfg)?;
     }
