@@ -109,13 +109,14 @@ fn main() {
             pinned += 1;
         }
     }
+    let platform = olmctl::oci::image::Platform::host();
     let (warm, out) = time(|| {
         let resolved: HashMap<String, PathBuf> = dirs
             .iter()
             .map(|(img, d)| {
-                let hit = img
-                    .split_once('@')
-                    .and_then(|(_, dg)| olmctl::oci::bundle_cache::lookup(cache.path(), dg));
+                let hit = img.split_once('@').and_then(|(_, dg)| {
+                    olmctl::oci::bundle_cache::lookup(cache.path(), dg, &platform)
+                });
                 (img.clone(), hit.unwrap_or_else(|| d.clone()))
             })
             .collect();

@@ -363,5 +363,76 @@ fn substitutes_template() {
         "1.2.1",
     );
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("resulting config is not valid FBC"), "{err}");
+    assert!(
+        err.contains("base bundle \"demo.v9.9.9\" does not exist in catalog"),
+        "{err}"
+    );
+}
+
+/// Review regressions: Go's key matching (the byte-wise greatest case-folded key wins),
+/// repeated keys in a semver template, and `catalog build` refusing a template that renders
+/// another package (nothing written).
+#[test]
+fn key_matching_duplicates_and_foreign_packages() {
+    // opm reads `generatemajorchannels: false` last (keys sorted): minor channels only.
+    let d = semver_setup(
+        &[("1.2.0", "demo")],
+        "schema: olm.semver\ngenerateMajorChannels: true\ngeneratemajorchannels: false\n",
+    );
+    let o = semver_run(d.path());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.contains("defaultChannel: stable-v1.2\n") && !out.contains("name: stable-v1\n"),
+        "{out}"
+    );
+    let d = semver_setup(&[("1.2.0", "demo")], "schema: olm.semver\nstable: {}\n");
+    let o = semver_run(d.path());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("key \"stable\" already set"), "{err}");
+    // catalog build: the package directory is `foo`, the template renders `demo`.
+    let root = tempfile::tempdir().expect("tmp");
+    let pkg = root.path().join("operators/foo");
+    std::fs::create_dir_all(pkg.join("catalog-templates")).expect("mkdir");
+    std::fs::write(pkg.join("ci.yaml"), "fbc:\n  enabled: true\n  catalog_mapping:\n  - template_name: basic.yaml\n    type: olm.template.basic\n    catalog_names: [v4.17, v4.18]\n").expect("ci");
+    let b = setup(BASIC);
+    std::fs::write(pkg.join("catalog-templates/basic.yaml"), BASIC).expect("template");
+    let cats = root.path().join("catalogs");
+    let o = olmctl(&[
+        "catalog",
+        "build",
+        &pkg.display().to_string(),
+        "--catalogs-dir",
+        &cats.display().to_string(),
+        "--bundles",
+        &p(b.path(), "map.yaml"),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("renders package demo but the package directory is foo"),
+        "{err}"
+    );
+    assert!(!cats.exists(), "nothing written");
+    // A ci.yaml type that is not the template's schema.
+    std::fs::write(pkg.join("ci.yaml"), "fbc:\n  catalog_mapping:\n  - template_name: basic.yaml\n    type: olm.semver\n    catalog_names: [v4.18]\n").expect("ci");
+    let o = olmctl(&[
+        "catalog",
+        "build",
+        &pkg.display().to_string(),
+        "--catalogs-dir",
+        &cats.display().to_string(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("ci.yaml:3:5:") && err.contains("but its schema is olm.template.basic"),
+        "{err}"
+    );
 }

@@ -323,17 +323,25 @@ fn convert_gives_back_the_committed_templates() {
 }
 
 /// `--bundles` may map an image to an OCI image layout directory (as `bundle build
-/// --oci-layout` writes it): kube-green's template rendered from one layout per bundle gives
-/// the committed catalog, and the layouts are extracted into the bundle cache.
+/// --oci-layout` writes it): kube-green's template with its images renamed to tags renders the
+/// same from one layout per bundle as from the bundle directories, the layouts land in the
+/// bundle cache, and a digest reference that the layout does not hold is refused.
 #[test]
 fn bundles_from_oci_layouts() {
     let tmp = tempfile::tempdir().expect("tmp");
     let dir_map = fixture_map("kube-green", tmp.path());
     let text = std::fs::read_to_string(&dir_map).expect("map");
-    let mut layout_map = String::new();
+    let mut template = std::fs::read_to_string(
+        operators().join("kube-green/catalog-templates/basic-template.yaml"),
+    )
+    .expect("template");
+    let (mut layouts, mut dirs) = (String::new(), String::new());
     for (i, line) in text.lines().enumerate() {
         let (image, dir) = line.split_once(": ").expect("map line");
+        let image: String = serde_json::from_str(image).expect("quoted image");
         let dir: String = serde_json::from_str(dir).expect("quoted dir");
+        let tag = format!("example.com/kube-green:b{i}");
+        template = template.replace(&image, &tag);
         let layout = tmp.path().join(format!("layout-{i}"));
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
             .args([
@@ -341,7 +349,7 @@ fn bundles_from_oci_layouts() {
                 "build",
                 &dir,
                 "--tag",
-                &format!("example.com/kube-green:b{i}"),
+                &tag,
                 "--force",
                 "--oci-layout",
             ])
@@ -354,34 +362,54 @@ fn bundles_from_oci_layouts() {
             "{}",
             String::from_utf8_lossy(&o.stderr)
         );
-        layout_map.push_str(&format!("{image}: {:?}\n", layout.display().to_string()));
+        layouts.push_str(&format!("{tag}: {:?}\n", layout.display().to_string()));
+        dirs.push_str(&format!("{tag}: {dir:?}\n"));
     }
-    let map = tmp.path().join("layouts.yaml");
-    std::fs::write(&map, layout_map).expect("map");
+    let t = tmp.path().join("t.yaml");
+    std::fs::write(&t, &template).expect("template");
     let cache = tmp.path().join("cache");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
-        .args(["catalog", "template"])
-        .arg(operators().join("kube-green/catalog-templates/basic-template.yaml"))
-        .arg("--bundles")
-        .arg(&map)
-        .arg("--cache-dir")
-        .arg(&cache)
-        .args(["--migrate-level", "bundle-object-to-csv-metadata"])
-        .output()
-        .expect("run");
+    let render = |map: &str| {
+        let f = tmp.path().join("m.yaml");
+        std::fs::write(&f, map).expect("map");
+        std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+            .args(["catalog", "template"])
+            .arg(&t)
+            .arg("--bundles")
+            .arg(&f)
+            .arg("--cache-dir")
+            .arg(&cache)
+            .output()
+            .expect("run")
+    };
+    let from_dirs = render(&dirs);
+    let from_layouts = render(&layouts);
     assert_eq!(
-        o.status.code(),
+        from_layouts.status.code(),
         Some(0),
         "{}",
-        String::from_utf8_lossy(&o.stderr)
+        String::from_utf8_lossy(&from_layouts.stderr)
     );
-    let want =
-        std::fs::read(common::fixture_catalog().join("kube-green/catalog.yaml")).expect("catalog");
-    assert!(o.stdout == want, "rendered from layouts differs");
+    assert!(
+        from_layouts.stdout == from_dirs.stdout,
+        "layouts render as directories"
+    );
     assert_eq!(
         std::fs::read_dir(cache.join("sha256"))
             .expect("cache")
             .count(),
         10
+    );
+    // A digest the layout does not hold.
+    let wrong = format!(
+        "example.com/kube-green@{}",
+        olmctl::oci::digest::sha256(b"other")
+    );
+    std::fs::write(&t, template.replace("example.com/kube-green:b0", &wrong)).expect("template");
+    let o = render(&layouts.replace("example.com/kube-green:b0", &wrong));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no image with digest"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
     );
 }

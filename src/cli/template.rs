@@ -34,6 +34,7 @@ fn resolve(
     let at = |r: &template::ImageRef, e: &dyn std::fmt::Display| {
         format!("{}:{}:{}: {e}", file.display(), r.pos.line, r.pos.col)
     };
+    let plat = super::oci::platform(&pull.platform)?;
     let mut dirs = HashMap::new();
     let mut to_pull = Vec::new();
     for r in refs {
@@ -44,7 +45,7 @@ fn resolve(
         let parsed = crate::oci::registry::parse_ref(&r.image)
             .map_err(|e| at(r, &format!("{e} (and the image is not in --bundles)")))?;
         // Pinned by digest and cached: no registry is asked.
-        if let Some(d) = parsed.digest().and_then(|d| lookup(cache, d)) {
+        if let Some(d) = parsed.digest().and_then(|d| lookup(cache, d, &plat)) {
             dirs.insert(r.image.clone(), d);
             continue;
         }
@@ -56,7 +57,6 @@ fn resolve(
     let all: Vec<&oci_client::Reference> = to_pull.iter().map(|(_, p)| p).collect();
     let reg = super::oci::registry(registry, &all, &all, pull.max_size)?;
     let rt = super::oci::runtime().map_err(|_| "cannot start the async runtime".to_string())?;
-    std::fs::create_dir_all(cache).map_err(|e| format!("{}: {e}", cache.display()))?;
     let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
     if progress {
         eprintln!(
@@ -68,21 +68,37 @@ fn resolve(
     let done = std::cell::Cell::new(0usize);
     let total = to_pull.len();
     let pulls = to_pull.iter().map(|(r, parsed)| {
-        let (reg, done) = (&reg, &done);
+        let (reg, done, plat) = (&reg, &done, &plat);
         async move {
             // A tag is resolved to the digest it names now (its manifest or index, one
-            // request); a digest names itself.
-            let key = match parsed.digest() {
+            // request) and pulled by that digest; a digest names itself.
+            let digest = match parsed.digest() {
                 Some(d) => d.to_string(),
                 None => reg.fetch_manifest(parsed).await?.1,
             };
-            let dir = match lookup(cache, &key) {
+            let dir = match lookup(cache, &digest, plat) {
                 Some(d) => d,
                 None => {
-                    let tmp = scratch(cache);
-                    super::oci::pull_image(reg, &r.image, &tmp, pull, super::oci::Want::Bundle)
-                        .await?;
-                    store(cache, &key, &tmp)?
+                    let by_digest =
+                        format!("{}/{}@{digest}", parsed.registry(), parsed.repository());
+                    let tmp = scratch(cache)?;
+                    let pulled = super::oci::pull_image(
+                        reg,
+                        &by_digest,
+                        &tmp,
+                        pull,
+                        super::oci::Want::Bundle,
+                    )
+                    .await;
+                    let pulled = match pulled {
+                        Ok((_, p)) => p,
+                        Err(e) => {
+                            let _ = std::fs::remove_dir_all(&tmp);
+                            return Err(e);
+                        }
+                    };
+                    let through_index = pulled.image.index_digest.is_some().then_some(plat);
+                    store(cache, &digest, through_index, &tmp)?
                 }
             };
             done.set(done.get() + 1);
@@ -92,7 +108,13 @@ fn resolve(
             Ok::<PathBuf, String>(dir)
         }
     });
-    let results = rt.block_on(futures_util::future::join_all(pulls));
+    // At most 8 pulls at a time.
+    use futures_util::StreamExt;
+    let results: Vec<Result<PathBuf, String>> = rt.block_on(
+        futures_util::stream::iter(pulls)
+            .buffered(8)
+            .collect::<Vec<_>>(),
+    );
     for ((r, _), res) in to_pull.iter().zip(results) {
         let dir = res.map_err(|e| at(r, &format!("{}: {e}", r.image)))?;
         dirs.insert(r.image.clone(), dir);
@@ -209,9 +231,18 @@ pub fn build(
     let catalogs_root = catalogs_dir
         .map(Path::to_path_buf)
         .unwrap_or_else(|| dir.join("../../catalogs"));
-    // Every template read once, every image resolved once.
+    // The package is the directory's name, as in the community pipeline: a template cannot
+    // write another package's catalog.
+    let package_dir = std::fs::canonicalize(dir)
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    if package_dir.is_empty() || package_dir.starts_with('.') {
+        return fail(format!("{}: not a package directory", dir.display()));
+    }
+    // Every template read once, every image resolved once (from the first template naming it).
     let mut docs = Vec::new();
-    let mut refs: Vec<template::ImageRef> = Vec::new();
+    let mut dirs: HashMap<String, PathBuf> = HashMap::new();
     for m in &mappings {
         let file = dir.join("catalog-templates").join(&m.template);
         let text = match crate::input::read(&file).map(String::from_utf8) {
@@ -223,22 +254,36 @@ pub fn build(
             Ok(d) => d,
             Err(e) => return fail(e.to_string()),
         };
-        match template::images(&file, &doc) {
-            Ok(r) => refs.extend(r),
+        let kind = match template::kind(&file, &doc) {
+            Ok(k) => k,
             Err(e) => return fail(e.to_string()),
+        };
+        if !m.kind.is_empty() && m.kind != kind.schema() {
+            return fail(format!(
+                "{}:{}:{}: catalog_mapping says {} is {}, but its schema is {}",
+                dir.join("ci.yaml").display(),
+                m.pos.line,
+                m.pos.col,
+                m.template,
+                m.kind,
+                kind.schema()
+            ));
+        }
+        let mut refs = match template::images(&file, &doc) {
+            Ok(r) => r,
+            Err(e) => return fail(e.to_string()),
+        };
+        refs.retain(|r| !dirs.contains_key(&r.image));
+        match sources(&file, &refs, bundles, cache_dir, registry, pull) {
+            Ok(x) => dirs.extend(x),
+            Err(e) => return fail(e),
         }
         docs.push((file, doc));
     }
-    let mut seen = std::collections::HashSet::new();
-    refs.retain(|r| seen.insert(r.image.clone()));
-    let first_file = docs.first().map_or(dir.join("ci.yaml"), |d| d.0.clone());
-    let dirs = match sources(&first_file, &refs, bundles, cache_dir, registry, pull) {
-        Ok(x) => x,
-        Err(e) => return fail(e),
-    };
     let mut rendered: HashMap<(usize, bool), (String, String)> = HashMap::new();
     let mut written = Vec::new();
     let mut differs = Vec::new();
+    let mut outputs: Vec<(usize, String, PathBuf, String)> = Vec::new();
     for (i, m) in mappings.iter().enumerate() {
         for catalog in &m.catalogs {
             let migrate = template::ci::migrates(catalog);
@@ -255,32 +300,42 @@ pub fn build(
                         Ok(c) => c,
                         Err(e) => return fail(e.to_string()),
                     };
-                    let package = cfg
-                        .packages
-                        .first()
-                        .map(|p| p.name.clone())
-                        .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
-                        .unwrap_or_default();
-                    &*v.insert((package, canonical_yaml(&cfg)))
+                    let named: Vec<&str> = cfg.packages.iter().map(|p| p.name.as_str()).collect();
+                    if named != [package_dir.as_str()] {
+                        return fail(format!(
+                            "{}: renders package {} but the package directory is {package_dir}; nothing was written",
+                            docs[i].0.display(),
+                            if named.is_empty() {
+                                "<none>".to_string()
+                            } else {
+                                named.join(", ")
+                            }
+                        ));
+                    }
+                    &*v.insert((package_dir.clone(), canonical_yaml(&cfg)))
                 }
             };
             let rel = Path::new(catalog).join(package).join("catalog.yaml");
-            if check {
-                let committed = std::fs::read(catalogs_root.join(&rel)).unwrap_or_default();
-                if committed != text.as_bytes() {
-                    differs.push(format!(
-                        "{} differs from what {} renders",
-                        catalogs_root.join(&rel).display(),
-                        docs[i].0.display()
-                    ));
-                }
-                continue;
-            }
-            if let Err(e) = crate::outdir::write(&catalogs_root, &rel, text.as_bytes()) {
-                return fail(e.to_string());
-            }
-            written.push(catalogs_root.join(catalog).join(package));
+            outputs.push((i, catalog.clone(), rel, text.clone()));
         }
+    }
+    // Everything rendered: now compare or write.
+    for (i, catalog, rel, text) in outputs {
+        if check {
+            let committed = std::fs::read(catalogs_root.join(&rel)).unwrap_or_default();
+            if committed != text.as_bytes() {
+                differs.push(format!(
+                    "{} differs from what {} renders",
+                    catalogs_root.join(&rel).display(),
+                    docs[i].0.display()
+                ));
+            }
+            continue;
+        }
+        if let Err(e) = crate::outdir::write(&catalogs_root, &rel, text.as_bytes()) {
+            return fail(e.to_string());
+        }
+        written.push(catalogs_root.join(catalog).join(&package_dir));
     }
     if check {
         for d in &differs {

@@ -55,16 +55,25 @@ fn descriptor(v: &Value) -> Option<(String, Option<u64>, String)> {
     ))
 }
 
-/// Extracts the image named `name` in `index.json` (or the only image there) into `dest` and
-/// returns its manifest digest and config labels. An index is resolved to its first image
-/// manifest (bundle images hold the same files on every platform).
+/// Extracts one image of the layout at `dir` into `dest` (an empty directory) and returns its
+/// image manifest digest and config labels. The image is the one whose digest is `digest`
+/// (an entry of `index.json`, or an image of an index there) when given; else the one named
+/// `tag` in `index.json`; else, without a tag, the only image. An index picked by name is
+/// resolved to its first image (bundle images hold the same files on every platform).
 pub fn extract(
     dir: &Path,
-    name: &str,
+    digest: Option<&str>,
+    tag: Option<&str>,
     dest: &Path,
     limits: Limits,
 ) -> Result<(String, BTreeMap<String, String>), String> {
     let what = dir.display().to_string();
+    if std::fs::read_dir(dest)
+        .map(|mut d| d.next().is_some())
+        .unwrap_or(false)
+    {
+        return Err(format!("{}: not an empty directory", dest.display()));
+    }
     let index = json(
         &format!("{what}/index.json"),
         &crate::input::read(&dir.join("index.json"))
@@ -75,28 +84,56 @@ pub fn extract(
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let named: Vec<&Value> = entries
-        .iter()
-        .filter(|m| {
-            m.pointer(&format!("/annotations/{}", REF_NAME.replace('/', "~1")))
-                .and_then(Value::as_str)
-                == Some(name)
-        })
-        .collect();
-    let chosen = match (named.as_slice(), entries.as_slice()) {
-        ([one], _) => *one,
-        ([], [only]) => only,
-        _ => {
-            return Err(format!(
-                "{what}: no single image named {name:?} in index.json ({} images)",
-                entries.len()
-            ));
-        }
+    let name_of = |m: &Value| {
+        m.pointer(&format!("/annotations/{}", REF_NAME.replace('/', "~1")))
+            .and_then(Value::as_str)
+            .map(str::to_string)
     };
-    let (mut d, mut size, mut mt) =
-        descriptor(chosen).ok_or_else(|| format!("{what}: index.json entry without a digest"))?;
+    let is_index = |mt: &str, m: &Value| media::is_index(mt) || m.get("manifests").is_some();
+    let (mut d, mut size, mut mt) = match (digest, tag) {
+        (Some(want), _) => {
+            let mut found = None;
+            for e in &entries {
+                let Some((ed, es, emt)) = descriptor(e) else {
+                    continue;
+                };
+                if ed == want {
+                    found = Some((ed, es, emt));
+                    break;
+                }
+                if media::is_index(&emt) {
+                    let idx = json(&ed, &blob(dir, &ed, es)?)?;
+                    let child = idx
+                        .get("manifests")
+                        .and_then(Value::as_array)
+                        .and_then(|c| c.iter().filter_map(descriptor).find(|c| c.0 == want));
+                    if let Some(c) = child {
+                        found = Some(c);
+                        break;
+                    }
+                }
+            }
+            found.ok_or_else(|| format!("{what}: no image with digest {want}"))?
+        }
+        (None, Some(t)) => {
+            let named: Vec<&Value> = entries
+                .iter()
+                .filter(|m| name_of(m).as_deref() == Some(t))
+                .collect();
+            match named.as_slice() {
+                [one] => descriptor(one),
+                _ => None,
+            }
+            .ok_or_else(|| format!("{what}: no single image named {t:?} in index.json"))?
+        }
+        (None, None) => match entries.as_slice() {
+            [only] => descriptor(only),
+            _ => None,
+        }
+        .ok_or_else(|| format!("{what}: {} images and no tag to pick one", entries.len()))?,
+    };
     let mut manifest = json(&d, &blob(dir, &d, size)?)?;
-    if media::is_index(&mt) || manifest.get("manifests").is_some() {
+    if is_index(&mt, &manifest) {
         let first = manifest
             .get("manifests")
             .and_then(Value::as_array)
@@ -127,7 +164,6 @@ pub fn extract(
         ));
     }
     let mut budget = Budget::new(limits);
-    std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
     for (i, (l, diff)) in layers.iter().zip(&diff_ids).enumerate() {
         let (ld, lsize, _) =
             descriptor(l).ok_or_else(|| format!("{what}: layer {i} without a digest"))?;

@@ -34,6 +34,17 @@ pub enum Kind {
     Substitutes,
 }
 
+impl Kind {
+    /// The template's schema.
+    pub fn schema(self) -> &'static str {
+        match self {
+            Kind::Basic => basic::SCHEMA,
+            Kind::Semver => semver::SCHEMA,
+            Kind::Substitutes => substitutes::SCHEMA,
+        }
+    }
+}
+
 /// A template error: the file, the place when known, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemplateError {
@@ -128,23 +139,21 @@ pub fn first_document(file: &Path, text: &str) -> Result<Node, TemplateError> {
     first.ok_or_else(|| TemplateError::file(file, "decoding template schema: EOF"))
 }
 
-/// The value of `key` in a map node, matched as Go's `encoding/json` matches struct fields (an
-/// exact match first, else case-insensitively; the last of several wins).
+/// The value of `key` in a map node as opm reads templates: the YAML becomes JSON through a Go
+/// map (keys sorted, a repeated key's last value), and `encoding/json` assigns every key that
+/// matches the field case-insensitively in that order, so the byte-wise greatest of the
+/// case-folded matches wins.
 pub fn field<'a>(node: &'a Node, key: &str) -> Option<&'a Node> {
     let Value::Map(entries) = &node.value else {
         return None;
     };
-    entries
-        .iter()
-        .rev()
-        .find(|e| e.key == key)
-        .or_else(|| {
-            entries
-                .iter()
-                .rev()
-                .find(|e| e.key.eq_ignore_ascii_case(key))
-        })
-        .map(|e| &e.value)
+    let mut best: Option<&crate::fbc::node::Entry> = None;
+    for e in entries.iter().filter(|e| e.key.eq_ignore_ascii_case(key)) {
+        if best.is_none_or(|b| e.key >= b.key) {
+            best = Some(e);
+        }
+    }
+    best.map(|e| &e.value)
 }
 
 /// The template type, from the first document's `schema` (operator-registry#1330).

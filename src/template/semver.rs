@@ -61,7 +61,17 @@ fn strict_keys<'a>(
             ),
         ));
     };
-    for e in entries {
+    for (i, e) in entries.iter().enumerate() {
+        if entries[..i].iter().any(|x| x.key == e.key) {
+            return Err(TemplateError::at(
+                file,
+                e.key_pos,
+                format!(
+                    "error converting YAML to JSON: yaml: line {}: key {:?} already set in map",
+                    e.key_pos.line, e.key
+                ),
+            ));
+        }
         if !fields.iter().any(|f| f.eq_ignore_ascii_case(&e.key)) {
             return Err(TemplateError::at(
                 file,

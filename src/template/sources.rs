@@ -71,23 +71,30 @@ pub fn read_map(path: &Path, cache: &Path) -> Result<HashMap<String, PathBuf>, S
     Ok(out)
 }
 
-/// The bundle of image `reference` in the OCI layout `dir`, extracted into the cache.
+/// The bundle of image `reference` in the OCI layout `dir`, extracted into the cache: the image
+/// with the reference's digest, else the one named by its tag, else the only one.
 fn from_layout(dir: &Path, reference: &str, cache: &Path) -> Result<PathBuf, String> {
     use crate::oci::bundle_cache::{scratch, store};
-    std::fs::create_dir_all(cache).map_err(|e| format!("{}: {e}", cache.display()))?;
-    let tmp = scratch(cache);
-    let name = crate::oci::layout::tag_of(reference);
-    let res = crate::oci::layout_read::extract(dir, &name, &tmp, Default::default()).and_then(
-        |(digest, labels)| match crate::oci::pull::kind(reference, &labels)? {
-            crate::oci::pull::Kind::Bundle => Ok(digest),
-            crate::oci::pull::Kind::Catalog(_) => Err(format!(
-                "{} holds a catalog image, not a bundle",
-                dir.display()
-            )),
-        },
-    );
+    let parsed = crate::oci::registry::parse_ref(reference)?;
+    let explicit_tag = reference
+        .rsplit('/')
+        .next()
+        .map(|last| last.split('@').next().unwrap_or(last).contains(':'))
+        .unwrap_or(false);
+    let tag = explicit_tag.then(|| parsed.tag()).flatten();
+    let tmp = scratch(cache)?;
+    let res = crate::oci::layout_read::extract(dir, parsed.digest(), tag, &tmp, Default::default())
+        .and_then(
+            |(digest, labels)| match crate::oci::pull::kind(reference, &labels)? {
+                crate::oci::pull::Kind::Bundle => Ok(digest),
+                crate::oci::pull::Kind::Catalog(_) => Err(format!(
+                    "{} holds a catalog image, not a bundle",
+                    dir.display()
+                )),
+            },
+        );
     match res {
-        Ok(digest) => store(cache, &digest, &tmp),
+        Ok(digest) => store(cache, &digest, None, &tmp),
         Err(e) => {
             let _ = std::fs::remove_dir_all(&tmp);
             Err(e)

@@ -141,18 +141,31 @@ pub fn render(
                 .find_map(|p| p.as_package())
                 .map(|(_, v, r)| (semver::Version::parse(v).ok(), r.map(str::to_string)))
         };
-        let base_key = cfg.bundles.iter().find(|b| b.name == s.base).and_then(key);
-        if let (Some(b), Some(n)) = (base_key, key(&sub)) {
-            let cmp = crate::graph::compare_versions(
-                (n.0.as_ref(), n.1.as_deref()),
-                (b.0.as_ref(), b.1.as_deref()),
-            );
-            if !cmp.is_gt() {
-                return Err(at(format!(
-                    "the substitute {} must have a higher version (and release) than its base {}",
-                    sub.name, s.base
-                )));
-            }
+        let Some(base) = cfg.bundles.iter().find(|b| b.name == s.base) else {
+            return Err(at(format!(
+                "base bundle {:?} does not exist in catalog",
+                s.base
+            )));
+        };
+        let (Some(b), Some(n)) = (key(base), key(&sub)) else {
+            return Err(at(
+                "the versions of the base and the substitute cannot be compared".into(),
+            ));
+        };
+        if b.0.is_none() || n.0.is_none() {
+            return Err(at(
+                "the versions of the base and the substitute cannot be compared".into(),
+            ));
+        }
+        let cmp = crate::graph::compare_versions(
+            (n.0.as_ref(), n.1.as_deref()),
+            (b.0.as_ref(), b.1.as_deref()),
+        );
+        if !cmp.is_gt() {
+            return Err(at(format!(
+                "the substitute {} must have a higher version (and release) than its base {}",
+                sub.name, s.base
+            )));
         }
         for ch in &mut cfg.channels {
             let at_base: Vec<usize> = ch
