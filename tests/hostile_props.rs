@@ -292,6 +292,51 @@ fn policy_reader_survives_hostile_policies() {
     }
 }
 
+/// Catalog templates are input written by strangers too: hostile documents as a template, and
+/// hostile text inside a basic and a semver template's fields, end by themselves with exit 0, 1
+/// or 2 under the memory bound, and a refusal names the template.
+#[test]
+fn template_reader_survives_hostile_templates() {
+    for seed in seeds(4, 24) {
+        let dir = tempfile::tempdir().expect("tmp");
+        let hostile_text = hostile(seed);
+        let text = match seed % 3 {
+            0 => hostile_text,
+            1 => {
+                let mut t = b"schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: p\n  description: ".to_vec();
+                t.extend(hostile_text);
+                t
+            }
+            _ => {
+                let mut t = b"schema: olm.semver\nstable:\n  bundles:\n  - image: ".to_vec();
+                t.extend(hostile_text);
+                t
+            }
+        };
+        write(dir.path(), "t.yaml", &text);
+        write(dir.path(), "map.yaml", b"{}\n");
+        let t = dir.path().join("t.yaml");
+        let map = dir.path().join("map.yaml");
+        let cache = dir.path().join("cache");
+        let r = run(&[
+            "catalog",
+            "template",
+            p(&t),
+            "--bundles",
+            p(&map),
+            "--cache-dir",
+            p(&cache),
+            "--retries",
+            "0",
+            "--timeout",
+            "2s",
+        ]);
+        if r.bounded(MAX_RSS) == 2 {
+            assert!(r.stderr.contains("t.yaml"), "seed {seed}: {}", r.stderr);
+        }
+    }
+}
+
 #[test]
 fn generators_are_deterministic_and_varied() {
     assert_eq!(hostile(7), hostile(7));
