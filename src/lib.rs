@@ -7,6 +7,7 @@ pub mod checks;
 pub mod cli;
 pub mod diag;
 pub mod fbc;
+pub mod gate;
 pub mod gosort;
 pub mod graph;
 pub mod imageref;

@@ -1,0 +1,5 @@
+//! The upgrade gate (issue 16): the decision whether an OLM InstallPlan may be approved, shared
+//! by `olmctl gate evaluate` and the operator. This module grows piece by piece; each piece is a
+//! pure function of its inputs (no clock, no cluster), so both callers and the tests agree.
+
+pub mod window;
