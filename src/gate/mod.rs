@@ -2,4 +2,5 @@
 //! by `olmctl gate evaluate` and the operator. This module grows piece by piece; each piece is a
 //! pure function of its inputs (no clock, no cluster), so both callers and the tests agree.
 
+pub mod jump;
 pub mod window;
