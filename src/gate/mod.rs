@@ -3,4 +3,5 @@
 //! pure function of its inputs (no clock, no cluster), so both callers and the tests agree.
 
 pub mod jump;
+pub mod policy;
 pub mod window;
