@@ -3,5 +3,6 @@
 //! pure function of its inputs (no clock, no cluster), so both callers and the tests agree.
 
 pub mod jump;
+pub mod objects;
 pub mod policy;
 pub mod window;
