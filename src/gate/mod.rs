@@ -3,6 +3,7 @@
 //! pure function of its inputs (no clock, no cluster), so both callers and the tests agree.
 
 pub mod jump;
+pub mod manifests;
 pub mod objects;
 pub mod policy;
 pub mod window;
