@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use olmctl::bundle::load::{bundle_dirs_below, load_bundle, str_at};
 use olmctl::bundle::render::{ObjectMode, render_dir};
-use olmctl::fbc::write::{Format, canonical, write_blobs};
+use olmctl::fbc::write::{Format, canonical_text};
 use olmctl::template::{self, MigrateLevel};
 
 const RUNS: usize = 20;
@@ -83,11 +83,7 @@ fn main() {
     let doc = template::first_document(&file, &text).expect("doc");
     let render = |dirs: &HashMap<String, PathBuf>| {
         let cfg = template::render(&file, &doc, dirs, MigrateLevel::CsvMetadata).expect("renders");
-        let mut s = String::new();
-        for (_, nodes) in canonical(&cfg) {
-            write_blobs(&nodes, Format::Yaml, &mut s);
-        }
-        s
+        canonical_text(&cfg, Format::Yaml)
     };
     let (read, _) = time(|| {
         dirs.values()

@@ -165,10 +165,7 @@ fn without_dangling_entries(rendered: &[u8]) -> Option<(String, Vec<String>)> {
     if dropped.is_empty() {
         return None;
     }
-    let mut out = String::new();
-    for (_, nodes) in olmctl::fbc::write::canonical(&cfg) {
-        olmctl::fbc::write::write_blobs(&nodes, olmctl::fbc::write::Format::Yaml, &mut out);
-    }
+    let out = olmctl::fbc::write::canonical_text(&cfg, olmctl::fbc::write::Format::Yaml);
     Some((out, dropped))
 }
 

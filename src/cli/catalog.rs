@@ -279,6 +279,15 @@ pub enum FmtFormat {
     Json,
 }
 
+impl From<FmtFormat> for Format {
+    fn from(f: FmtFormat) -> Format {
+        match f {
+            FmtFormat::Yaml => Format::Yaml,
+            FmtFormat::Json => Format::Json,
+        }
+    }
+}
+
 pub fn run(cmd: CatalogCmd) -> u8 {
     match cmd {
         CatalogCmd::Validate { dirs, output } => validate(&dirs, output),
@@ -489,10 +498,7 @@ pub fn formatted_files(loaded: &Loaded, format: Format) -> Vec<(PathBuf, String)
 }
 
 fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8 {
-    let format = match format {
-        FmtFormat::Yaml => Format::Yaml,
-        FmtFormat::Json => Format::Json,
-    };
+    let format = Format::from(format);
     let loaded = match super::graph::load_catalog(&[dir.to_path_buf()]) {
         Ok(l) => l,
         Err(c) => return c,
@@ -720,10 +726,7 @@ fn render(
             return EXIT_USAGE;
         }
     }
-    let format = match output {
-        FmtFormat::Yaml => Format::Yaml,
-        FmtFormat::Json => Format::Json,
-    };
+    let format = Format::from(output);
     // Images are pulled first, each into its own scratch directory.
     let input_refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
     let (pulled, scratch) =

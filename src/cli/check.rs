@@ -217,13 +217,10 @@ fn bundle_sources(
             Ok((Refs::new(), read))
         }
         Some(p) => {
-            let text = crate::input::read_text(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            let mut docs = Vec::new();
-            crate::fbc::yaml::parse_objects(&text, |d| docs.push(d))
-                .map_err(|e| format!("{}:{}:{}: {}", p.display(), e.line, e.column, e.message))?;
+            let doc = crate::fbc::yaml::read_first_document(p)?;
             let base = p.parent().unwrap_or(Path::new("."));
             let mut map = BTreeMap::new();
-            if let Some(crate::fbc::node::Value::Map(m)) = docs.first().map(|d| &d.value) {
+            if let Some(crate::fbc::node::Value::Map(m)) = doc.as_ref().map(|d| &d.value) {
                 for e in m {
                     let Some(v) = e.value.as_str() else {
                         return Err(format!(

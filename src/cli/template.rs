@@ -7,7 +7,7 @@ use clap::ValueEnum;
 
 use super::catalog::FmtFormat;
 use super::{EXIT_OK, EXIT_USAGE, out};
-use crate::fbc::write::{Format, canonical, write_blobs};
+use crate::fbc::write::{Format, canonical_text, write_blobs};
 use crate::template::{self, MigrateLevel};
 
 /// `--migrate-level`, as opm names the levels.
@@ -156,16 +156,9 @@ pub fn run(
         super::error(e);
         EXIT_USAGE
     };
-    let text = match crate::input::read(file) {
-        Ok(b) => match String::from_utf8(b) {
-            Ok(t) => t,
-            Err(_) => return fail(format!("{}: not UTF-8 text", file.display())),
-        },
-        Err(e) => return fail(format!("{}: {e}", file.display())),
-    };
-    let doc = match template::first_document(file, &text) {
+    let doc = match read_template(file) {
         Ok(d) => d,
-        Err(e) => return fail(e.to_string()),
+        Err(e) => return fail(e),
     };
     let refs = match template::images(file, &doc) {
         Ok(r) => r,
@@ -183,25 +176,14 @@ pub fn run(
         Ok(c) => c,
         Err(e) => return fail(e.to_string()),
     };
-    let format = match output {
-        FmtFormat::Yaml => Format::Yaml,
-        FmtFormat::Json => Format::Json,
-    };
-    let mut s = String::new();
-    for (_, nodes) in canonical(&cfg) {
-        write_blobs(&nodes, format, &mut s);
-    }
-    out(&s);
+    out(&canonical_text(&cfg, output.into()));
     EXIT_OK
 }
 
-/// The canonical YAML of `cfg`.
-fn canonical_yaml(cfg: &crate::fbc::decl::DeclarativeConfig) -> String {
-    let mut s = String::new();
-    for (_, nodes) in canonical(cfg) {
-        write_blobs(&nodes, Format::Yaml, &mut s);
-    }
-    s
+/// The first document of a template file.
+fn read_template(file: &Path) -> Result<crate::fbc::node::Node, String> {
+    let text = crate::input::read_text(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    template::first_document(file, &text).map_err(|e| e.to_string())
 }
 
 /// `catalog build OPERATOR_DIR`: every template/catalog pair of ci.yaml's
@@ -245,14 +227,9 @@ pub fn build(
     let mut dirs: HashMap<String, PathBuf> = HashMap::new();
     for m in &mappings {
         let file = dir.join("catalog-templates").join(&m.template);
-        let text = match crate::input::read(&file).map(String::from_utf8) {
-            Ok(Ok(t)) => t,
-            Ok(Err(_)) => return fail(format!("{}: not UTF-8 text", file.display())),
-            Err(e) => return fail(format!("{}: {e}", file.display())),
-        };
-        let doc = match template::first_document(&file, &text) {
+        let doc = match read_template(&file) {
             Ok(d) => d,
-            Err(e) => return fail(e.to_string()),
+            Err(e) => return fail(e),
         };
         let kind = match template::kind(&file, &doc) {
             Ok(k) => k,
@@ -312,7 +289,7 @@ pub fn build(
                             }
                         ));
                     }
-                    &*v.insert((package_dir.clone(), canonical_yaml(&cfg)))
+                    &*v.insert((package_dir.clone(), canonical_text(&cfg, Format::Yaml)))
                 }
             };
             let rel = Path::new(catalog).join(package).join("catalog.yaml");
@@ -378,11 +355,7 @@ pub fn convert(dirs: &[PathBuf], output: FmtFormat) -> u8 {
     };
     let node = template::convert::to_basic(&loaded.cfg);
     let mut s = String::new();
-    let format = match output {
-        FmtFormat::Yaml => Format::Yaml,
-        FmtFormat::Json => Format::Json,
-    };
-    write_blobs(std::slice::from_ref(&node), format, &mut s);
+    write_blobs(std::slice::from_ref(&node), output.into(), &mut s);
     out(&s);
     EXIT_OK
 }

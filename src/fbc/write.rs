@@ -233,6 +233,16 @@ pub fn canonical(cfg: &DeclarativeConfig) -> Vec<(String, Vec<Node>)> {
     out
 }
 
+/// The whole of `cfg` as one text in canonical order and `format` (what `catalog fmt` writes,
+/// concatenated).
+pub fn canonical_text(cfg: &DeclarativeConfig, format: Format) -> String {
+    let mut out = String::new();
+    for (_, nodes) in canonical(cfg) {
+        write_blobs(&nodes, format, &mut out);
+    }
+    out
+}
+
 /// Writes blobs in `format`.
 pub fn write_blobs(nodes: &[Node], format: Format, out: &mut String) {
     for n in nodes {

@@ -102,6 +102,27 @@ pub fn parse_documents(text: &str, on_doc: impl FnMut(Node)) -> Result<(), Parse
     parse_with(text, Roots::Any, on_doc)
 }
 
+/// The first non-empty YAML document of `text`, if any (what decoders that read one document
+/// take: templates, policies, maps, `ci.yaml`, bundle files). Their documents are objects, so a
+/// root list comes back empty ([`Roots::Objects`]): its kind is all a caller needs to refuse it.
+pub fn first_document(text: &str) -> Result<Option<Node>, ParseError> {
+    let mut first = None;
+    parse_objects(text, |n| {
+        if first.is_none() {
+            first = Some(n);
+        }
+    })?;
+    Ok(first)
+}
+
+/// Reads `path` as input text ([`crate::input::read_text`]) and returns its first YAML document;
+/// errors name the file (and line and column).
+pub fn read_first_document(path: &std::path::Path) -> Result<Option<Node>, String> {
+    let text = crate::input::read_text(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    first_document(&text)
+        .map_err(|e| format!("{}:{}:{}: {}", path.display(), e.line, e.column, e.message))
+}
+
 /// [`parse_documents`] for files whose documents must be objects ([`Roots::Objects`]).
 pub fn parse_objects(text: &str, on_doc: impl FnMut(Node)) -> Result<(), ParseError> {
     parse_with(text, Roots::Objects, on_doc)

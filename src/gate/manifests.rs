@@ -17,7 +17,7 @@ use std::io::Read;
 
 use super::objects::{Object, Objects};
 use crate::bundle::load::str_at;
-use crate::fbc::node::{Entry, Node, Pos, Value};
+use crate::fbc::node::{Node, Value};
 
 /// Step kinds OLM synthesizes from the CSV's install strategy (not files of the bundle).
 pub const RBAC: [&str; 5] = [
@@ -96,14 +96,7 @@ pub fn bundle_objects(cm: &Object) -> Result<Vec<Node>, String> {
     let mut out = Vec::new();
     for (key, raw) in files {
         let text = decode_file(cm, key, raw, gzip)?;
-        let mut first = None;
-        if crate::fbc::yaml::parse_documents(&text, |n| {
-            if first.is_none() {
-                first = Some(n);
-            }
-        })
-        .is_ok()
-            && let Some(n) = first
+        if let Ok(Some(n)) = crate::fbc::yaml::first_document(&text)
             && str_at(&n, &["kind"]).is_some()
         {
             out.push(n);
@@ -112,44 +105,14 @@ pub fn bundle_objects(cm: &Object) -> Result<Vec<Node>, String> {
     Ok(out)
 }
 
+/// Sets the string at `path` (objects created where missing).
 fn set(n: &mut Node, path: &[&str], value: &str) {
-    let Some((last, parents)) = path.split_last() else {
-        return;
-    };
-    let mut cur = n;
-    for p in parents {
-        if !matches!(cur.value, Value::Map(_)) {
-            cur.value = Value::Map(Vec::new());
-        }
-        let Value::Map(entries) = &mut cur.value else {
-            return;
-        };
-        let i = match entries.iter().position(|e| e.key == *p) {
-            Some(i) => i,
-            None => {
-                entries.push(Entry {
-                    key: p.to_string(),
-                    key_pos: Pos::default(),
-                    value: Node::new(Pos::default(), Value::Map(Vec::new())),
-                });
-                entries.len() - 1
-            }
-        };
-        cur = &mut entries[i].value;
-        if cur.value == Value::Null {
-            cur.value = Value::Map(Vec::new());
-        }
-    }
-    if let Value::Map(entries) = &mut cur.value {
-        let v = Node::new(Pos::default(), Value::Str(value.to_string()));
-        match entries.iter_mut().find(|e| e.key == *last) {
-            Some(e) => e.value = v,
-            None => entries.push(Entry {
-                key: last.to_string(),
-                key_pos: Pos::default(),
-                value: v,
-            }),
-        }
+    if let Some((last, parents)) = path.split_last() {
+        crate::bundle::tree::set(
+            crate::bundle::tree::ensure_obj(n, parents),
+            last,
+            crate::bundle::tree::s(value),
+        );
     }
 }
 
@@ -211,28 +174,12 @@ pub fn step_object(plan: &Object, step: &Node, objects: &Objects) -> Result<Node
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
-
-    fn fixture() -> Objects {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/olm/objects");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .expect("objects")
-            .map(|e| e.expect("e").path())
-            .collect();
-        files.sort();
-        let mut o = Objects::default();
-        for f in files {
-            o.add_text(&f, &std::fs::read_to_string(&f).expect("read"))
-                .expect("objects");
-        }
-        o
-    }
 
     /// Every step of the example plan resolves; the CSV from the ConfigMap carries OLM's
     /// rewrites and equals the new CSV on the cluster where both set the same fields.
     #[test]
     fn the_example_plan_resolves() {
-        let o = fixture();
+        let o = super::super::objects::example_objects();
         let plan = &o.install_plans[0];
         let steps = crate::bundle::load::list_at(&plan.node, &["status", "plan"]);
         assert!(!steps.is_empty());
@@ -283,7 +230,7 @@ mod tests {
 
     #[test]
     fn missing_content_is_an_error() {
-        let o = fixture();
+        let o = super::super::objects::example_objects();
         let plan = &o.install_plans[0];
         let step_of = |m: &str| -> Node {
             let text =

@@ -148,28 +148,30 @@ impl Objects {
     }
 }
 
+/// The example cluster state of `shared/fixtures/olm/objects`, for tests.
+#[cfg(test)]
+pub(crate) fn example_objects() -> Objects {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/olm/objects");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("objects")
+        .map(|e| e.expect("e").path())
+        .collect();
+    files.sort();
+    let mut o = Objects::default();
+    for f in files {
+        o.add_text(&f, &std::fs::read_to_string(&f).expect("read"))
+            .expect("objects");
+    }
+    o
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn fixture_objects() -> Objects {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/olm/objects");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .expect("objects")
-            .map(|e| e.expect("e").path())
-            .collect();
-        files.sort();
-        let mut o = Objects::default();
-        for f in files {
-            o.add_text(&f, &std::fs::read_to_string(&f).expect("read"))
-                .expect("objects");
-        }
-        o
-    }
-
     #[test]
     fn reads_the_example_cluster_state() {
-        let o = fixture_objects();
+        let o = example_objects();
         assert_eq!(o.subscriptions.len(), 1);
         assert_eq!(o.install_plans.len(), 1);
         assert_eq!(o.csvs.len(), 2);

@@ -363,14 +363,9 @@ pub fn from_node(doc: &Node) -> Result<Policy, PolicyError> {
 
 /// Reads the first document of `text` as a policy.
 pub fn parse(text: &str) -> Result<Policy, PolicyError> {
-    let mut doc = None;
-    crate::fbc::yaml::parse_documents(text, |n| {
-        if doc.is_none() {
-            doc = Some(n);
-        }
-    })
-    .map_err(|e| err(Pos::new(e.line, e.column), e.message))?;
-    let doc = doc.ok_or_else(|| err(Pos::new(1, 1), "empty policy document"))?;
+    let doc = crate::fbc::yaml::first_document(text)
+        .map_err(|e| err(Pos::new(e.line, e.column), e.message))?
+        .ok_or_else(|| err(Pos::new(1, 1), "empty policy document"))?;
     from_node(&doc)
 }
 

@@ -7,8 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{ImageRef, Renderer, TemplateError, field};
-use crate::fbc::decl::{DeclarativeConfig, EnvelopeOrField, decode_blob};
-use crate::fbc::decode::Issue;
+use crate::fbc::decl::DeclarativeConfig;
 use crate::fbc::node::{Node, Value};
 
 /// The schema of a basic template.
@@ -50,46 +49,6 @@ pub fn images(file: &Path, doc: &Node) -> Result<Vec<ImageRef>, TemplateError> {
     Ok(out)
 }
 
-/// Decodes one blob as opm's `declcfg.LoadSlice` does: a value of the wrong type fails.
-pub(crate) fn decode(
-    file: &Path,
-    arc: &Arc<Path>,
-    node: Node,
-    cfg: &mut DeclarativeConfig,
-) -> Result<(), TemplateError> {
-    let mut problems = Vec::new();
-    let pos = node.pos;
-    decode_blob(node, arc, cfg, &mut problems);
-    for (_, p) in problems {
-        let (at, what) = match &p.issue {
-            EnvelopeOrField::NotAnObject { found, pos } => {
-                (*pos, format!("an entry must be an object, found {found}"))
-            }
-            EnvelopeOrField::MissingSchema { pos } => (*pos, "an entry has no schema".to_string()),
-            EnvelopeOrField::DuplicateEnvelopeKey { key, keys, pos } => {
-                (*pos, format!("duplicate {key} keys: {}", keys.join(", ")))
-            }
-            EnvelopeOrField::Field(Issue::Type {
-                path,
-                expected,
-                found,
-                pos,
-            }) => (*pos, format!("{path} must be {expected}, found {found}")),
-            EnvelopeOrField::Field(Issue::Invalid { path, message, pos }) => {
-                (*pos, format!("{path}: {message}"))
-            }
-            EnvelopeOrField::Field(Issue::Unknown { .. } | Issue::Miscased { .. }) => continue,
-        };
-        let _ = pos;
-        return Err(TemplateError::at(
-            file,
-            at,
-            format!("load template entries: {what}"),
-        ));
-    }
-    Ok(())
-}
-
 /// Renders a basic template.
 pub fn render(
     file: &Path,
@@ -100,13 +59,13 @@ pub fn render(
     let mut cfg = DeclarativeConfig::default();
     for e in entries(file, doc)? {
         if !is_bundle(e) {
-            decode(file, &arc, e.clone(), &mut cfg)?;
+            super::decode_into(file, &arc, e.clone(), &mut cfg)?;
             continue;
         }
         // opm's isBundleTemplate: a schema and an image, and no package, properties or
         // relatedImages (other keys are dropped by the decoder).
         let mut probe = DeclarativeConfig::default();
-        decode(file, &arc, e.clone(), &mut probe)?;
+        super::decode_into(file, &arc, e.clone(), &mut probe)?;
         let b = probe.bundles.pop().expect("a decoded olm.bundle entry");
         let mut extra = Vec::new();
         if !b.package.is_empty() {
@@ -135,24 +94,8 @@ pub fn render(
                 ),
             ));
         }
-        let mut blob = r.bundle(&b.image, field(e, "image").map_or(e.pos, |n| n.pos))?;
-        relocate(&mut blob, e.pos);
-        decode(file, &arc, blob, &mut cfg)?;
+        let blob = r.bundle(&b.image, field(e, "image").map_or(e.pos, |n| n.pos), e.pos)?;
+        super::decode_into(file, &arc, blob, &mut cfg)?;
     }
     Ok(cfg)
-}
-
-/// Places a rendered blob at the template entry it replaces, so that findings on it point there.
-pub(crate) fn relocate(n: &mut Node, pos: crate::fbc::node::Pos) {
-    n.pos = pos;
-    match &mut n.value {
-        Value::Map(entries) => {
-            for e in entries {
-                e.key_pos = pos;
-                relocate(&mut e.value, pos);
-            }
-        }
-        Value::Seq(items) => items.iter_mut().for_each(|i| relocate(i, pos)),
-        _ => {}
-    }
 }

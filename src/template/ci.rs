@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::bundle::load::{list_at, str_at};
-use crate::fbc::node::{Node, Pos, Value};
+use crate::fbc::node::{Pos, Value};
 
 /// One `fbc.catalog_mapping` item.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,16 +21,7 @@ pub struct Mapping {
 
 /// Reads `fbc.catalog_mapping` of a `ci.yaml`. Errors name the file and line.
 pub fn read_mapping(path: &Path) -> Result<Vec<Mapping>, String> {
-    let bytes = crate::input::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
-    let mut doc: Option<Node> = None;
-    crate::fbc::yaml::parse_documents(&text, |n| {
-        if doc.is_none() {
-            doc = Some(n);
-        }
-    })
-    .map_err(|e| format!("{}:{}:{}: {}", path.display(), e.line, e.column, e.message))?;
+    let doc = crate::fbc::yaml::read_first_document(path)?;
     let Some(doc) = doc else {
         return Err(format!("{}: empty file", path.display()));
     };

@@ -20,7 +20,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::bundle::render::{ObjectMode, render_dir};
-use crate::fbc::decl::DeclarativeConfig;
+use std::sync::Arc;
+
+use crate::fbc::decl::{DeclarativeConfig, EnvelopeOrField, decode_blob};
+use crate::fbc::decode::Issue;
 use crate::fbc::node::{Node, Pos, Value};
 
 /// The template types opm registers.
@@ -123,20 +126,15 @@ pub struct ImageRef {
 
 /// The first document of a template file (opm decodes only the first one).
 pub fn first_document(file: &Path, text: &str) -> Result<Node, TemplateError> {
-    let mut first = None;
-    crate::fbc::yaml::parse_documents(text, |n| {
-        if first.is_none() {
-            first = Some(n);
-        }
-    })
-    .map_err(|e| {
-        TemplateError::at(
-            file,
-            Pos::new(e.line, e.column),
-            format!("decoding template schema: {}", e.message),
-        )
-    })?;
-    first.ok_or_else(|| TemplateError::file(file, "decoding template schema: EOF"))
+    crate::fbc::yaml::first_document(text)
+        .map_err(|e| {
+            TemplateError::at(
+                file,
+                Pos::new(e.line, e.column),
+                format!("decoding template schema: {}", e.message),
+            )
+        })?
+        .ok_or_else(|| TemplateError::file(file, "decoding template schema: EOF"))
 }
 
 /// The value of `key` in a map node as opm reads templates: the YAML becomes JSON through a Go
@@ -223,8 +221,15 @@ pub struct Renderer<'a> {
 }
 
 impl Renderer<'_> {
-    /// The `olm.bundle` blob of `image` (named at `pos`).
-    pub fn bundle(&mut self, image: &str, pos: Pos) -> Result<Node, TemplateError> {
+    /// The `olm.bundle` blob of `image` (named at `pos`), placed at `at` of the template (the
+    /// entry it stands for), so that findings on it point there.
+    pub fn bundle(&mut self, image: &str, pos: Pos, at: Pos) -> Result<Node, TemplateError> {
+        let mut blob = self.rendered(image, pos)?;
+        relocate(&mut blob, at);
+        Ok(blob)
+    }
+
+    fn rendered(&mut self, image: &str, pos: Pos) -> Result<Node, TemplateError> {
         if let Some(b) = self.cache.get(image) {
             return Ok(b.clone());
         }
@@ -264,12 +269,55 @@ impl Renderer<'_> {
     }
 }
 
-/// Decodes a blob into `cfg` as opm's `declcfg.LoadSlice` does.
+/// Decodes one blob as opm's `declcfg.LoadSlice` does: a value of the wrong type fails.
 pub(crate) fn decode_into(
     file: &Path,
-    arc: &std::sync::Arc<Path>,
+    arc: &Arc<Path>,
     node: Node,
     cfg: &mut DeclarativeConfig,
 ) -> Result<(), TemplateError> {
-    basic::decode(file, arc, node, cfg)
+    let mut problems = Vec::new();
+    decode_blob(node, arc, cfg, &mut problems);
+    for (_, p) in problems {
+        let (at, what) = match &p.issue {
+            EnvelopeOrField::NotAnObject { found, pos } => {
+                (*pos, format!("an entry must be an object, found {found}"))
+            }
+            EnvelopeOrField::MissingSchema { pos } => (*pos, "an entry has no schema".to_string()),
+            EnvelopeOrField::DuplicateEnvelopeKey { key, keys, pos } => {
+                (*pos, format!("duplicate {key} keys: {}", keys.join(", ")))
+            }
+            EnvelopeOrField::Field(Issue::Type {
+                path,
+                expected,
+                found,
+                pos,
+            }) => (*pos, format!("{path} must be {expected}, found {found}")),
+            EnvelopeOrField::Field(Issue::Invalid { path, message, pos }) => {
+                (*pos, format!("{path}: {message}"))
+            }
+            EnvelopeOrField::Field(Issue::Unknown { .. } | Issue::Miscased { .. }) => continue,
+        };
+        return Err(TemplateError::at(
+            file,
+            at,
+            format!("load template entries: {what}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Places a rendered blob at the template entry it replaces, so that findings on it point there.
+pub(crate) fn relocate(n: &mut Node, pos: Pos) {
+    n.pos = pos;
+    match &mut n.value {
+        Value::Map(entries) => {
+            for e in entries {
+                e.key_pos = pos;
+                relocate(&mut e.value, pos);
+            }
+        }
+        Value::Seq(items) => items.iter_mut().for_each(|i| relocate(i, pos)),
+        _ => {}
+    }
 }

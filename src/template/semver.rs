@@ -277,8 +277,7 @@ pub fn render(
     let mut blobs: HashMap<String, Node> = HashMap::new();
     for img in spec.images() {
         if seen.insert(img.image.clone()) {
-            let mut blob = r.bundle(&img.image, img.pos)?;
-            super::basic::relocate(&mut blob, img.pos);
+            let blob = r.bundle(&img.image, img.pos, img.pos)?;
             blobs.insert(img.image.clone(), blob.clone());
             super::decode_into(file, &arc, blob, &mut cfg)?;
         }
@@ -417,7 +416,8 @@ pub fn generate(
     per: &[BTreeMap<String, Version>; 3],
 ) -> Generated {
     // 3. Channels and the default channel's high-water mark.
-    let mut channels: BTreeMap<String, Vec<(&Version, &str)>> = BTreeMap::new();
+    // Channel name → (archetype rank, kind, entries in ascending version).
+    let mut channels: BTreeMap<String, (usize, StreamKind, Vec<&str>)> = BTreeMap::new();
     let mut hwc: (usize, Version, StreamKind, String) =
         (0, Version::new(0, 0, 0), StreamKind::Unset, String::new());
     let gt = |h: &(usize, Version, StreamKind, String),
@@ -456,14 +456,17 @@ pub fn generate(
                 if !on {
                     continue;
                 }
-                let entries = channels.entry(ch.clone()).or_default();
+                let (_, _, entries) =
+                    channels
+                        .entry(ch.clone())
+                        .or_insert((rank, kind, Vec::new()));
                 if entries.is_empty() {
                     let cand = (rank, v.clone(), kind, ch.clone());
                     if gt(&cand, &hwc) {
                         hwc = cand;
                     }
                 }
-                entries.push((v, name));
+                entries.push(name);
                 tuples.push((rank, kind, v, name));
             }
         }
@@ -512,19 +515,10 @@ pub fn generate(
     }
     let channels = channels
         .into_iter()
-        .map(|(ch, entries)| {
-            let rank = ARCHETYPES
-                .iter()
-                .position(|a| ch.starts_with(&format!("{a}-")))
-                .unwrap_or(0);
-            let kind = if ch.matches('.').count() == 1 {
-                StreamKind::Minor
-            } else {
-                StreamKind::Major
-            };
+        .map(|(ch, (rank, kind, entries))| {
             let list = entries
                 .iter()
-                .map(|(_, name)| {
+                .map(|name| {
                     let (replaces, skips) = edges
                         .get(&(rank, kind, name.to_string()))
                         .cloned()

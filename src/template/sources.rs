@@ -10,16 +10,7 @@ use crate::fbc::node::Value;
 
 /// Reads a `--bundles` map. Errors name the file and line.
 pub fn read_map(path: &Path, cache: &Path) -> Result<HashMap<String, PathBuf>, String> {
-    let bytes = crate::input::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
-    let mut doc = None;
-    crate::fbc::yaml::parse_documents(&text, |n| {
-        if doc.is_none() {
-            doc = Some(n);
-        }
-    })
-    .map_err(|e| format!("{}:{}:{}: {}", path.display(), e.line, e.column, e.message))?;
+    let doc = crate::fbc::yaml::read_first_document(path)?;
     let base = path.parent().unwrap_or(Path::new("."));
     let mut out = HashMap::new();
     let Some(doc) = doc else {

@@ -125,8 +125,11 @@ pub fn render(
         if s.name == s.base {
             return Err(at("substitution name and base cannot be the same".into()));
         }
-        let mut blob = r.bundle(&s.name, field(s.node, "name").map_or(s.node.pos, |n| n.pos))?;
-        super::basic::relocate(&mut blob, s.node.pos);
+        let blob = r.bundle(
+            &s.name,
+            field(s.node, "name").map_or(s.node.pos, |n| n.pos),
+            s.node.pos,
+        )?;
         let mut one = DeclarativeConfig::default();
         super::decode_into(file, &arc, blob, &mut one)?;
         let Some(sub) = one.bundles.pop() else {
