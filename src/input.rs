@@ -125,6 +125,80 @@ pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// How much of a large file is read before deciding whether its first document is a list.
+pub const PEEK: usize = 1 << 20;
+
+/// A file whose documents must be objects (catalog files, manifests), as [`read_objects`]
+/// returns it.
+#[derive(Debug)]
+pub struct ObjectText {
+    /// The file's bytes: all of them, or only a prefix when `truncated`.
+    pub bytes: Vec<u8>,
+    /// Only a prefix was read: the first document is a root list, which is rejected by its
+    /// kind and ends the file, so nothing after it is needed.
+    pub truncated: bool,
+}
+
+/// [`read`] for files whose documents must be objects: a file larger than [`PEEK`] whose first
+/// document is a list (`[` or `- ` at the root) is read only up to `PEEK` bytes (cut at a
+/// character boundary), so a huge top-level list costs neither memory nor time before the
+/// parser rejects it by its kind ([`crate::fbc::yaml::Roots::Objects`] ends the file there).
+pub fn read_objects(path: &Path) -> io::Result<ObjectText> {
+    let limit = max_file_size();
+    let f = open_regular(path)?;
+    let len = f.metadata()?.len();
+    if len > limit {
+        return Err(too_large(limit));
+    }
+    let mut f = f.take(limit.saturating_add(1));
+    let mut buf = Vec::with_capacity((len as usize).min(PEEK));
+    (&mut f).take(PEEK as u64).read_to_end(&mut buf)?;
+    if buf.len() == PEEK && first_document_is_list(&buf) {
+        // Cut an incomplete character at the end; invalid bytes before it stay for the caller.
+        if let Err(e) = std::str::from_utf8(&buf)
+            && e.error_len().is_none()
+        {
+            buf.truncate(e.valid_up_to());
+        }
+        return Ok(ObjectText {
+            bytes: buf,
+            truncated: true,
+        });
+    }
+    buf.reserve((len as usize).saturating_sub(buf.len()));
+    f.read_to_end(&mut buf)?;
+    if buf.len() as u64 > limit {
+        return Err(too_large(limit));
+    }
+    Ok(ObjectText {
+        bytes: buf,
+        truncated: false,
+    })
+}
+
+/// Whether the first YAML (or JSON) document of `text` is a list: after a byte order mark,
+/// blank and comment lines, directives and a `---` marker, its first character is `[`, or `-`
+/// followed by white space or the end. Anything less plain (tags, anchors) answers no, and
+/// the file is then read whole.
+pub fn first_document_is_list(text: &[u8]) -> bool {
+    let text = text.strip_prefix("\u{feff}".as_bytes()).unwrap_or(text);
+    for line in text.split(|b| *b == b'\n') {
+        let mut rest = line.trim_ascii_start();
+        if rest.starts_with(b"---") && rest.get(3).is_none_or(|b| b.is_ascii_whitespace()) {
+            rest = rest[3..].trim_ascii_start();
+        } else if line.first() == Some(&b'%') {
+            continue;
+        }
+        match rest.first() {
+            None | Some(b'#') => continue,
+            Some(b'[') => return true,
+            Some(b'-') => return rest.get(1).is_none_or(|b| b.is_ascii_whitespace()),
+            Some(_) => return false,
+        }
+    }
+    false
+}
+
 /// [`read`] as UTF-8 text; invalid UTF-8 is an error naming the line and column.
 pub fn read_text(path: &Path) -> io::Result<String> {
     String::from_utf8(read(path)?).map_err(|e| {
@@ -185,6 +259,55 @@ mod tests {
         f.set_len(3 << 30).unwrap();
         let e = read(&p).unwrap_err();
         assert!(e.to_string().contains("256 MiB"), "{e}");
+    }
+
+    #[test]
+    fn first_list_documents_are_recognised() {
+        for yes in [
+            "[1, 2]",
+            "- a\n",
+            "-\n",
+            "\u{feff}  # c\n\n%YAML 1.2\n---\n- a",
+            "--- [a]",
+            "---\n  [",
+        ] {
+            assert!(first_document_is_list(yes.as_bytes()), "{yes:?}");
+        }
+        for no in [
+            "a: 1",
+            "{\"a\": [1]}",
+            "-a: 1",
+            "---x: 1",
+            "&a [1]",
+            "",
+            "# only\n",
+        ] {
+            assert!(!first_document_is_list(no.as_bytes()), "{no:?}");
+        }
+    }
+
+    #[test]
+    fn large_list_files_are_read_up_to_the_peek_only() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("list.yaml");
+        // A multi-byte character across the cut: it is dropped, not split.
+        let mut text = String::from("[");
+        text.push_str(&"\u{e9},".repeat(PEEK));
+        std::fs::write(&p, &text).unwrap();
+        let r = read_objects(&p).unwrap();
+        assert!(r.truncated);
+        assert!(r.bytes.len() <= PEEK && r.bytes.len() >= PEEK - 3);
+        assert!(std::str::from_utf8(&r.bytes).is_ok());
+        // An object file of the same size is read whole; so is a small list.
+        let obj = format!("a: \"{}\"\n", "x".repeat(2 * PEEK));
+        std::fs::write(&p, &obj).unwrap();
+        let r = read_objects(&p).unwrap();
+        assert!(!r.truncated && r.bytes == obj.as_bytes());
+        std::fs::write(&p, "[1]").unwrap();
+        let r = read_objects(&p).unwrap();
+        assert!(!r.truncated && r.bytes == b"[1]");
+        // Limits and special files as in `read`.
+        assert!(read_objects(Path::new("/dev/zero")).is_err());
     }
 
     #[test]

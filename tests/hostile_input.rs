@@ -172,6 +172,32 @@ fn huge_flow_lists_cost_no_memory_before_they_are_rejected() {
     let b = bundle_dir(&[("manifests/list.yaml", &list)]);
     let r = run(&["bundle", "validate", p(b.path())]);
     assert_eq!(r.bounded(PARSE_RSS), 1, "{r:?}");
+
+    // The reproducer: 200 MB. Only the first MiB is read (the list ends the file), so
+    // the peak stays far below the file's size, in a catalog and in a bundle.
+    let big = write_tree(&[("catalog/ok.yaml", "schema: olm.package\nname: ok\n")]);
+    let file = big.path().join("catalog/list.yaml");
+    {
+        use std::io::Write;
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&file).expect("create"));
+        w.write_all(b"# a comment first\n[").expect("write");
+        let chunk = "1,".repeat(1 << 19);
+        for _ in 0..200 {
+            w.write_all(chunk.as_bytes()).expect("write");
+        }
+        w.write_all(b"1]\n").expect("write");
+    }
+    let r = run(&["catalog", "validate", p(&big.path().join("catalog"))]);
+    assert_eq!(r.bounded(40 << 20), 1, "{r:?}");
+    assert_mentions(
+        &r,
+        &["FBC002", "must be an object, found a list", "list.yaml:2:1"],
+    );
+    let b = bundle_dir(&[]);
+    std::fs::rename(&file, b.path().join("manifests/list.yaml")).expect("move");
+    let r = run(&["bundle", "validate", p(b.path())]);
+    assert_eq!(r.bounded(40 << 20), 1, "{r:?}");
+    assert_mentions(&r, &["list.yaml"]);
 }
 
 #[test]

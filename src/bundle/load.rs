@@ -106,11 +106,17 @@ pub struct BundleDir {
 
 /// Parses one YAML or JSON file into its non-empty documents.
 pub fn parse_file(path: &Path) -> Result<Vec<Node>, BundleError> {
-    let text =
-        crate::input::read_text(path).map_err(|e| err(path, Pos::default(), e.to_string()))?;
+    // A huge file whose first document is a list is read only in part: the list is refused by
+    // its kind, so the YAML reader (which stops at a root list) decides on the part read.
+    let read =
+        crate::input::read_objects(path).map_err(|e| err(path, Pos::default(), e.to_string()))?;
+    let text = String::from_utf8(read.bytes).map_err(|e| {
+        let (line, col) = crate::input::utf8_error_pos(e.as_bytes(), e.utf8_error().valid_up_to());
+        err(path, Pos::new(line, col), "not UTF-8 text".to_string())
+    })?;
     let mut docs = Vec::new();
     let trimmed = text.trim_start();
-    let r = if trimmed.starts_with('{') || trimmed.starts_with('[') {
+    let r = if !read.truncated && (trimmed.starts_with('{') || trimmed.starts_with('[')) {
         crate::fbc::json::parse_object_stream(&text, |n| docs.push(n))
     } else {
         crate::fbc::yaml::parse_objects(&text, |n| docs.push(n))

@@ -130,10 +130,13 @@ pub fn parse_text(text: &str, file: &Arc<Path>, cfg: &mut DeclarativeConfig) -> 
 }
 
 fn parse_file(path: &Path) -> Result<(DeclarativeConfig, Vec<LoadProblem>), LoadError> {
-    let bytes = crate::input::read(path).map_err(|e| LoadError {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
+    // A huge file whose first document is a list is read only in part: the list ends it.
+    let bytes = crate::input::read_objects(path)
+        .map_err(|e| LoadError {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?
+        .bytes;
     let file: Arc<Path> = Arc::from(path);
     let mut cfg = DeclarativeConfig::default();
     let text = match String::from_utf8(bytes) {
