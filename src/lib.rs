@@ -3,6 +3,7 @@
 //! The library holds everything; the `olmctl` binary is a thin command line over it.
 
 pub mod bundle;
+#[macro_use]
 pub mod checks;
 pub mod cli;
 pub mod diag;

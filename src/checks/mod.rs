@@ -43,6 +43,7 @@ pub fn all_codes() -> Vec<&'static Code> {
     v.extend(graph::CODES.iter().copied());
     v.extend(upgrades::CODES.iter().copied());
     v.extend(safety::codes());
+    v.extend(crate::gate::decide::CODES.iter().copied());
     v.sort_by_key(|c| c.code);
     v
 }

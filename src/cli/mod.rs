@@ -4,6 +4,7 @@
 mod bundle;
 mod catalog;
 mod check;
+mod gate;
 mod graph;
 pub mod oci;
 mod template;
@@ -44,6 +45,9 @@ enum Command {
     /// Check upgrade safety: semver skew, CRD versions and schemas, Kubernetes API removals.
     #[command(subcommand)]
     Check(check::CheckCmd),
+    /// The upgrade gate (what olmctl-operator decides), offline.
+    #[command(subcommand)]
+    Gate(gate::GateCmd),
     /// Explain a diagnostic code (e.g. `olmctl explain FBC029`).
     Explain {
         /// The code.
@@ -136,6 +140,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Catalog(c) => catalog::run(c),
         Command::Bundle(c) => bundle::run(c),
         Command::Check(c) => check::run(c),
+        Command::Gate(c) => gate::run(c),
         Command::Explain { code } => match crate::checks::find(&code) {
             Some(c) => {
                 out(&format!(

@@ -2,8 +2,12 @@
 //! by `olmctl gate evaluate` and the operator. This module grows piece by piece; each piece is a
 //! pure function of its inputs (no clock, no cluster), so both callers and the tests agree.
 
+pub mod convert;
+pub mod crds;
+pub mod decide;
 pub mod jump;
 pub mod manifests;
 pub mod objects;
 pub mod policy;
+pub mod testing;
 pub mod window;

@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 
 use jiff::SignedDuration;
 
+use super::convert::{RENAMED, V1, V1ALPHA1, parse_alpha_window};
 use super::jump::Jump;
 use super::window::{Window, parse_duration};
 use crate::fbc::node::{Node, Pos, Value};
@@ -226,7 +227,7 @@ fn map_any<'a>(n: &'a Node, path: &str) -> Result<Vec<(&'a str, &'a Node)>, Poli
     }
 }
 
-/// Reads a `olmctl.dev/v1` UpgradePolicy document.
+/// Reads an `olmctl.dev/v1` (or the deprecated `olmctl.dev/v1alpha1`) UpgradePolicy document.
 pub fn from_node(doc: &Node) -> Result<Policy, PolicyError> {
     let top = map(
         doc,
@@ -236,9 +237,16 @@ pub fn from_node(doc: &Node) -> Result<Policy, PolicyError> {
     let api = top
         .get("apiVersion")
         .ok_or_else(|| err(doc.pos, "apiVersion is required (olmctl.dev/v1)"))?;
-    if string(api, "apiVersion")? != "olmctl.dev/v1" {
-        return Err(err(api.pos, "apiVersion must be olmctl.dev/v1"));
-    }
+    let alpha = match string(api, "apiVersion")? {
+        V1 => false,
+        V1ALPHA1 => true,
+        _ => {
+            return Err(err(
+                api.pos,
+                "apiVersion must be olmctl.dev/v1 (or the deprecated olmctl.dev/v1alpha1)",
+            ));
+        }
+    };
     let kind = top
         .get("kind")
         .ok_or_else(|| err(doc.pos, "kind is required (UpgradePolicy)"))?;
@@ -255,7 +263,7 @@ pub fn from_node(doc: &Node) -> Result<Policy, PolicyError> {
             }
         }
     }
-    let mut p = Policy {
+    let p = Policy {
         name,
         namespace,
         selector: Selector::default(),
@@ -268,6 +276,79 @@ pub fn from_node(doc: &Node) -> Result<Policy, PolicyError> {
     let Some(spec) = top.get("spec") else {
         return Ok(p);
     };
+    if alpha {
+        // Read as the v1 spec it converts to; messages name the v1alpha1 fields.
+        let v1 = alpha_spec(spec)?;
+        return read_spec(&v1, p).map_err(|mut e| {
+            for (a, b) in RENAMED {
+                e.message = e
+                    .message
+                    .replace(&format!("spec.{a}"), &format!("spec.{b}"));
+                e.message = e.message.replace(&format!(" {a},"), &format!(" {b},"));
+                e.message = e.message.replace(&format!(" {a})"), &format!(" {b})"));
+            }
+            e
+        });
+    }
+    read_spec(spec, p)
+}
+
+/// The v1 spec a v1alpha1 spec converts to ([`super::convert`]), positions kept.
+fn alpha_spec(spec: &Node) -> Result<Node, PolicyError> {
+    let Value::Map(entries) = &spec.value else {
+        return Ok(spec.clone());
+    };
+    let mut out = Vec::new();
+    for e in entries {
+        let mut e = e.clone();
+        if RENAMED.iter().any(|(v1, _)| *v1 == e.key) {
+            return Err(err(
+                e.key_pos,
+                format!(
+                    "unknown field spec.{} (known: subscriptionSelector, maxUpgrade, crdChecks, maintenanceWindows, soak, paused); it is the v1 name, write apiVersion: olmctl.dev/v1 to use it",
+                    e.key
+                ),
+            ));
+        }
+        if let Some((v1, _)) = RENAMED.iter().find(|(_, a)| *a == e.key) {
+            e.key = v1.to_string();
+        }
+        if e.key == "maintenanceWindows"
+            && let Value::Seq(items) = &e.value.value
+        {
+            let mut ws = Vec::new();
+            for (i, w) in items.iter().enumerate() {
+                let text = string(w, &format!("spec.maintenanceWindows[{i}]"))?;
+                let f = parse_alpha_window(text)
+                    .map_err(|m| err(w.pos, format!("spec.maintenanceWindows[{i}]: {m}")))?;
+                let at = |v: Value| Node::new(w.pos, v);
+                let entry = |k: &str, v: Value| crate::fbc::node::Entry {
+                    key: k.into(),
+                    key_pos: w.pos,
+                    value: at(v),
+                };
+                let mut m = vec![
+                    entry("start", Value::Str(f.start)),
+                    entry("duration", Value::Str(f.duration)),
+                ];
+                if !f.days.is_empty() {
+                    let days = f.days.into_iter().map(|d| at(Value::Str(d))).collect();
+                    m.push(entry("days", Value::Seq(days)));
+                }
+                if let Some(z) = f.time_zone {
+                    m.push(entry("timeZone", Value::Str(z)));
+                }
+                ws.push(at(Value::Map(m)));
+            }
+            e.value = Node::new(e.value.pos, Value::Seq(ws));
+        }
+        out.push(e);
+    }
+    Ok(Node::new(spec.pos, Value::Map(out)))
+}
+
+/// Reads a v1 `spec` into `p`.
+fn read_spec(spec: &Node, mut p: Policy) -> Result<Policy, PolicyError> {
     let s = map(
         spec,
         "spec",

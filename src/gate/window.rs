@@ -186,6 +186,22 @@ impl Window {
     }
 }
 
+/// A duration as the policy writes it: `24h`, `1h30m`, `90s`, `0s`.
+pub fn format_duration(d: SignedDuration) -> String {
+    let secs = d.as_secs().unsigned_abs();
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    let mut out = String::from(if d.is_negative() { "-" } else { "" });
+    for (n, unit) in [(h, "h"), (m, "m"), (s, "s")] {
+        if n > 0 {
+            out.push_str(&format!("{n}{unit}"));
+        }
+    }
+    if secs == 0 {
+        out.push_str("0s");
+    }
+    out
+}
+
 /// Whether `now` is in one of `windows` (no windows: always).
 pub fn open(windows: &[Window], now: Timestamp) -> bool {
     windows.is_empty() || windows.iter().any(|w| w.containing(now).is_some())

@@ -1,0 +1,1042 @@
+//! The gate's decision for every pending InstallPlan an [`UpgradePolicy`](super::policy::Policy)
+//! covers: `approve`, `hold` (a person must act) or `wait` (time will resolve it), with reasons
+//! that carry stable GATE codes. `olmctl gate evaluate` and the operator call [`evaluate`] with
+//! the same objects and agree by construction.
+//!
+//! The rules (operator.md §3.7–3.11 and §8):
+//! - the gate looks at InstallPlans with `spec.approval: Manual` and `spec.approved` not true
+//!   that a covered Subscription references (`status.installPlanRef`) or owns; plans past
+//!   approval (`Installing`, `Complete`, `Failed`) get no entry;
+//! - not ready (phase empty or `Planning`, bundle lookups pending, a CSV of the plan without its
+//!   step): wait, and nothing else is judged;
+//! - stale (no covered Subscription references the plan) or a CSV that is neither a covered
+//!   Subscription's target nor a dependency a Subscription step of the plan creates: hold;
+//! - content that cannot be read, a version jump over `maxVersionJump`, CRD safety errors the
+//!   upgrade introduces (under `crdSafety: Enforce`), a `minKubeVersion` above the cluster's,
+//!   `paused`: hold; outside every maintenance window or younger than `minAge`: wait;
+//! - hold reasons win over wait reasons, and every reason is listed;
+//! - the override (`olmctl.dev/approve: <plan>` on a covered Subscription) approves a ready,
+//!   current plan whatever else holds it.
+
+use std::collections::BTreeSet;
+
+use jiff::Timestamp;
+use semver::Version;
+
+use super::crds::Upgrade;
+use super::jump::classify;
+use super::manifests::step_object;
+use super::objects::{Object, Objects};
+use super::policy::{CrdSafety, Policy};
+use super::window;
+use crate::bundle::load::{field, list_at, str_at};
+use crate::diag::Severity;
+use crate::diag::Severity::{Error, Info, Warning};
+use crate::fbc::node::{Node, Value};
+
+codes! {
+    NOT_READY = "GATE001", Warning, "The InstallPlan is not ready to be judged: its phase is not RequiresApproval (empty or Planning), a bundle lookup is pending, or a CSV of the plan has no step yet. Writing to it now races OLM's own status write (duplicate plans), so the gate waits.";
+    STALE = "GATE002", Error, "No Subscription the policy covers references the InstallPlan any more (OLM made a newer plan); approving it would still install it, so the gate holds it.";
+    UNACCOUNTED = "GATE003", Error, "A CSV of the plan is neither the target (currentCSV) of a Subscription the policy covers nor a new dependency that a Subscription step of the same plan creates; approving the plan approves every CSV in it.";
+    CONTENT = "GATE004", Error, "The objects the plan would apply cannot be read (no manifest yet, the unpacked-bundle ConfigMap missing or undecodable, a failed bundle lookup), so the plan cannot be checked.";
+    JUMP = "GATE005", Error, "The upgrade moves further than maxVersionJump allows, from the installed CSV's version to the target's, whatever edges OLM takes.";
+    VERSION = "GATE006", Error, "The installed or the target CSV version is missing, not semver, or not higher, so maxVersionJump cannot be judged.";
+    CRD_UNSAFE = "GATE007", Error, "A CRD safety check of `check upgrade` (SCH, CRV or API code) fails for the plan against the live cluster and the upgrade introduces it; crdSafety: Enforce holds, Warn reports and approves.";
+    CRD_PREEXISTING = "GATE008", Info, "A CRD safety finding the live CRDs already have against themselves: not introduced by the upgrade, so no reason to hold.";
+    WINDOW = "GATE009", Warning, "Outside every maintenance window of the policy: the plan waits for the next opening.";
+    SOAK = "GATE010", Warning, "The InstallPlan is younger than the policy's minAge (counted from its creationTimestamp): it waits until it has soaked.";
+    PAUSED = "GATE011", Error, "The policy is paused: nothing is approved until it is resumed.";
+    OVERRIDE = "GATE012", Info, "Approved by the olmctl.dev/approve annotation on a Subscription, despite the other reasons listed.";
+    KUBE_TOO_OLD = "GATE013", Error, "A CSV of the plan needs a newer Kubernetes (spec.minKubeVersion) than the cluster runs: OLM would install it and the CSV would fail.";
+    KUBE_UNKNOWN = "GATE014", Info, "The cluster's Kubernetes version is not known (no --kube-version), so minKubeVersion was not checked.";
+    CRD_WARNING = "GATE015", Info, "A CRD safety warning of `check upgrade` that the upgrade introduces: reported, no reason to hold.";
+}
+
+/// The annotation of the human override; its value names the InstallPlan to approve.
+pub const OVERRIDE_ANNOTATION: &str = "olmctl.dev/approve";
+
+/// What the gate decides for one plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Approve it now.
+    Approve,
+    /// Time will resolve it (a window, the soak time, a plan not ready yet).
+    Wait,
+    /// A person must act (the policy forbids it, or the plan cannot be checked).
+    Hold,
+}
+
+impl Verdict {
+    /// `approve`, `wait` or `hold`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Approve => "approve",
+            Verdict::Wait => "wait",
+            Verdict::Hold => "hold",
+        }
+    }
+}
+
+/// What a reason does to the decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Effect {
+    /// Information only.
+    Info,
+    /// The plan waits.
+    Wait,
+    /// The plan is held.
+    Hold,
+}
+
+/// One reason of a decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    /// The GATE code.
+    pub code: &'static str,
+    /// What it does to the decision.
+    pub effect: Effect,
+    /// What happened, naming the objects.
+    pub message: String,
+}
+
+impl Reason {
+    fn new(code: &'static crate::checks::Code, effect: Effect, message: impl Into<String>) -> Self {
+        Reason {
+            code: code.code,
+            effect,
+            message: message.into(),
+        }
+    }
+}
+
+/// The decision for one InstallPlan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// The plan's namespace.
+    pub namespace: String,
+    /// The plan's name.
+    pub install_plan: String,
+    /// The plan's `metadata.resourceVersion` the decision was made on (the approval's
+    /// precondition).
+    pub resource_version: String,
+    /// The covered Subscriptions that reference or own the plan, sorted.
+    pub subscriptions: Vec<String>,
+    /// The installed CSVs the plan upgrades from, sorted.
+    pub from: Vec<String>,
+    /// The CSVs the plan installs (`spec.clusterServiceVersionNames`, in order).
+    pub to: Vec<String>,
+    /// The verdict.
+    pub decision: Verdict,
+    /// Every reason, holds first, then waits, then information.
+    pub reasons: Vec<Reason>,
+    /// When a waiting plan should be looked at again (the next window, the end of the soak).
+    pub requeue_at: Option<Timestamp>,
+}
+
+/// What [`evaluate`] reads.
+pub struct Context<'a> {
+    /// The policy.
+    pub policy: &'a Policy,
+    /// The cluster's objects.
+    pub objects: &'a Objects,
+    /// The clock.
+    pub now: Timestamp,
+    /// The cluster's Kubernetes version, when known.
+    pub kube: Option<&'a Version>,
+}
+
+fn labels(o: &Object) -> std::collections::BTreeMap<String, String> {
+    match field(&o.node, &["metadata", "labels"]).map(|n| &n.value) {
+        Some(Value::Map(es)) => es
+            .iter()
+            .map(|e| {
+                (
+                    e.key.clone(),
+                    e.value.as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect(),
+        _ => Default::default(),
+    }
+}
+
+fn bool_at(n: &Node, path: &[&str]) -> bool {
+    matches!(field(n, path).map(|n| &n.value), Some(Value::Bool(true)))
+}
+
+/// The Subscriptions `policy` covers: its namespace (every namespace when it has none) and its
+/// selector.
+pub fn covered<'a>(policy: &Policy, objects: &'a Objects) -> Vec<&'a Object> {
+    objects
+        .subscriptions
+        .iter()
+        .filter(|s| policy.namespace.is_empty() || s.namespace() == policy.namespace)
+        .filter(|s| policy.selector.matches(&labels(s)))
+        .collect()
+}
+
+fn owned_by(plan: &Object, sub: &Object) -> bool {
+    list_at(&plan.node, &["metadata", "ownerReferences"])
+        .iter()
+        .any(|r| {
+            str_at(r, &["kind"]) == Some("Subscription") && str_at(r, &["name"]) == Some(sub.name())
+        })
+}
+
+fn references(sub: &Object, plan: &Object) -> bool {
+    sub.namespace() == plan.namespace()
+        && sub.str(&["status", "installPlanRef", "name"]) == Some(plan.name())
+}
+
+/// Evaluates every pending InstallPlan the policy covers, sorted by namespace and name.
+pub fn evaluate(ctx: &Context<'_>) -> Vec<Decision> {
+    let subs = covered(ctx.policy, ctx.objects);
+    let mut plans: Vec<&Object> = ctx
+        .objects
+        .install_plans
+        .iter()
+        .filter(|p| p.str(&["spec", "approval"]) == Some("Manual"))
+        .filter(|p| !bool_at(&p.node, &["spec", "approved"]))
+        .filter(|p| {
+            !matches!(
+                p.str(&["status", "phase"]),
+                Some("Installing" | "Complete" | "Failed")
+            )
+        })
+        .filter(|p| {
+            subs.iter()
+                .any(|s| s.namespace() == p.namespace() && (references(s, p) || owned_by(p, s)))
+        })
+        .collect();
+    plans.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
+    plans.into_iter().map(|p| decide(ctx, &subs, p)).collect()
+}
+
+/// Readiness (operator.md §3.7): phase, bundle lookups, a CSV step per CSV name.
+fn not_ready(plan: &Object) -> Option<String> {
+    let phase = plan.str(&["status", "phase"]).unwrap_or_default();
+    if phase != "RequiresApproval" {
+        let shown = if phase.is_empty() { "empty" } else { phase };
+        return Some(format!(
+            "InstallPlan {} has phase {shown}: OLM has not finished writing it (approve only in RequiresApproval)",
+            plan.name()
+        ));
+    }
+    for l in list_at(&plan.node, &["status", "bundleLookups"]) {
+        for c in list_at(l, &["conditions"]) {
+            let t = str_at(c, &["type"]).unwrap_or_default();
+            if matches!(t, "BundleLookupPending" | "BundleLookupNotPersisted")
+                && str_at(c, &["status"]) == Some("True")
+            {
+                return Some(format!(
+                    "bundle lookup {} is not done ({t}: {})",
+                    str_at(l, &["identifier"]).unwrap_or("?"),
+                    str_at(c, &["message"]).unwrap_or_default()
+                ));
+            }
+        }
+    }
+    let steps = list_at(&plan.node, &["status", "plan"]);
+    for csv in list_at(&plan.node, &["spec", "clusterServiceVersionNames"]) {
+        let name = csv.as_str().unwrap_or_default();
+        if !steps
+            .iter()
+            .any(|s| is_step(s, "ClusterServiceVersion", name))
+        {
+            return Some(format!("CSV {name} has no step in the plan yet"));
+        }
+    }
+    None
+}
+
+fn is_step(s: &Node, kind: &str, name: &str) -> bool {
+    str_at(s, &["resource", "kind"]) == Some(kind) && str_at(s, &["resource", "name"]) == Some(name)
+}
+
+fn failed_lookup(plan: &Object) -> Option<String> {
+    list_at(&plan.node, &["status", "bundleLookups"])
+        .iter()
+        .find_map(|l| {
+            list_at(l, &["conditions"]).iter().find_map(|c| {
+                (str_at(c, &["type"]) == Some("BundleLookupFailed")
+                    && str_at(c, &["status"]) == Some("True"))
+                .then(|| {
+                    format!(
+                        "bundle lookup {} failed: {}",
+                        str_at(l, &["identifier"]).unwrap_or("?"),
+                        str_at(c, &["message"]).unwrap_or_default()
+                    )
+                })
+            })
+        })
+}
+
+fn csv_version(n: &Node) -> Result<Version, String> {
+    let v = str_at(n, &["spec", "version"]).ok_or("has no spec.version")?;
+    Version::parse(v).map_err(|e| format!("has spec.version {v:?}, not semver ({e})"))
+}
+
+fn decide(ctx: &Context<'_>, subs: &[&Object], plan: &Object) -> Decision {
+    let ns = plan.namespace();
+    let mut reasons = Vec::new();
+    let mut requeue: Option<Timestamp> = None;
+    let mut involved: Vec<String> = subs
+        .iter()
+        .filter(|s| s.namespace() == ns && (references(s, plan) || owned_by(plan, s)))
+        .map(|s| s.name().to_string())
+        .collect();
+    involved.sort();
+    involved.dedup();
+    let to: Vec<String> = list_at(&plan.node, &["spec", "clusterServiceVersionNames"])
+        .iter()
+        .filter_map(|n| n.as_str().map(str::to_string))
+        .collect();
+    let mut from = BTreeSet::new();
+
+    let ready = match not_ready(plan) {
+        Some(why) => {
+            reasons.push(Reason::new(&NOT_READY, Effect::Wait, why));
+            false
+        }
+        None => true,
+    };
+    let current = subs.iter().any(|s| references(s, plan));
+    if !current {
+        reasons.push(Reason::new(
+            &STALE,
+            Effect::Hold,
+            format!(
+                "InstallPlan {} is stale: no Subscription the policy covers references it (a newer plan replaced it); delete it, or approve the current one",
+                plan.name()
+            ),
+        ));
+    }
+    let mut accounted = true;
+    if ready {
+        let steps = list_at(&plan.node, &["status", "plan"]);
+        let ns_subs = ctx
+            .objects
+            .subscriptions
+            .iter()
+            .filter(|s| s.namespace() == ns);
+        let ns_subs: Vec<&Object> = ns_subs.collect();
+        let mut upgrades = Vec::new();
+        for csv in &to {
+            let target = subs
+                .iter()
+                .find(|s| s.namespace() == ns && s.str(&["status", "currentCSV"]) == Some(csv));
+            let dependency = steps.iter().any(|s| {
+                str_at(s, &["resource", "kind"]) == Some("Subscription")
+                    && str_at(s, &["resolving"]) == Some(csv.as_str())
+            });
+            match target {
+                Some(sub) => {
+                    let installed = sub
+                        .str(&["status", "installedCSV"])
+                        .filter(|s| !s.is_empty());
+                    if let Some(i) = installed {
+                        from.insert(i.to_string());
+                    }
+                    upgrades.push((csv.as_str(), installed));
+                }
+                None if dependency => upgrades.push((csv.as_str(), None)),
+                None => {
+                    accounted = false;
+                    let other = ns_subs
+                        .iter()
+                        .find(|s| s.str(&["status", "currentCSV"]) == Some(csv));
+                    let why = match other {
+                        Some(s) => format!(
+                            "CSV {csv} is the target of Subscription {}, which the policy does not cover; approving the plan would install it too",
+                            s.name()
+                        ),
+                        None => format!(
+                            "CSV {csv} is neither the target of a covered Subscription nor a dependency a Subscription step of this plan creates"
+                        ),
+                    };
+                    reasons.push(Reason::new(&UNACCOUNTED, Effect::Hold, why));
+                }
+            }
+        }
+        if let Some(why) = failed_lookup(plan) {
+            reasons.push(Reason::new(&CONTENT, Effect::Hold, why));
+        }
+        for (csv, installed) in upgrades {
+            judge_csv(ctx, plan, csv, installed, &mut reasons);
+        }
+    }
+    if ctx.policy.paused {
+        reasons.push(Reason::new(
+            &PAUSED,
+            Effect::Hold,
+            format!("UpgradePolicy {} is paused", ctx.policy.name),
+        ));
+    }
+    if !window::open(&ctx.policy.windows, ctx.now) {
+        let next = window::next_open(&ctx.policy.windows, ctx.now);
+        requeue = next;
+        reasons.push(Reason::new(
+            &WINDOW,
+            Effect::Wait,
+            match next {
+                Some(t) => format!("outside every maintenance window; the next opens at {t}"),
+                None => "outside every maintenance window, and none opens again".into(),
+            },
+        ));
+    }
+    if let Some(min_age) = ctx.policy.min_age {
+        let created = plan
+            .str(&["metadata", "creationTimestamp"])
+            .and_then(|t| t.parse::<Timestamp>().ok());
+        match created {
+            Some(c) => {
+                if let Some(at) = window::soaked_at(c, min_age, ctx.now) {
+                    requeue = Some(requeue.map_or(at, |r| r.min(at)));
+                    reasons.push(Reason::new(
+                        &SOAK,
+                        Effect::Wait,
+                        format!(
+                            "InstallPlan {} was created at {c}, less than minAge {} ago; it is old enough at {at}",
+                            plan.name(),
+                            super::window::format_duration(min_age)
+                        ),
+                    ));
+                }
+            }
+            None => reasons.push(Reason::new(
+                &SOAK,
+                Effect::Hold,
+                format!(
+                    "InstallPlan {} has no valid creationTimestamp, so minAge cannot be judged",
+                    plan.name()
+                ),
+            )),
+        }
+    }
+    let worst = reasons
+        .iter()
+        .map(|r| r.effect)
+        .max()
+        .unwrap_or(Effect::Info);
+    let mut decision = match worst {
+        Effect::Hold => Verdict::Hold,
+        Effect::Wait => Verdict::Wait,
+        Effect::Info => Verdict::Approve,
+    };
+    if decision != Verdict::Approve && ready && current && accounted {
+        let by = subs.iter().find(|s| {
+            s.namespace() == ns
+                && s.str(&["metadata", "annotations", OVERRIDE_ANNOTATION]) == Some(plan.name())
+        });
+        if let Some(s) = by {
+            decision = Verdict::Approve;
+            reasons.push(Reason::new(
+                &OVERRIDE,
+                Effect::Info,
+                format!(
+                    "approved by annotation {OVERRIDE_ANNOTATION}={} on Subscription {}",
+                    plan.name(),
+                    s.name()
+                ),
+            ));
+        }
+    }
+    if decision == Verdict::Approve {
+        requeue = None;
+    }
+    // Holds first, then waits, then information; stable within each.
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.effect));
+    Decision {
+        namespace: ns.to_string(),
+        install_plan: plan.name().to_string(),
+        resource_version: plan
+            .str(&["metadata", "resourceVersion"])
+            .unwrap_or_default()
+            .to_string(),
+        subscriptions: involved,
+        from: from.into_iter().collect(),
+        to,
+        decision,
+        reasons,
+        requeue_at: requeue,
+    }
+}
+
+/// The checks of one CSV of a ready plan: content, version jump, minKubeVersion, CRD safety.
+fn judge_csv(
+    ctx: &Context<'_>,
+    plan: &Object,
+    csv: &str,
+    installed: Option<&str>,
+    reasons: &mut Vec<Reason>,
+) {
+    let steps = list_at(&plan.node, &["status", "plan"]);
+    let content = |kind: &str| -> Vec<(&Node, Result<Node, String>)> {
+        steps
+            .iter()
+            .filter(|s| str_at(s, &["resolving"]) == Some(csv))
+            .filter(|s| str_at(s, &["resource", "kind"]) == Some(kind))
+            .map(|s| (s, step_object(plan, s, ctx.objects)))
+            .collect()
+    };
+    let hold = |code, m: String| Reason::new(code, Effect::Hold, m);
+    let new_csv = match content("ClusterServiceVersion")
+        .into_iter()
+        .find(|(s, _)| is_step(s, "ClusterServiceVersion", csv))
+    {
+        Some((_, Ok(n))) => n,
+        Some((_, Err(e))) => {
+            reasons.push(hold(&CONTENT, format!("CSV {csv}: {e}")));
+            return;
+        }
+        None => return, // readiness already requires the step
+    };
+    let mut crds = Vec::new();
+    for (s, r) in content("CustomResourceDefinition") {
+        match r {
+            Ok(n) => crds.push(n),
+            Err(e) => reasons.push(hold(
+                &CONTENT,
+                format!(
+                    "CRD {} of CSV {csv}: {e}",
+                    str_at(s, &["resource", "name"]).unwrap_or("?")
+                ),
+            )),
+        }
+    }
+    let ns = plan.namespace();
+    let installed_obj = installed.and_then(|i| {
+        ctx.objects
+            .csvs
+            .iter()
+            .find(|c| c.name() == i && c.namespace() == ns)
+    });
+    // Version jump: upgrades only; a new dependency is no jump.
+    if let Some(i) = installed {
+        let to = csv_version(&new_csv).map_err(|e| format!("the target CSV {csv} {e}"));
+        let from = installed_obj
+            .ok_or_else(|| format!("the installed CSV {i} is not among the objects"))
+            .and_then(|o| csv_version(&o.node).map_err(|e| format!("the installed CSV {i} {e}")));
+        match (from, to) {
+            (Ok(f), Ok(t)) => match classify(&f, &t) {
+                Some(j) if j > ctx.policy.max_version_jump => reasons.push(hold(
+                    &JUMP,
+                    format!(
+                        "{i} ({f}) -> {csv} ({t}) is a {} jump; the policy allows up to {}",
+                        j.as_str(),
+                        ctx.policy.max_version_jump.as_str()
+                    ),
+                )),
+                Some(_) => {}
+                None => reasons.push(hold(
+                    &VERSION,
+                    format!("{csv} ({t}) is not higher than the installed {i} ({f})"),
+                )),
+            },
+            (Err(e), _) | (_, Err(e)) => reasons.push(hold(&VERSION, e)),
+        }
+    }
+    // minKubeVersion against the cluster.
+    if let Some(min) = str_at(&new_csv, &["spec", "minKubeVersion"]).filter(|s| !s.is_empty()) {
+        match (
+            ctx.kube,
+            crate::checks::bundle::apis::parse_kube_version_strict(min),
+        ) {
+            (None, _) => reasons.push(Reason::new(
+                &KUBE_UNKNOWN,
+                Effect::Info,
+                format!("{csv} needs Kubernetes {min}; the cluster's version is unknown, so this was not checked"),
+            )),
+            (Some(k), Some(m)) if k.cmp_precedence(&m).is_lt() => reasons.push(hold(
+                &KUBE_TOO_OLD,
+                format!("{csv} needs Kubernetes {min} (spec.minKubeVersion); the cluster runs {k}"),
+            )),
+            (Some(_), Some(_)) => {}
+            (Some(_), None) => reasons.push(hold(
+                &KUBE_TOO_OLD,
+                format!("{csv} has spec.minKubeVersion {min:?}, which is not a version"),
+            )),
+        }
+    }
+    if ctx.policy.crd_safety == CrdSafety::Ignore {
+        return;
+    }
+    // The live CRDs: those the plan applies and those the installed CSV owns.
+    let mut names: BTreeSet<String> = crds
+        .iter()
+        .filter_map(|c| str_at(c, &["metadata", "name"]).map(str::to_string))
+        .collect();
+    if let Some(o) = installed_obj {
+        for c in list_at(&o.node, &["spec", "customresourcedefinitions", "owned"]) {
+            if let Some(n) = str_at(c, &["name"]) {
+                names.insert(n.to_string());
+            }
+        }
+    }
+    let live: Vec<&Object> = ctx
+        .objects
+        .crds
+        .iter()
+        .filter(|c| names.contains(c.name()))
+        .collect();
+    let up = Upgrade {
+        plan: format!("{ns}/{}", plan.name()),
+        installed: installed_obj,
+        live,
+        csv: new_csv,
+        crds,
+    };
+    let out = up.check(ctx.kube);
+    let effect = match ctx.policy.crd_safety {
+        CrdSafety::Enforce => Effect::Hold,
+        _ => Effect::Info,
+    };
+    let say = |f: &crate::diag::Finding| format!("{} {}: {}", csv, f.code, f.message);
+    for f in &out.errors {
+        reasons.push(Reason::new(&CRD_UNSAFE, effect, say(f)));
+    }
+    for f in &out.warnings {
+        reasons.push(Reason::new(&CRD_WARNING, Effect::Info, say(f)));
+    }
+    for f in &out.preexisting {
+        let m = format!(
+            "{csv}: the live cluster already has {}: {}",
+            f.code, f.message
+        );
+        reasons.push(Reason::new(&CRD_PREEXISTING, Effect::Info, m));
+    }
+}
+
+/// The severity a reason is shown with.
+pub fn severity(r: &Reason) -> Severity {
+    match r.effect {
+        Effect::Hold => Severity::Error,
+        Effect::Wait => Severity::Warning,
+        Effect::Info => Severity::Info,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::testing::{self as t, Doc};
+    use serde_json::json;
+
+    const POLICY: &str = "apiVersion: olmctl.dev/v1\nkind: UpgradePolicy\nmetadata: {name: default, namespace: acme-system}\nspec:\n  maxVersionJump: minor\n  crdSafety: Enforce\n";
+
+    /// A Sunday, six days after the example plan was created.
+    fn now() -> Timestamp {
+        "2026-09-20T10:00:00Z".parse().expect("ts")
+    }
+
+    fn with_spec(extra: &str) -> Policy {
+        crate::gate::policy::parse(&format!("{POLICY}{extra}")).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    fn run_at(docs: &[Doc], p: &Policy, now: Timestamp, kube: Option<&str>) -> Vec<Decision> {
+        let o = t::objects(docs);
+        let k = kube.map(|k| Version::parse(k).expect("kube"));
+        evaluate(&Context {
+            policy: p,
+            objects: &o,
+            now,
+            kube: k.as_ref(),
+        })
+    }
+
+    /// The one decision for the example plan.
+    fn one(docs: &[Doc], p: &Policy, kube: Option<&str>) -> Decision {
+        let mut d = run_at(docs, p, now(), kube);
+        assert_eq!(d.len(), 1, "{d:?}");
+        d.remove(0)
+    }
+
+    fn codes(d: &Decision) -> Vec<(&'static str, Effect)> {
+        d.reasons.iter().map(|r| (r.code, r.effect)).collect()
+    }
+
+    fn has(d: &Decision, code: &str) -> bool {
+        d.reasons.iter().any(|r| r.code == code)
+    }
+
+    fn safe() -> Vec<Doc> {
+        let mut docs = t::example_docs();
+        t::make_crd_safe(&mut docs);
+        docs
+    }
+
+    #[test]
+    fn the_example_is_held_for_the_crd_changes_it_introduces() {
+        let d = one(&t::example_docs(), &with_spec(""), None);
+        assert_eq!(d.decision, Verdict::Hold);
+        assert_eq!(
+            (
+                d.install_plan.as_str(),
+                d.namespace.as_str(),
+                d.resource_version.as_str()
+            ),
+            ("install-7xk2p", "acme-system", "1044821")
+        );
+        assert_eq!(d.subscriptions, ["acme-db-operator"]);
+        assert_eq!(d.from, ["acme-db-operator.v1.4.2"]);
+        assert_eq!(
+            d.to,
+            ["acme-db-operator.v1.5.0", "acme-metrics-operator.v0.3.1"]
+        );
+        let holds: Vec<&str> = d
+            .reasons
+            .iter()
+            .filter(|r| r.effect == Effect::Hold)
+            .map(|r| r.message.as_str())
+            .collect();
+        assert_eq!(holds.len(), 3, "{holds:#?}");
+        assert!(
+            holds[0].contains("SCH004")
+                && holds[0].contains("spec.replicas: maximum constraint added")
+        );
+        assert!(
+            holds[1].contains("CRV005") && holds[1].contains("switches storage from v1beta1 to v1")
+        );
+        assert!(holds[2].contains("CRV006") && holds[2].contains("v1beta1 and v1"));
+        // The live CRD's own problem (two served versions, different schemas) is information.
+        let pre: Vec<&Reason> = d.reasons.iter().filter(|r| r.code == "GATE008").collect();
+        assert_eq!(pre.len(), 1, "{pre:?}");
+        assert!(pre[0].message.contains("v1alpha1 and v1beta1") && pre[0].effect == Effect::Info);
+        assert_eq!(d.requeue_at, None);
+    }
+
+    #[test]
+    fn the_safe_example_is_approved_and_warn_approves_the_unsafe_one() {
+        let d = one(&safe(), &with_spec(""), Some("1.30.0"));
+        assert_eq!(d.decision, Verdict::Approve, "{:#?}", d.reasons);
+        assert!(!has(&d, "GATE007"));
+        assert!(
+            has(&d, "GATE008"),
+            "the live CRD's own finding is still told"
+        );
+        let warn = crate::gate::policy::parse(&POLICY.replace("Enforce", "Warn")).expect("policy");
+        let d = one(&t::example_docs(), &warn, Some("1.30.0"));
+        assert_eq!(d.decision, Verdict::Approve);
+        assert_eq!(
+            codes(&d)
+                .iter()
+                .filter(|c| **c == ("GATE007", Effect::Info))
+                .count(),
+            3
+        );
+        let ignore =
+            crate::gate::policy::parse(&POLICY.replace("Enforce", "Ignore")).expect("policy");
+        let d = one(&t::example_docs(), &ignore, Some("1.30.0"));
+        assert_eq!(
+            (d.decision, d.reasons.len()),
+            (Verdict::Approve, 0),
+            "{:?}",
+            d.reasons
+        );
+    }
+
+    #[test]
+    fn gate001_plans_that_are_not_ready_wait_and_nothing_else_is_judged() {
+        for phase in [json!(""), json!("Planning"), serde_json::Value::Null] {
+            let mut docs = t::example_docs();
+            t::plan(&mut docs)["status"]["phase"] = phase.clone();
+            let d = one(&docs, &with_spec(""), None);
+            assert_eq!(d.decision, Verdict::Wait, "{phase}");
+            assert_eq!(codes(&d), [("GATE001", Effect::Wait)], "{phase}");
+        }
+        // A pending bundle lookup (OLM before 0.25), and a CSV without its step.
+        let mut docs = t::example_docs();
+        t::plan(&mut docs)["status"]["bundleLookups"][0]["conditions"] = json!([
+            {"type": "BundleLookupPending", "status": "True", "reason": "JobIncomplete", "message": "unpack job not completed"}
+        ]);
+        let d = one(&docs, &with_spec(""), None);
+        assert_eq!(codes(&d), [("GATE001", Effect::Wait)]);
+        assert!(d.reasons[0].message.contains("unpack job not completed"));
+        let mut docs = t::example_docs();
+        t::plan(&mut docs)["spec"]["clusterServiceVersionNames"]
+            .as_array_mut()
+            .expect("names")
+            .push(json!("late.v1.0.0"));
+        let d = one(&docs, &with_spec(""), None);
+        assert_eq!(codes(&d), [("GATE001", Effect::Wait)]);
+        // Past approval: no entry at all.
+        for phase in ["Installing", "Complete", "Failed"] {
+            let mut docs = t::example_docs();
+            t::plan(&mut docs)["status"]["phase"] = json!(phase);
+            assert!(run_at(&docs, &with_spec(""), now(), None).is_empty());
+        }
+        let d = one(&safe(), &with_spec(""), None);
+        assert!(!has(&d, "GATE001"));
+    }
+
+    #[test]
+    fn plans_the_gate_does_not_look_at_get_no_entry() {
+        let p = with_spec("");
+        for edit in [
+            |d: &mut Vec<Doc>| t::plan(d)["spec"]["approval"] = json!("Automatic"),
+            |d: &mut Vec<Doc>| t::plan(d)["spec"]["approved"] = json!(true),
+            |d: &mut Vec<Doc>| t::plan(d)["metadata"]["namespace"] = json!("elsewhere"),
+        ] {
+            let mut docs = t::example_docs();
+            edit(&mut docs);
+            assert!(run_at(&docs, &p, now(), None).is_empty());
+        }
+        // A selector that does not match the Subscription.
+        let p = crate::gate::policy::parse(&format!(
+            "{POLICY}  selector: {{matchLabels: {{tier: gold}}}}\n"
+        ))
+        .expect("policy");
+        assert!(run_at(&t::example_docs(), &p, now(), None).is_empty());
+    }
+
+    #[test]
+    fn gate002_a_plan_no_covered_subscription_references_is_held_even_when_overridden() {
+        let mut docs = t::example_docs();
+        let sub = t::subscription(&mut docs);
+        sub["status"]["installPlanRef"]["name"] = json!("install-newer");
+        sub["metadata"]["annotations"] = json!({OVERRIDE_ANNOTATION: "install-7xk2p"});
+        let d = one(&docs, &with_spec(""), None);
+        assert_eq!(d.decision, Verdict::Hold);
+        assert_eq!(d.reasons[0].code, "GATE002");
+        assert!(!has(&d, "GATE012"));
+        assert!(!has(&one(&safe(), &with_spec(""), None), "GATE002"));
+    }
+
+    #[test]
+    fn gate003_a_csv_nobody_covered_asked_for_is_held() {
+        let mut docs = t::example_docs();
+        // The dependency's Subscription step is gone: its CSV is unaccounted for.
+        t::plan(&mut docs)["status"]["plan"]
+            .as_array_mut()
+            .expect("steps")
+            .retain(|s| s["resource"]["kind"] != "Subscription");
+        let d = one(&docs, &with_spec(""), None);
+        assert_eq!(d.decision, Verdict::Hold);
+        let r = d
+            .reasons
+            .iter()
+            .find(|r| r.code == "GATE003")
+            .expect("GATE003");
+        assert!(
+            r.message.contains("acme-metrics-operator.v0.3.1"),
+            "{}",
+            r.message
+        );
+        // With the step it is a new dependency: accounted for.
+        assert!(!has(&one(&safe(), &with_spec(""), None), "GATE003"));
+    }
+
+    #[test]
+    fn gate004_content_that_cannot_be_read_holds_and_the_override_approves_it() {
+        let mut docs = safe();
+        docs.retain(|(name, _)| !name.starts_with("05-"));
+        let d = one(&docs, &with_spec(""), None);
+        assert_eq!(d.decision, Verdict::Hold);
+        let r = d
+            .reasons
+            .iter()
+            .find(|r| r.code == "GATE004")
+            .expect("GATE004");
+        assert!(
+            r.message
+                .contains("error finding unpacked bundle configmap"),
+            "{}",
+            r.message
+        );
+        t::subscription(&mut docs)["metadata"]["annotations"] =
+            json!({OVERRIDE_ANNOTATION: "install-7xk2p"});
+        let d = one(&docs, &with_spec(""), None);
+        assert_eq!(d.decision, Verdict::Approve);
+        assert!(has(&d, "GATE004") && has(&d, "GATE012"));
+        assert!(!has(&one(&safe(), &with_spec(""), None), "GATE004"));
+    }
+
+    #[test]
+    fn gate005_and_gate006_version_jumps() {
+        let patch = crate::gate::policy::parse(&POLICY.replace("minor", "patch")).expect("p");
+        let d = one(&safe(), &patch, None);
+        assert_eq!(d.decision, Verdict::Hold);
+        let r = d
+            .reasons
+            .iter()
+            .find(|r| r.code == "GATE005")
+            .expect("GATE005");
+        assert!(
+            r.message.contains("1.4.2")
+                && r.message.contains("1.5.0")
+                && r.message.contains("minor jump"),
+            "{}",
+            r.message
+        );
+        // The new dependency is no jump, whatever its version.
+        assert_eq!(d.reasons.iter().filter(|r| r.code == "GATE005").count(), 1);
+        assert!(!has(&one(&safe(), &with_spec(""), None), "GATE005"));
+        // Versions that cannot be judged.
+        let mut docs = safe();
+        t::find(
+            &mut docs,
+            "ClusterServiceVersion",
+            "acme-db-operator.v1.4.2",
+        )["spec"]["version"] = json!("banana");
+        let d = one(&docs, &with_spec(""), None);
+        assert_eq!(d.decision, Verdict::Hold);
+        assert!(
+            d.reasons
+                .iter()
+                .any(|r| r.code == "GATE006" && r.message.contains("not semver"))
+        );
+        let mut docs = safe();
+        docs.retain(|(n, _)| !n.starts_with("06-"));
+        let d = one(&docs, &with_spec(""), None);
+        assert!(
+            d.reasons
+                .iter()
+                .any(|r| r.code == "GATE006" && r.message.contains("not among the objects"))
+        );
+        assert!(!has(&one(&safe(), &with_spec(""), None), "GATE006"));
+    }
+
+    #[test]
+    fn gate009_and_gate010_windows_and_soak_wait_and_requeue() {
+        // Saturday 02:00-06:00 Berlin; now is Sunday 12:00 Berlin: the next is Saturday.
+        let p = with_spec(
+            "  maintenanceWindows:\n  - {days: [Sat], start: \"02:00\", duration: 4h, timeZone: Europe/Berlin}\n",
+        );
+        let d = one(&safe(), &p, Some("1.30.0"));
+        assert_eq!(d.decision, Verdict::Wait);
+        assert_eq!(codes(&d)[0], ("GATE009", Effect::Wait));
+        let next: Timestamp = "2026-09-26T00:00:00Z".parse().expect("ts");
+        assert_eq!(d.requeue_at, Some(next));
+        let d = run_at(&safe(), &p, next, Some("1.30.0")).remove(0);
+        assert_eq!((d.decision, d.requeue_at), (Verdict::Approve, None));
+        // Soak: created 2026-09-14T08:03:27Z; 7 days are over on the 21st.
+        let p = with_spec("  minAge: 168h\n");
+        let d = one(&safe(), &p, Some("1.30.0"));
+        assert_eq!(d.decision, Verdict::Wait);
+        assert_eq!(codes(&d)[0], ("GATE010", Effect::Wait));
+        assert_eq!(
+            d.requeue_at,
+            Some("2026-09-21T08:03:27Z".parse().expect("ts"))
+        );
+        let d = one(&safe(), &with_spec("  minAge: 24h\n"), Some("1.30.0"));
+        assert_eq!(d.decision, Verdict::Approve);
+        // Both: the earlier instant is when to look again.
+        let p = with_spec(
+            "  minAge: 168h\n  maintenanceWindows:\n  - {days: [Sat], start: \"02:00\", duration: 4h, timeZone: Europe/Berlin}\n",
+        );
+        let d = one(&safe(), &p, Some("1.30.0"));
+        assert_eq!(
+            d.requeue_at,
+            Some("2026-09-21T08:03:27Z".parse().expect("ts"))
+        );
+    }
+
+    #[test]
+    fn gate011_paused_holds_and_hold_wins_over_wait_with_every_reason_listed() {
+        let p = with_spec("  paused: true\n  minAge: 168h\n");
+        let d = one(&safe(), &p, Some("1.30.0"));
+        assert_eq!(d.decision, Verdict::Hold);
+        assert_eq!(
+            codes(&d)[..2],
+            [("GATE011", Effect::Hold), ("GATE010", Effect::Wait)]
+        );
+        assert!(d.requeue_at.is_some());
+        assert!(!has(&one(&safe(), &with_spec(""), None), "GATE011"));
+    }
+
+    #[test]
+    fn gate012_the_override_approves_a_held_plan_but_never_one_that_is_not_ready() {
+        let mut docs = t::example_docs();
+        t::subscription(&mut docs)["metadata"]["annotations"] =
+            json!({OVERRIDE_ANNOTATION: "install-7xk2p"});
+        let p = with_spec("  paused: true\n");
+        let d = one(&docs, &p, None);
+        assert_eq!(d.decision, Verdict::Approve);
+        assert!(has(&d, "GATE007") && has(&d, "GATE011"));
+        assert_eq!(d.reasons.last().map(|r| r.code), Some("GATE012"));
+        // Another plan's name does nothing.
+        t::subscription(&mut docs)["metadata"]["annotations"] =
+            json!({OVERRIDE_ANNOTATION: "install-other"});
+        assert_eq!(one(&docs, &p, None).decision, Verdict::Hold);
+        // Not ready: the override waits too.
+        t::subscription(&mut docs)["metadata"]["annotations"] =
+            json!({OVERRIDE_ANNOTATION: "install-7xk2p"});
+        t::plan(&mut docs)["status"]["phase"] = json!("");
+        let d = one(&docs, &p, None);
+        assert_eq!(
+            d.decision,
+            Verdict::Hold,
+            "paused still holds; the override needs a ready plan"
+        );
+        assert!(!has(&d, "GATE012"));
+    }
+
+    #[test]
+    fn gate013_and_gate014_min_kube_version() {
+        let d = one(&safe(), &with_spec(""), Some("1.26.5"));
+        assert_eq!(d.decision, Verdict::Hold);
+        let r: Vec<&Reason> = d.reasons.iter().filter(|r| r.code == "GATE013").collect();
+        assert_eq!(r.len(), 1, "only acme-db-operator needs 1.27: {r:?}");
+        assert!(r[0].message.contains("1.27.0") && r[0].message.contains("1.26.5"));
+        assert!(!has(&d, "GATE014"));
+        let d = one(&safe(), &with_spec(""), None);
+        assert_eq!(d.reasons.iter().filter(|r| r.code == "GATE014").count(), 2);
+        assert_eq!(d.decision, Verdict::Approve);
+        assert!(!has(
+            &one(&safe(), &with_spec(""), Some("1.27.0")),
+            "GATE013"
+        ));
+    }
+
+    #[test]
+    fn gate015_warnings_the_upgrade_introduces_are_told() {
+        // The installed CSV owns a second CRD that the new bundle no longer ships (CRV010).
+        let mut docs = safe();
+        let live = t::find(
+            &mut docs,
+            "CustomResourceDefinition",
+            "databases.acme.example.com",
+        )
+        .clone();
+        let mut other = live.clone();
+        other["metadata"]["name"] = json!("backups.acme.example.com");
+        other["spec"]["names"] = json!({"kind": "Backup", "listKind": "BackupList", "plural": "backups", "singular": "backup"});
+        docs.push(("10-crd-backups.yaml".into(), other));
+        t::find(
+            &mut docs,
+            "ClusterServiceVersion",
+            "acme-db-operator.v1.4.2",
+        )["spec"]["customresourcedefinitions"]["owned"]
+            .as_array_mut()
+            .expect("owned")
+            .push(
+                json!({"name": "backups.acme.example.com", "version": "v1beta1", "kind": "Backup"}),
+            );
+        let d = one(&docs, &with_spec(""), Some("1.30.0"));
+        assert_eq!(d.decision, Verdict::Approve, "{:#?}", d.reasons);
+        let r = d
+            .reasons
+            .iter()
+            .find(|r| r.code == "GATE015")
+            .expect("GATE015");
+        assert!(
+            r.message.contains("CRV010") && r.message.contains("backups.acme.example.com"),
+            "{}",
+            r.message
+        );
+        assert!(!has(
+            &one(&safe(), &with_spec(""), Some("1.30.0")),
+            "GATE015"
+        ));
+    }
+
+    #[test]
+    fn every_gate_code_is_listed_with_its_summary() {
+        let all = crate::checks::all_codes();
+        for c in CODES {
+            assert!(all.iter().any(|a| a.code == c.code), "{}", c.code);
+            assert!(c.summary.len() > 40);
+        }
+        assert_eq!(CODES.len(), 15);
+    }
+}
