@@ -54,6 +54,20 @@ fn reference(m: &Node) -> Option<Reference> {
     complete.then_some(r)
 }
 
+/// The unpacked-bundle ConfigMap (namespace, name) that a step's manifest text references, when
+/// it is a reference (the operator fetches those ConfigMaps before it decides).
+pub fn referenced_config_map(manifest: &str) -> Option<(String, String)> {
+    let mut first = None;
+    crate::fbc::json::parse_stream(manifest, |d| {
+        if first.is_none() {
+            first = Some(d);
+        }
+    })
+    .ok()?;
+    let r = reference(&first?)?;
+    Some((r.namespace, r.name))
+}
+
 fn decode_file(cm: &Object, key: &str, raw: &str, gzip: bool) -> Result<String, String> {
     let what = || format!("ConfigMap {}/{} key {key}", cm.namespace(), cm.name());
     if !gzip {

@@ -1,0 +1,93 @@
+//! Reading what the gate decides on from the API server: the namespace's Subscriptions,
+//! InstallPlans and CSVs, the CRDs its plans touch (by name: those the plans apply and those
+//! the installed CSVs own) and the unpacked-bundle ConfigMaps the plans reference. Everything
+//! is read into `olmctl::gate::objects::Objects`, the reader `olmctl gate evaluate` uses.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use kube::{Client, ResourceExt};
+use olmctl::bundle::load::{list_at, str_at};
+use olmctl::gate::objects::Objects;
+
+/// The OLM resources the gate reads.
+pub fn resource(kind: &str) -> ApiResource {
+    let (group, version, plural) = match kind {
+        "Subscription" => ("operators.coreos.com", "v1alpha1", "subscriptions"),
+        "InstallPlan" => ("operators.coreos.com", "v1alpha1", "installplans"),
+        "ClusterServiceVersion" => ("operators.coreos.com", "v1alpha1", "clusterserviceversions"),
+        "CustomResourceDefinition" => ("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
+        "ConfigMap" => ("", "v1", "configmaps"),
+        other => panic!("not a kind the gate reads: {other}"),
+    };
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+}
+
+/// A namespaced dynamic API of `kind`.
+pub fn api(client: &Client, ns: &str, kind: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), ns, &resource(kind))
+}
+
+fn add(objects: &mut Objects, kind: &str, o: &DynamicObject) -> Result<(), kube::Error> {
+    // Lists leave apiVersion and kind out of their items: put them back.
+    let mut v = serde_json::to_value(o).map_err(kube::Error::SerdeError)?;
+    let ar = resource(kind);
+    v["apiVersion"] = serde_json::Value::String(ar.api_version.clone());
+    v["kind"] = serde_json::Value::String(kind.into());
+    let name = format!(
+        "cluster/{kind}/{}/{}",
+        o.namespace().unwrap_or_default(),
+        o.name_any()
+    );
+    objects
+        .add_text(Path::new(&name), &v.to_string())
+        .map_err(|e| kube::Error::Service(e.to_string().into()))
+}
+
+/// Everything the gate reads for namespace `ns`.
+pub async fn snapshot(client: &Client, ns: &str) -> Result<Objects, kube::Error> {
+    let mut objects = Objects::default();
+    for kind in ["Subscription", "InstallPlan", "ClusterServiceVersion"] {
+        for o in api(client, ns, kind).list(&ListParams::default()).await? {
+            add(&mut objects, kind, &o)?;
+        }
+    }
+    // The CRDs and ConfigMaps the pending plans name.
+    let mut crds = BTreeSet::new();
+    let mut maps = BTreeSet::new();
+    for p in &objects.install_plans {
+        for s in list_at(&p.node, &["status", "plan"]) {
+            let kind = str_at(s, &["resource", "kind"]).unwrap_or_default();
+            if kind == "CustomResourceDefinition"
+                && let Some(n) = str_at(s, &["resource", "name"])
+            {
+                crds.insert(n.to_string());
+            }
+            let manifest = str_at(s, &["resource", "manifest"]).unwrap_or_default();
+            if let Some(m) = olmctl::gate::manifests::referenced_config_map(manifest) {
+                maps.insert(m);
+            }
+        }
+    }
+    for c in &objects.csvs {
+        for o in list_at(&c.node, &["spec", "customresourcedefinitions", "owned"]) {
+            if let Some(n) = str_at(o, &["name"]) {
+                crds.insert(n.to_string());
+            }
+        }
+    }
+    let crd_api: Api<DynamicObject> =
+        Api::all_with(client.clone(), &resource("CustomResourceDefinition"));
+    for name in crds {
+        if let Some(o) = crd_api.get_opt(&name).await? {
+            add(&mut objects, "CustomResourceDefinition", &o)?;
+        }
+    }
+    for (map_ns, name) in maps {
+        if let Some(o) = api(client, &map_ns, "ConfigMap").get_opt(&name).await? {
+            add(&mut objects, "ConfigMap", &o)?;
+        }
+    }
+    Ok(objects)
+}

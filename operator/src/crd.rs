@@ -1,0 +1,317 @@
+//! The `UpgradePolicy` custom resource (group `olmctl.dev`, namespaced), generated from these
+//! types: `v1` (storage) and the deprecated `v1alpha1`, whose spec has another shape
+//! (`olmctl::gate::convert`), converted by the operator's webhook.
+//!
+//! The gate itself reads policies with `olmctl::gate::policy` (the same reader as
+//! `olmctl gate evaluate`), so what the API server stores and what the gate decides on agree.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceConversion, CustomResourceDefinition, ServiceReference, WebhookClientConfig,
+    WebhookConversion,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector};
+use kube::CustomResourceExt;
+use kube::core::crd::merge_crds;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The namespace and Service of the conversion webhook in `operator/config/`.
+pub const WEBHOOK_NAMESPACE: &str = "olmctl-system";
+/// The webhook Service.
+pub const WEBHOOK_SERVICE: &str = "olmctl-operator-webhook";
+/// The webhook path.
+pub const WEBHOOK_PATH: &str = "/convert";
+
+/// `maxVersionJump`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Jump {
+    /// Same major and minor.
+    Patch,
+    /// Same major.
+    Minor,
+    /// Any.
+    Major,
+}
+
+/// `crdSafety`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum CrdSafety {
+    /// Hold plans whose CRD changes fail the checks.
+    Enforce,
+    /// Report and approve.
+    Warn,
+    /// Do not check.
+    Ignore,
+}
+
+/// A day of the week.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum Day {
+    /// Monday.
+    Mon,
+    /// Tuesday.
+    Tue,
+    /// Wednesday.
+    Wed,
+    /// Thursday.
+    Thu,
+    /// Friday.
+    Fri,
+    /// Saturday.
+    Sat,
+    /// Sunday.
+    Sun,
+}
+
+/// A maintenance window.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceWindow {
+    /// The local days the window starts on; empty: every day.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub days: Vec<Day>,
+    /// Local wall-clock start, `HH:MM` (a start in a DST gap opens at the next valid instant).
+    #[schemars(regex(pattern = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"))]
+    pub start: String,
+    /// How long it stays open: `90m`, `4h`, `1h30m`.
+    #[schemars(regex(pattern = r"^([0-9]+h)?([0-9]+m)?([0-9]+s)?$"))]
+    pub duration: String,
+    /// IANA time zone; default UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
+}
+
+/// One reason of a decision.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct ReasonStatus {
+    /// The GATE code (`olmctl explain GATE007`).
+    pub code: String,
+    /// `hold`, `wait` or `info`.
+    pub effect: String,
+    /// What happened.
+    pub message: String,
+}
+
+/// The gate's decision for one pending InstallPlan.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStatus {
+    /// The InstallPlan.
+    pub install_plan: String,
+    /// The covered Subscriptions that reference or own it.
+    pub subscriptions: Vec<String>,
+    /// The installed CSVs.
+    pub installed_csvs: Vec<String>,
+    /// The CSVs the plan installs.
+    pub pending_csvs: Vec<String>,
+    /// `Approved`, `Held` or `Waiting`.
+    pub decision: String,
+    /// Every reason.
+    pub reasons: Vec<ReasonStatus>,
+    /// When the decision was first made as it stands (RFC 3339).
+    pub since: String,
+    /// When a waiting plan is looked at again (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_check: Option<String>,
+}
+
+/// `status` of an UpgradePolicy (both versions).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpgradePolicyStatus {
+    /// `Ready` (the policy is read and evaluated) and `Degraded` (it cannot be).
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    /// One entry per pending InstallPlan the policy covers.
+    #[serde(default)]
+    pub plans: Vec<PlanStatus>,
+    /// The policy generation the status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// The `v1` (storage) version.
+pub mod v1 {
+    use super::*;
+
+    /// Approves this namespace's pending OLM InstallPlans by policy.
+    #[derive(kube::CustomResource, Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+    #[kube(
+        group = "olmctl.dev",
+        version = "v1",
+        kind = "UpgradePolicy",
+        namespaced,
+        status = "UpgradePolicyStatus",
+        shortname = "upgpol",
+        doc = "An UpgradePolicy: which pending OLM InstallPlans of its namespace olmctl-operator approves, and when.",
+        printcolumn = r#"{"name":"Jump","type":"string","jsonPath":".spec.maxVersionJump"}"#,
+        printcolumn = r#"{"name":"CRD safety","type":"string","jsonPath":".spec.crdSafety"}"#,
+        printcolumn = r#"{"name":"Paused","type":"boolean","jsonPath":".spec.paused"}"#,
+        printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+    )]
+    #[serde(rename_all = "camelCase")]
+    pub struct UpgradePolicySpec {
+        /// Subscriptions of this namespace; empty selects all.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub selector: Option<LabelSelector>,
+        /// How far an upgrade may move from the installed CSV's version (default major).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub max_version_jump: Option<Jump>,
+        /// The CRD checks of `olmctl check upgrade` against the live CRDs (default Enforce).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub crd_safety: Option<CrdSafety>,
+        /// When plans may be approved; empty: any time.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub maintenance_windows: Vec<MaintenanceWindow>,
+        /// The InstallPlan must be at least this old (soak), e.g. `24h`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub min_age: Option<String>,
+        /// Approve nothing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub paused: Option<bool>,
+    }
+}
+
+/// The deprecated `v1alpha1` version.
+pub mod v1alpha1 {
+    use super::*;
+
+    /// The first shape of UpgradePolicy (deprecated: use olmctl.dev/v1).
+    #[derive(kube::CustomResource, Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
+    #[kube(
+        group = "olmctl.dev",
+        version = "v1alpha1",
+        kind = "UpgradePolicy",
+        namespaced,
+        status = "UpgradePolicyStatus",
+        shortname = "upgpol",
+        doc = "An UpgradePolicy in its first, deprecated shape (use olmctl.dev/v1).",
+        deprecated = "olmctl.dev/v1alpha1 UpgradePolicy is deprecated; use olmctl.dev/v1"
+    )]
+    #[serde(rename_all = "camelCase")]
+    pub struct UpgradePolicySpec {
+        /// v1 `selector`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub subscription_selector: Option<LabelSelector>,
+        /// v1 `maxVersionJump`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub max_upgrade: Option<Jump>,
+        /// v1 `crdSafety`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub crd_checks: Option<CrdSafety>,
+        /// One string per window: `DAYS START+DURATION [ZONE]`, e.g. `Sat,Sun 02:00+4h Europe/Berlin`
+        /// (`*` for every day).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub maintenance_windows: Vec<String>,
+        /// v1 `minAge`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub soak: Option<String>,
+        /// Approve nothing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub paused: Option<bool>,
+    }
+}
+
+/// The CRD with both versions, `v1` stored, converted by the operator's webhook. OLM injects
+/// the CA bundle of the certificates it mounts when the CSV declares the webhook.
+pub fn crd() -> CustomResourceDefinition {
+    let mut crd = merge_crds(
+        vec![v1alpha1::UpgradePolicy::crd(), v1::UpgradePolicy::crd()],
+        "v1",
+    )
+    .expect("the two versions merge");
+    crd.spec.conversion = Some(CustomResourceConversion {
+        strategy: "Webhook".into(),
+        webhook: Some(WebhookConversion {
+            conversion_review_versions: vec!["v1".into()],
+            client_config: Some(WebhookClientConfig {
+                service: Some(ServiceReference {
+                    namespace: WEBHOOK_NAMESPACE.into(),
+                    name: WEBHOOK_SERVICE.into(),
+                    path: Some(WEBHOOK_PATH.into()),
+                    port: Some(443),
+                }),
+                ..Default::default()
+            }),
+        }),
+    });
+    crd
+}
+
+/// A serializable value as YAML, in olmctl's deterministic style (sorted keys).
+pub fn to_yaml(v: &impl Serialize) -> String {
+    let json = serde_json::to_string(v).expect("serializable");
+    let mut node = None;
+    olmctl::fbc::json::parse_stream(&json, |n| node = Some(n)).expect("valid JSON");
+    let mut out = String::new();
+    olmctl::fbc::emit_yaml::write_yaml(&node.expect("one value"), &mut out);
+    out
+}
+
+/// What `olmctl-operator crd` prints and `operator/config/crd.yaml` holds.
+pub fn crd_yaml() -> String {
+    format!(
+        "# Generated by `olmctl-operator crd`; do not edit (a test fails when it is stale).\n{}",
+        to_yaml(&crd())
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_crd_has_both_versions_v1_stored_v1alpha1_deprecated() {
+        let c = crd();
+        assert_eq!(
+            c.metadata.name.as_deref(),
+            Some("upgradepolicies.olmctl.dev")
+        );
+        assert_eq!(c.spec.scope, "Namespaced");
+        let vs: Vec<(&str, bool, bool, Option<bool>)> = c
+            .spec
+            .versions
+            .iter()
+            .map(|v| (v.name.as_str(), v.served, v.storage, v.deprecated))
+            .collect();
+        assert_eq!(
+            vs,
+            [
+                ("v1", true, true, None),
+                ("v1alpha1", true, false, Some(true))
+            ]
+        );
+        assert!(
+            c.spec.versions[1]
+                .deprecation_warning
+                .as_deref()
+                .is_some_and(|w| w.contains("use olmctl.dev/v1"))
+        );
+        let conv = c.spec.conversion.expect("conversion");
+        assert_eq!(conv.strategy, "Webhook");
+        // Both have the status subresource.
+        assert!(
+            c.spec
+                .versions
+                .iter()
+                .all(|v| v.subresources.as_ref().is_some_and(|s| s.status.is_some()))
+        );
+    }
+
+    #[test]
+    fn the_readme_policy_deserializes_and_reads_the_same_in_the_gate() {
+        let text = "apiVersion: olmctl.dev/v1\nkind: UpgradePolicy\nmetadata: {name: default, namespace: acme-system}\nspec:\n  selector: {matchLabels: {}}\n  maxVersionJump: minor\n  crdSafety: Enforce\n  maintenanceWindows:\n  - days: [Sat, Sun]\n    start: \"02:00\"\n    duration: 4h\n    timeZone: Europe/Berlin\n  minAge: 24h\n  paused: false\n";
+        let node = olmctl::fbc::yaml::first_document(text)
+            .expect("yaml")
+            .expect("doc");
+        let p: v1::UpgradePolicy = serde_json::from_str(&node.to_json()).expect("typed");
+        assert_eq!(p.spec.max_version_jump, Some(Jump::Minor));
+        assert_eq!(p.spec.maintenance_windows[0].days, [Day::Sat, Day::Sun]);
+        // Typed -> JSON -> the gate's reader: the same policy as the text.
+        let back = serde_json::to_string(&p).expect("json");
+        let a = olmctl::gate::policy::parse(text).expect("text");
+        let b = olmctl::gate::policy::parse(&back).expect("typed");
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    }
+}

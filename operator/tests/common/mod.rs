@@ -1,0 +1,114 @@
+//! Test support: the fixtures' example cluster state in the in-memory API, policies, and a
+//! controller context with a fixed clock.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use kube::Client;
+use olmctl::gate::testing::Doc;
+use olmctl_operator::controller::Ctx;
+use olmctl_operator::crd::v1::UpgradePolicy;
+use olmctl_operator::fake::FakeApi;
+use olmctl_operator::metrics::Metrics;
+use serde_json::{Value, json};
+
+/// Sunday 2026-09-20 10:00 UTC: the example plan is six days old.
+pub const NOW: &str = "2026-09-20T10:00:00Z";
+pub const NS: &str = "acme-system";
+pub const PLAN: &str = "install-7xk2p";
+pub const OLM: &str = "operators.coreos.com";
+
+/// The plural of a kind the tests store.
+pub fn plural(kind: &str) -> &'static str {
+    match kind {
+        "Subscription" => "subscriptions",
+        "InstallPlan" => "installplans",
+        "ClusterServiceVersion" => "clusterserviceversions",
+        "CustomResourceDefinition" => "customresourcedefinitions",
+        "ConfigMap" => "configmaps",
+        "CatalogSource" => "catalogsources",
+        "OperatorGroup" => "operatorgroups",
+        "UpgradePolicy" => "upgradepolicies",
+        other => panic!("no plural for {other}"),
+    }
+}
+
+/// A fake API holding `docs`.
+pub fn fake_with(docs: &[Doc]) -> FakeApi {
+    let fake = FakeApi::new();
+    fake.set_now(NOW);
+    for (_, v) in docs {
+        let kind = v["kind"].as_str().expect("kind");
+        fake.insert(plural(kind), v.clone());
+    }
+    fake
+}
+
+/// A v1 policy with `spec`.
+pub fn policy(spec: Value) -> Value {
+    json!({
+        "apiVersion": "olmctl.dev/v1", "kind": "UpgradePolicy",
+        "metadata": {"name": "default", "namespace": NS},
+        "spec": spec,
+    })
+}
+
+/// Stores the policy.
+pub fn add_policy(fake: &FakeApi, spec: Value) {
+    fake.insert("upgradepolicies", policy(spec));
+}
+
+/// The stored policy, typed.
+pub fn get_policy(fake: &FakeApi) -> UpgradePolicy {
+    serde_json::from_value(
+        fake.get("olmctl.dev", "upgradepolicies", NS, "default")
+            .expect("the policy"),
+    )
+    .expect("typed policy")
+}
+
+/// A client of `fake`.
+pub fn client(fake: &FakeApi) -> Client {
+    Client::new(fake.clone(), "default")
+}
+
+/// A leading replica's context at [`NOW`].
+pub fn ctx(fake: &FakeApi, leader: bool) -> Arc<Ctx> {
+    let now: jiff::Timestamp = NOW.parse().expect("now");
+    Arc::new(Ctx::new(
+        client(fake),
+        Arc::new(Metrics::default()),
+        Arc::new(AtomicBool::new(leader)),
+        Arc::new(move || now),
+        Some(semver::Version::new(1, 30, 0)),
+    ))
+}
+
+/// The example objects with the CRD made safe (the fixture README's approvable variant).
+pub fn safe_docs() -> Vec<Doc> {
+    let mut docs = olmctl::gate::testing::example_docs();
+    olmctl::gate::testing::make_crd_safe(&mut docs);
+    docs
+}
+
+/// The requests that wrote (anything but GET) to a path containing `part`.
+pub fn writes(fake: &FakeApi, part: &str) -> Vec<olmctl_operator::fake::Logged> {
+    fake.log()
+        .into_iter()
+        .filter(|l| l.method != http::Method::GET && l.uri.contains(part))
+        .collect()
+}
+
+/// Waits (on the fake's change notifications, no sleeps) until `f` holds; fails after 20 s.
+pub async fn wait_for(fake: &FakeApi, what: &str, mut f: impl FnMut() -> bool) {
+    let mut changes = fake.changes();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !f() {
+        match tokio::time::timeout_at(deadline, changes.next()).await {
+            Ok(true) => {}
+            _ => panic!("timed out waiting for {what}"),
+        }
+    }
+}

@@ -1,0 +1,384 @@
+//! The controller against the in-memory API (`olmctl_operator::fake`), one reconcile at a time:
+//! approvals, what is never approved, the override, held plans' status, Events and metrics,
+//! a conflicting approval, the finalizer, and a replica without the Lease.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use http::{Method, StatusCode};
+use olmctl::gate::testing::{self as t, Doc};
+use olmctl_operator::controller::{DECISION_ANNOTATION, FINALIZER, reconcile};
+use olmctl_operator::fake::FakeApi;
+use serde_json::{Value, json};
+
+fn minor() -> Value {
+    json!({"maxVersionJump": "minor", "crdSafety": "Enforce"})
+}
+
+/// Reconciles until the finalizer is on, then once more: returns the second result.
+async fn settle(fake: &FakeApi, ctx: &Arc<olmctl_operator::controller::Ctx>) {
+    reconcile(Arc::new(get_policy(fake)), ctx.clone())
+        .await
+        .expect("adds the finalizer");
+    assert_eq!(
+        get_policy(fake).metadata.finalizers,
+        Some(vec![FINALIZER.to_string()])
+    );
+    reconcile(Arc::new(get_policy(fake)), ctx.clone())
+        .await
+        .expect("reconciles");
+}
+
+fn plan_patches(fake: &FakeApi) -> Vec<Value> {
+    writes(fake, &format!("installplans/{PLAN}"))
+        .into_iter()
+        .map(|l| l.body)
+        .collect()
+}
+
+fn plan(fake: &FakeApi) -> Value {
+    fake.get(OLM, "installplans", NS, PLAN).expect("plan")
+}
+
+fn status_plans(fake: &FakeApi) -> Value {
+    fake.get("olmctl.dev", "upgradepolicies", NS, "default")
+        .expect("policy")["status"]["plans"]
+        .clone()
+}
+
+fn events(fake: &FakeApi) -> Vec<Value> {
+    fake.list("events.k8s.io", "events")
+}
+
+#[tokio::test]
+async fn an_allowed_plan_is_approved_with_one_guarded_patch_and_recorded() {
+    let fake = fake_with(&safe_docs());
+    add_policy(&fake, minor());
+    let rv = plan(&fake)["metadata"]["resourceVersion"].clone();
+    let c = ctx(&fake, true);
+    settle(&fake, &c).await;
+    assert_eq!(
+        plan_patches(&fake),
+        [json!({"metadata": {"resourceVersion": rv}, "spec": {"approved": true}})],
+        "exactly one write to the plan: the approval, guarded by the resourceVersion"
+    );
+    assert_eq!(plan(&fake)["spec"]["approved"], true);
+    let st = status_plans(&fake);
+    assert_eq!(st[0]["installPlan"], PLAN);
+    assert_eq!(st[0]["decision"], "Approved");
+    assert_eq!(st[0]["installedCsvs"], json!(["acme-db-operator.v1.4.2"]));
+    assert_eq!(st[0]["since"], NOW);
+    let policy = fake
+        .get("olmctl.dev", "upgradepolicies", NS, "default")
+        .expect("p");
+    let ready = &policy["status"]["conditions"][0];
+    assert_eq!(
+        (ready["type"].as_str(), ready["status"].as_str()),
+        (Some("Ready"), Some("True"))
+    );
+    // An Event on the InstallPlan and one on the policy.
+    let ev = events(&fake);
+    let on = |kind: &str| {
+        ev.iter()
+            .filter(|e| e["regarding"]["kind"] == kind && e["reason"] == "Approved")
+            .count()
+    };
+    assert_eq!((on("InstallPlan"), on("UpgradePolicy")), (1, 1), "{ev:#?}");
+    assert_eq!(c.metrics.decisions("approve", "none"), 1);
+    assert!(
+        c.metrics
+            .render()
+            .contains("olmctl_gate_approvals_total 1\n")
+    );
+    // The Subscription carries the decision.
+    let sub = fake
+        .get(OLM, "subscriptions", NS, "acme-db-operator")
+        .expect("sub");
+    assert_eq!(
+        sub["metadata"]["annotations"][DECISION_ANNOTATION],
+        format!("{PLAN}: Approved")
+    );
+    // Reconciling again writes nothing more to the plan, and keeps the entry.
+    reconcile(Arc::new(get_policy(&fake)), c.clone())
+        .await
+        .expect("again");
+    assert_eq!(plan_patches(&fake).len(), 1);
+    assert_eq!(status_plans(&fake)[0]["decision"], "Approved");
+    assert_eq!(on("InstallPlan"), 1);
+}
+
+#[tokio::test]
+async fn plans_that_are_not_ready_or_not_current_are_never_approved() {
+    type Edit = fn(&mut Vec<Doc>);
+    let edits: [(&str, Edit); 5] = [
+        ("empty phase", |d| t::plan(d)["status"]["phase"] = json!("")),
+        ("no status at all", |d| {
+            t::plan(d).as_object_mut().expect("o").remove("status");
+        }),
+        ("Planning", |d| {
+            t::plan(d)["status"]["phase"] = json!("Planning")
+        }),
+        ("Installing", |d| {
+            t::plan(d)["status"]["phase"] = json!("Installing")
+        }),
+        ("stale", |d| {
+            t::subscription(d)["status"]["installPlanRef"]["name"] = json!("install-newer")
+        }),
+    ];
+    for (what, edit) in edits {
+        let mut docs = safe_docs();
+        edit(&mut docs);
+        let fake = fake_with(&docs);
+        add_policy(&fake, minor());
+        settle(&fake, &ctx(&fake, true)).await;
+        assert!(
+            plan_patches(&fake).is_empty(),
+            "{what}: nothing is written to the plan"
+        );
+        assert_eq!(plan(&fake)["spec"]["approved"], false, "{what}");
+        let st = status_plans(&fake);
+        match what {
+            "Installing" => assert_eq!(st, json!([]), "{what}: past approval, no entry"),
+            "stale" => {
+                assert_eq!(st[0]["decision"], "Held", "{what}");
+                assert_eq!(st[0]["reasons"][0]["code"], "GATE002", "{what}");
+            }
+            _ => {
+                assert_eq!(st[0]["decision"], "Waiting", "{what}");
+                assert_eq!(st[0]["reasons"][0]["code"], "GATE001", "{what}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_held_plan_gets_status_event_and_metric_and_the_override_approves_it() {
+    // The example's CRD changes (read from the unpacked-bundle ConfigMap) hold the plan.
+    let fake = fake_with(&t::example_docs());
+    add_policy(&fake, minor());
+    let c = ctx(&fake, true);
+    settle(&fake, &c).await;
+    assert!(plan_patches(&fake).is_empty());
+    let st = status_plans(&fake);
+    assert_eq!(st[0]["decision"], "Held");
+    let codes: Vec<&str> = st[0]["reasons"]
+        .as_array()
+        .expect("reasons")
+        .iter()
+        .filter(|r| r["effect"] == "hold")
+        .map(|r| r["code"].as_str().expect("code"))
+        .collect();
+    assert_eq!(codes, ["GATE007", "GATE007", "GATE007"]);
+    assert!(
+        st[0]["reasons"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("SCH004"))
+    );
+    let held: Vec<Value> = events(&fake)
+        .into_iter()
+        .filter(|e| e["reason"] == "Held")
+        .collect();
+    assert_eq!(held.len(), 2, "on the plan and on the policy");
+    assert_eq!(held[0]["type"], "Warning");
+    assert!(
+        held[0]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("GATE007"))
+    );
+    assert_eq!(c.metrics.decisions("hold", "GATE007"), 3);
+
+    // A person overrides: the annotation on the Subscription approves this plan.
+    fake.merge(
+        OLM,
+        "subscriptions",
+        NS,
+        "acme-db-operator",
+        &json!({"metadata": {"annotations": {"olmctl.dev/approve": PLAN}}}),
+        false,
+    );
+    reconcile(Arc::new(get_policy(&fake)), c.clone())
+        .await
+        .expect("reconcile");
+    assert_eq!(plan_patches(&fake).len(), 1);
+    assert_eq!(plan(&fake)["spec"]["approved"], true);
+    let st = status_plans(&fake);
+    assert_eq!(st[0]["decision"], "Approved");
+    let last = st[0]["reasons"]
+        .as_array()
+        .expect("r")
+        .last()
+        .cloned()
+        .expect("a reason");
+    assert_eq!(last["code"], "GATE012");
+    assert!(
+        events(&fake).iter().any(|e| e["reason"] == "Approved"
+            && e["note"].as_str().is_some_and(|n| n.contains("GATE012")))
+    );
+}
+
+#[tokio::test]
+async fn a_conflicting_approval_is_decided_again_and_retried() {
+    let fake = fake_with(&safe_docs());
+    add_policy(&fake, minor());
+    let c = ctx(&fake, true);
+    reconcile(Arc::new(get_policy(&fake)), c.clone())
+        .await
+        .expect("finalizer");
+    fake.fail_next(
+        Method::PATCH,
+        &format!("installplans/{PLAN}"),
+        StatusCode::CONFLICT,
+        "Conflict",
+    );
+    reconcile(Arc::new(get_policy(&fake)), c.clone())
+        .await
+        .expect("retried");
+    assert_eq!(
+        plan_patches(&fake).len(),
+        2,
+        "the refused patch and the retry"
+    );
+    assert_eq!(plan(&fake)["spec"]["approved"], true);
+    assert!(
+        c.metrics
+            .render()
+            .contains("olmctl_gate_errors_total{kind=\"conflict\"} 1\n")
+    );
+    // A plan that really changed under the gate: its new resourceVersion is re-read.
+    let fake = fake_with(&safe_docs());
+    add_policy(&fake, minor());
+    let c = ctx(&fake, true);
+    reconcile(Arc::new(get_policy(&fake)), c.clone())
+        .await
+        .expect("finalizer");
+    let before = plan(&fake)["metadata"]["resourceVersion"].clone();
+    fake.merge(
+        OLM,
+        "installplans",
+        NS,
+        PLAN,
+        &json!({"metadata": {"labels": {"x": "y"}}}),
+        false,
+    );
+    reconcile(Arc::new(get_policy(&fake)), c.clone())
+        .await
+        .expect("approves");
+    let p = plan_patches(&fake);
+    assert_eq!(p.len(), 1);
+    assert_ne!(p[0]["metadata"]["resourceVersion"], before);
+}
+
+#[tokio::test]
+async fn the_finalizer_removes_what_the_policy_added() {
+    let fake = fake_with(&t::example_docs());
+    add_policy(&fake, minor());
+    let c = ctx(&fake, true);
+    settle(&fake, &c).await;
+    let sub = || {
+        fake.get(OLM, "subscriptions", NS, "acme-db-operator")
+            .expect("sub")
+    };
+    assert_eq!(
+        sub()["metadata"]["annotations"][DECISION_ANNOTATION],
+        format!("{PLAN}: Held")
+    );
+    fake.delete("olmctl.dev", "upgradepolicies", NS, "default");
+    let deleting = get_policy(&fake);
+    assert!(deleting.metadata.deletion_timestamp.is_some());
+    reconcile(Arc::new(deleting), c.clone())
+        .await
+        .expect("cleanup");
+    assert!(
+        sub()["metadata"]["annotations"]
+            .get(DECISION_ANNOTATION)
+            .is_none()
+    );
+    assert!(
+        fake.get("olmctl.dev", "upgradepolicies", NS, "default")
+            .is_none(),
+        "the finalizer is gone and the policy with it"
+    );
+    assert!(plan_patches(&fake).is_empty());
+}
+
+#[tokio::test]
+async fn a_second_replica_without_the_lease_does_nothing() {
+    use olmctl_operator::leader::Elector;
+    let fake = fake_with(&safe_docs());
+    add_policy(&fake, minor());
+    let now = Arc::new(std::sync::Mutex::new(
+        NOW.parse::<jiff::Timestamp>().expect("t"),
+    ));
+    let clock = |n: &Arc<std::sync::Mutex<jiff::Timestamp>>| -> olmctl_operator::Clock {
+        let n = n.clone();
+        Arc::new(move || *n.lock().expect("clock"))
+    };
+    let lease = |id: &str| {
+        Elector::new(
+            client(&fake),
+            "olmctl-system",
+            "olmctl-operator",
+            id,
+            Duration::from_secs(15),
+            clock(&now),
+        )
+    };
+    let (a, b) = (lease("replica-a"), lease("replica-b"));
+    assert!(
+        a.try_acquire().await.expect("a"),
+        "the first replica takes the Lease"
+    );
+    assert!(!b.try_acquire().await.expect("b"), "the second waits");
+    assert!(a.try_acquire().await.expect("a renews"));
+    // The replica without the Lease reconciles to nothing: no write at all.
+    let before = fake.log().len();
+    let c = ctx(&fake, false);
+    reconcile(Arc::new(get_policy(&fake)), c.clone())
+        .await
+        .expect("idle");
+    reconcile(Arc::new(get_policy(&fake)), c)
+        .await
+        .expect("idle");
+    let after = fake.log();
+    assert!(after[before..].is_empty(), "{:?}", &after[before..]);
+    assert_eq!(plan(&fake)["spec"]["approved"], false);
+    // Once A stops renewing for the Lease's duration, B takes over.
+    *now.lock().expect("clock") += jiff::SignedDuration::from_secs(16);
+    assert!(b.try_acquire().await.expect("b takes over"));
+    assert!(!a.try_acquire().await.expect("a lost it"));
+    let l = fake
+        .get(
+            "coordination.k8s.io",
+            "leases",
+            "olmctl-system",
+            "olmctl-operator",
+        )
+        .expect("lease");
+    assert_eq!(l["spec"]["holderIdentity"], "replica-b");
+    assert_eq!(l["spec"]["leaseTransitions"], 1);
+}
+
+#[tokio::test]
+async fn an_invalid_policy_is_degraded_not_an_error() {
+    let fake = fake_with(&safe_docs());
+    add_policy(
+        &fake,
+        json!({"maintenanceWindows": [{"start": "25:00", "duration": "1h"}]}),
+    );
+    settle(&fake, &ctx(&fake, true)).await;
+    let p = fake
+        .get("olmctl.dev", "upgradepolicies", NS, "default")
+        .expect("p");
+    let c = &p["status"]["conditions"];
+    assert_eq!(c[1]["type"], "Degraded");
+    assert_eq!(c[1]["status"], "True");
+    assert!(
+        c[1]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("invalid start"))
+    );
+    assert!(plan_patches(&fake).is_empty());
+}
