@@ -8,7 +8,8 @@
 //!   that a covered Subscription references (`status.installPlanRef`) or owns; plans past
 //!   approval (`Installing`, `Complete`, `Failed`) get no entry;
 //! - not ready (phase empty or `Planning`, bundle lookups pending, a CSV of the plan without its
-//!   step): wait, and nothing else is judged;
+//!   step): wait, and nothing else is judged (not even currency: OLM points the Subscriptions
+//!   at a plan only after its status write);
 //! - stale (no covered Subscription references the plan) or a CSV that is neither a covered
 //!   Subscription's target nor a dependency a Subscription step of the plan creates: hold;
 //! - content that cannot be read, a version jump over `maxVersionJump`, CRD safety errors the
@@ -293,13 +294,25 @@ fn decide(ctx: &Context<'_>, subs: &[&Object], plan: &Object) -> Decision {
         .collect();
     let mut from = BTreeSet::new();
 
-    let ready = match not_ready(plan) {
-        Some(why) => {
-            reasons.push(Reason::new(&NOT_READY, Effect::Wait, why));
-            false
-        }
-        None => true,
-    };
+    let resource_version = plan
+        .str(&["metadata", "resourceVersion"])
+        .unwrap_or_default()
+        .to_string();
+    // Not ready: OLM is still writing the plan (the Subscriptions point at it only after its
+    // status write), so nothing else is judged yet.
+    if let Some(why) = not_ready(plan) {
+        return Decision {
+            namespace: ns.to_string(),
+            install_plan: plan.name().to_string(),
+            resource_version,
+            subscriptions: involved,
+            from: Vec::new(),
+            to,
+            decision: Verdict::Wait,
+            reasons: vec![Reason::new(&NOT_READY, Effect::Wait, why)],
+            requeue_at: None,
+        };
+    }
     let current = subs.iter().any(|s| references(s, plan));
     if !current {
         reasons.push(Reason::new(
@@ -312,7 +325,7 @@ fn decide(ctx: &Context<'_>, subs: &[&Object], plan: &Object) -> Decision {
         ));
     }
     let mut accounted = true;
-    if ready {
+    {
         let steps = list_at(&plan.node, &["status", "plan"]);
         let ns_subs = ctx
             .objects
@@ -423,7 +436,7 @@ fn decide(ctx: &Context<'_>, subs: &[&Object], plan: &Object) -> Decision {
         Effect::Wait => Verdict::Wait,
         Effect::Info => Verdict::Approve,
     };
-    if decision != Verdict::Approve && ready && current && accounted {
+    if decision != Verdict::Approve && current && accounted {
         let by = subs.iter().find(|s| {
             s.namespace() == ns
                 && s.str(&["metadata", "annotations", OVERRIDE_ANNOTATION]) == Some(plan.name())
@@ -449,10 +462,7 @@ fn decide(ctx: &Context<'_>, subs: &[&Object], plan: &Object) -> Decision {
     Decision {
         namespace: ns.to_string(),
         install_plan: plan.name().to_string(),
-        resource_version: plan
-            .str(&["metadata", "resourceVersion"])
-            .unwrap_or_default()
-            .to_string(),
+        resource_version,
         subscriptions: involved,
         from: from.into_iter().collect(),
         to,
@@ -963,12 +973,8 @@ mod tests {
             json!({OVERRIDE_ANNOTATION: "install-7xk2p"});
         t::plan(&mut docs)["status"]["phase"] = json!("");
         let d = one(&docs, &p, None);
-        assert_eq!(
-            d.decision,
-            Verdict::Hold,
-            "paused still holds; the override needs a ready plan"
-        );
-        assert!(!has(&d, "GATE012"));
+        assert_eq!(d.decision, Verdict::Wait, "the override needs a ready plan");
+        assert_eq!(codes(&d), [("GATE001", Effect::Wait)]);
     }
 
     #[test]

@@ -97,6 +97,12 @@ pub fn set_plan_crd(docs: &mut [Doc], crd: &Value) {
 
 /// The fixture README's safe variant: v1 keeps v1beta1's schema and no maximum is added.
 pub fn make_crd_safe(docs: &mut [Doc]) {
+    let crd = safe_crd(docs);
+    set_plan_crd(docs, &crd);
+}
+
+/// The plan's CRD made safe ([`make_crd_safe`]), not yet put into the plan.
+pub fn safe_crd(docs: &[Doc]) -> Value {
     let mut crd = bundle_crd(docs);
     let versions = crd["spec"]["versions"].as_array_mut().expect("versions");
     for v in versions.iter_mut() {
@@ -115,7 +121,7 @@ pub fn make_crd_safe(docs: &mut [Doc]) {
     for v in versions.iter_mut().filter(|v| v["name"] == "v1") {
         v["schema"] = beta.clone();
     }
-    set_plan_crd(docs, &crd);
+    crd
 }
 
 /// Writes `docs` as files into `dir` (JSON, which YAML readers read), returning the paths.

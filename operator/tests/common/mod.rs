@@ -108,7 +108,12 @@ pub async fn wait_for(fake: &FakeApi, what: &str, mut f: impl FnMut() -> bool) {
     while !f() {
         match tokio::time::timeout_at(deadline, changes.next()).await {
             Ok(true) => {}
-            _ => panic!("timed out waiting for {what}"),
+            _ => {
+                for l in fake.log().iter().rev().take(30) {
+                    eprintln!("{} {}", l.method, l.uri);
+                }
+                panic!("timed out waiting for {what}")
+            }
         }
     }
 }
