@@ -12,3 +12,13 @@ cargo build --locked --release --bin olmctl
 rm -rf target/catalog-image
 ./target/release/olmctl catalog push catalog/ --tag localhost/olmctl/example-catalog:dev \
   --oci-layout target/catalog-image
+# The upgrade gate on the fixtures' example cluster state: the sample policy holds the plan
+# (its CRD changes are unsafe), exit 1; the operator's CRD in operator/config/ is current.
+cargo build --locked --release -p olmctl-operator
+./target/release/olmctl-operator crd | diff -u operator/config/crd.yaml -
+set +e
+./target/release/olmctl gate evaluate --policy operator/config/samples/upgradepolicy.yaml \
+  -f ../shared/fixtures/olm/objects --now 2026-09-20T01:00:00Z --kube-version 1.30
+rc=$?
+set -e
+if [ "$rc" != 1 ]; then echo "gate evaluate: expected exit 1 (held), got $rc" >&2; exit 1; fi

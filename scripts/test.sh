@@ -11,4 +11,4 @@ if ! command -v docker-registry >/dev/null || ! command -v skopeo >/dev/null; th
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
     docker-registry skopeo
 fi
-cargo test --locked "$@"
+cargo test --locked --workspace "$@"

@@ -28,7 +28,7 @@ use serde_json::json;
 
 use crate::cluster;
 use crate::crd::v1::UpgradePolicy;
-use crate::crd::{PlanStatus, ReasonStatus, UpgradePolicyStatus};
+use crate::crd::{ReasonStatus, SubscriptionStatus, UpgradePolicyStatus};
 use crate::metrics::Metrics;
 
 /// The finalizer on UpgradePolicies.
@@ -191,8 +191,21 @@ async fn apply(p: &UpgradePolicy, ctx: &Ctx) -> Result<Action, Error> {
         }
     };
     let mut attempt = 0;
-    let (decisions, approved) = loop {
+    let (decisions, approved, csvs) = loop {
         let objects = cluster::snapshot(&ctx.client, &ns).await?;
+        // Each Subscription's installed and target CSV, for the status.
+        let csvs: HashMap<String, (Option<String>, Option<String>)> = objects
+            .subscriptions
+            .iter()
+            .map(|s| {
+                let at = |f: &str| {
+                    s.str(&["status", f])
+                        .filter(|v| !v.is_empty())
+                        .map(str::to_string)
+                };
+                (s.name().to_string(), (at("installedCSV"), at("currentCSV")))
+            })
+            .collect();
         let decisions = evaluate(&GateContext {
             policy: &policy,
             objects: &objects,
@@ -215,7 +228,7 @@ async fn apply(p: &UpgradePolicy, ctx: &Ctx) -> Result<Action, Error> {
             }
         }
         match conflict {
-            None => break (decisions, approved),
+            None => break (decisions, approved, csvs),
             Some(c) if attempt + 1 >= CONFLICT_RETRIES => return Err(Error::Conflict(c)),
             Some(c) => {
                 tracing::info!(conflict = %c, "the plan changed while it was approved; deciding again");
@@ -225,7 +238,7 @@ async fn apply(p: &UpgradePolicy, ctx: &Ctx) -> Result<Action, Error> {
         }
     };
     let previous = p.status.clone().unwrap_or_default();
-    let mut plans = Vec::new();
+    let mut entries = Vec::new();
     for d in &decisions {
         let reasons: Vec<ReasonStatus> = d
             .reasons
@@ -236,43 +249,53 @@ async fn apply(p: &UpgradePolicy, ctx: &Ctx) -> Result<Action, Error> {
                 message: r.message.clone(),
             })
             .collect();
-        let old = previous
-            .plans
-            .iter()
-            .find(|x| x.install_plan == d.install_plan);
-        let same = old.is_some_and(|o| o.decision == word(d.decision) && o.reasons == reasons);
-        let entry = PlanStatus {
-            install_plan: d.install_plan.clone(),
-            subscriptions: d.subscriptions.clone(),
-            installed_csvs: d.from.clone(),
-            pending_csvs: d.to.clone(),
-            decision: word(d.decision).into(),
-            reasons,
-            since: match old {
-                Some(o) if same => o.since.clone(),
-                _ => now.to_string(),
-            },
-            next_check: d.requeue_at.map(|t| t.to_string()),
-        };
-        if !same {
+        let mut changed = false;
+        for sub in &d.subscriptions {
+            let old = previous
+                .subscriptions
+                .iter()
+                .find(|x| &x.name == sub && x.install_plan == d.install_plan);
+            let same = old.is_some_and(|o| o.decision == word(d.decision) && o.reasons == reasons);
+            changed |= !same;
+            let (installed, pending) = csvs.get(sub).cloned().unwrap_or_default();
+            entries.push(SubscriptionStatus {
+                name: sub.clone(),
+                installed_csv: installed,
+                pending_csv: pending,
+                install_plan: d.install_plan.clone(),
+                decision: word(d.decision).into(),
+                reasons: reasons.clone(),
+                since: match old {
+                    Some(o) if same => o.since.clone(),
+                    _ => now.to_string(),
+                },
+                next_check: d.requeue_at.map(|t| t.to_string()),
+            });
+        }
+        if changed {
             record(ctx, p, d, approved.contains(&d.install_plan)).await;
         }
-        plans.push(entry);
     }
-    // Approved plans drop out of the decisions once OLM runs them: keep their entry while the
-    // plan still exists.
+    // Approved plans drop out of the decisions once OLM runs them: keep their entries while
+    // the plan still exists and the Subscription has no newer one.
     let plan_api = cluster::api(&ctx.client, &ns, "InstallPlan");
-    for o in previous.plans.iter().filter(|o| o.decision == "Approved") {
-        if plans.iter().all(|x| x.install_plan != o.install_plan)
+    for o in previous
+        .subscriptions
+        .iter()
+        .filter(|o| o.decision == "Approved")
+    {
+        if entries.iter().all(|x| x.name != o.name)
             && plan_api.get_opt(&o.install_plan).await?.is_some()
         {
-            plans.push(o.clone());
+            entries.push(o.clone());
         }
     }
-    plans.sort_by(|a, b| a.install_plan.cmp(&b.install_plan));
-    let st = status_of(p, plans, now, None, decisions.len());
-    if p.status.as_ref().map(|s| (&s.plans, s.observed_generation))
-        != Some((&st.plans, st.observed_generation))
+    entries.sort_by(|a, b| (&a.name, &a.install_plan).cmp(&(&b.name, &b.install_plan)));
+    let st = status_of(p, entries, now, None, decisions.len());
+    if p.status
+        .as_ref()
+        .map(|s| (&s.subscriptions, s.observed_generation))
+        != Some((&st.subscriptions, st.observed_generation))
         || p.status.as_ref().map(|s| s.conditions.len()) != Some(2)
     {
         patch_status(ctx, p, &st).await?;
@@ -326,7 +349,7 @@ fn condition(
 
 fn status_of(
     p: &UpgradePolicy,
-    plans: Vec<PlanStatus>,
+    entries: Vec<SubscriptionStatus>,
     now: jiff::Timestamp,
     error: Option<&str>,
     pending: usize,
@@ -362,7 +385,16 @@ fn status_of(
             )),
         ],
         None => {
-            let count = |w: &str| plans.iter().filter(|x| x.decision == w).count();
+            let count = |w: &str| {
+                let mut plans: Vec<&str> = entries
+                    .iter()
+                    .filter(|x| x.decision == w)
+                    .map(|x| x.install_plan.as_str())
+                    .collect();
+                plans.sort();
+                plans.dedup();
+                plans.len()
+            };
             let msg = format!(
                 "{pending} pending InstallPlan(s): {} approved, {} waiting, {} held",
                 count("Approved"),
@@ -384,7 +416,7 @@ fn status_of(
     };
     UpgradePolicyStatus {
         conditions,
-        plans,
+        subscriptions: entries,
         observed_generation: generation,
     }
 }
@@ -490,13 +522,16 @@ async fn cleanup(p: &UpgradePolicy, ctx: &Ctx) -> Result<Action, Error> {
             .await?;
         }
     }
-    if p.status.as_ref().is_some_and(|s| !s.plans.is_empty()) {
+    if p.status
+        .as_ref()
+        .is_some_and(|s| !s.subscriptions.is_empty())
+    {
         let policies: Api<UpgradePolicy> = Api::namespaced(ctx.client.clone(), &ns);
         policies
             .patch_status(
                 &p.name_any(),
                 &PatchParams::default(),
-                &Patch::Merge(json!({"status": {"plans": []}})),
+                &Patch::Merge(json!({"status": {"subscriptions": []}})),
             )
             .await?;
     }

@@ -93,19 +93,21 @@ pub struct ReasonStatus {
     pub message: String,
 }
 
-/// The gate's decision for one pending InstallPlan.
+/// The gate's decision for one covered Subscription's pending InstallPlan.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct PlanStatus {
-    /// The InstallPlan.
+pub struct SubscriptionStatus {
+    /// The Subscription.
+    pub name: String,
+    /// Its installed CSV (`status.installedCSV`), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installed_csv: Option<String>,
+    /// The CSV it is moving to (`status.currentCSV`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_csv: Option<String>,
+    /// The pending InstallPlan.
     pub install_plan: String,
-    /// The covered Subscriptions that reference or own it.
-    pub subscriptions: Vec<String>,
-    /// The installed CSVs.
-    pub installed_csvs: Vec<String>,
-    /// The CSVs the plan installs.
-    pub pending_csvs: Vec<String>,
-    /// `Approved`, `Held` or `Waiting`.
+    /// `Approved`, `Held` or `Waiting` (for the whole plan: every CSV in it).
     pub decision: String,
     /// Every reason.
     pub reasons: Vec<ReasonStatus>,
@@ -123,9 +125,9 @@ pub struct UpgradePolicyStatus {
     /// `Ready` (the policy is read and evaluated) and `Degraded` (it cannot be).
     #[serde(default)]
     pub conditions: Vec<Condition>,
-    /// One entry per pending InstallPlan the policy covers.
+    /// One entry per covered Subscription with a pending InstallPlan, by name.
     #[serde(default)]
-    pub plans: Vec<PlanStatus>,
+    pub subscriptions: Vec<SubscriptionStatus>,
     /// The policy generation the status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,

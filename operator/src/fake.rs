@@ -402,6 +402,16 @@ impl FakeApi {
         Some(obj)
     }
 
+    /// Serves one request whose body is `body` (for serving the fake over real HTTP).
+    pub fn respond(&self, method: Method, uri: http::Uri, body: &[u8]) -> Response<Body> {
+        let v = if body.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(body).unwrap_or(Value::Null)
+        };
+        self.handle(method, uri, v)
+    }
+
     fn handle(&self, method: Method, uri: http::Uri, body: Value) -> Response<Body> {
         let path = uri.path().to_string();
         let q = query(&uri);
@@ -683,6 +693,42 @@ fn keep_status(plural: &str, old: &Value, mut new: Value, status_write: bool) ->
     new
 }
 
+impl FakeApi {
+    /// Serves one request, whatever its body type (an unreadable body is an empty one).
+    async fn respond_to<B: http_body::Body<Data = Bytes>>(
+        &self,
+        req: Request<B>,
+    ) -> Response<Body> {
+        let (parts, body) = req.into_parts();
+        let bytes = body
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        self.respond(parts.method, parts.uri, &bytes)
+    }
+
+    /// Serves the fake over plain HTTP/1.1 on `listener` (for a real operator process through a
+    /// kubeconfig), until the task is dropped.
+    pub async fn serve_http(self, listener: tokio::net::TcpListener) {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let me = self.clone();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                    let me = me.clone();
+                    async move { Ok::<_, Infallible>(me.respond_to(req).await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    }
+}
+
 /// Wakes on changes ([`FakeApi::changes`]).
 pub struct Changes(broadcast::Receiver<WatchEvent>);
 
@@ -707,20 +753,7 @@ impl tower::Service<Request<kube::client::Body>> for FakeApi {
 
     fn call(&mut self, req: Request<kube::client::Body>) -> Self::Future {
         let me = self.clone();
-        Box::pin(async move {
-            let (parts, body) = req.into_parts();
-            let bytes = body
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
-            let v: Value = if bytes.is_empty() {
-                Value::Null
-            } else {
-                serde_json::from_slice(&bytes).unwrap_or(Value::Null)
-            };
-            Ok(me.handle(parts.method, parts.uri, v))
-        })
+        Box::pin(async move { Ok(me.respond_to(req).await) })
     }
 }
 

@@ -43,9 +43,9 @@ fn plan(fake: &FakeApi) -> Value {
     fake.get(OLM, "installplans", NS, PLAN).expect("plan")
 }
 
-fn status_plans(fake: &FakeApi) -> Value {
+fn status_entries(fake: &FakeApi) -> Value {
     fake.get("olmctl.dev", "upgradepolicies", NS, "default")
-        .expect("policy")["status"]["plans"]
+        .expect("policy")["status"]["subscriptions"]
         .clone()
 }
 
@@ -66,10 +66,12 @@ async fn an_allowed_plan_is_approved_with_one_guarded_patch_and_recorded() {
         "exactly one write to the plan: the approval, guarded by the resourceVersion"
     );
     assert_eq!(plan(&fake)["spec"]["approved"], true);
-    let st = status_plans(&fake);
+    let st = status_entries(&fake);
     assert_eq!(st[0]["installPlan"], PLAN);
     assert_eq!(st[0]["decision"], "Approved");
-    assert_eq!(st[0]["installedCsvs"], json!(["acme-db-operator.v1.4.2"]));
+    assert_eq!(st[0]["name"], "acme-db-operator");
+    assert_eq!(st[0]["installedCsv"], "acme-db-operator.v1.4.2");
+    assert_eq!(st[0]["pendingCsv"], "acme-db-operator.v1.5.0");
     assert_eq!(st[0]["since"], NOW);
     let policy = fake
         .get("olmctl.dev", "upgradepolicies", NS, "default")
@@ -106,7 +108,7 @@ async fn an_allowed_plan_is_approved_with_one_guarded_patch_and_recorded() {
         .await
         .expect("again");
     assert_eq!(plan_patches(&fake).len(), 1);
-    assert_eq!(status_plans(&fake)[0]["decision"], "Approved");
+    assert_eq!(status_entries(&fake)[0]["decision"], "Approved");
     assert_eq!(on("InstallPlan"), 1);
 }
 
@@ -139,7 +141,7 @@ async fn plans_that_are_not_ready_or_not_current_are_never_approved() {
             "{what}: nothing is written to the plan"
         );
         assert_eq!(plan(&fake)["spec"]["approved"], false, "{what}");
-        let st = status_plans(&fake);
+        let st = status_entries(&fake);
         match what {
             "Installing" => assert_eq!(st, json!([]), "{what}: past approval, no entry"),
             "stale" => {
@@ -162,7 +164,7 @@ async fn a_held_plan_gets_status_event_and_metric_and_the_override_approves_it()
     let c = ctx(&fake, true);
     settle(&fake, &c).await;
     assert!(plan_patches(&fake).is_empty());
-    let st = status_plans(&fake);
+    let st = status_entries(&fake);
     assert_eq!(st[0]["decision"], "Held");
     let codes: Vec<&str> = st[0]["reasons"]
         .as_array()
@@ -204,7 +206,7 @@ async fn a_held_plan_gets_status_event_and_metric_and_the_override_approves_it()
         .expect("reconcile");
     assert_eq!(plan_patches(&fake).len(), 1);
     assert_eq!(plan(&fake)["spec"]["approved"], true);
-    let st = status_plans(&fake);
+    let st = status_entries(&fake);
     assert_eq!(st[0]["decision"], "Approved");
     let last = st[0]["reasons"]
         .as_array()
@@ -381,4 +383,53 @@ async fn an_invalid_policy_is_degraded_not_an_error() {
             .is_some_and(|m| m.contains("invalid start"))
     );
     assert!(plan_patches(&fake).is_empty());
+}
+
+#[tokio::test]
+async fn a_waiting_plan_requeues_for_the_next_window_and_errors_back_off() {
+    use kube::runtime::controller::Action;
+    use olmctl_operator::controller::{Error, error_policy};
+    // Saturday 02:00 Berlin is 2026-09-26T00:00:00Z: 5 days 14 hours after NOW.
+    let fake = fake_with(&safe_docs());
+    add_policy(
+        &fake,
+        json!({"maxVersionJump": "minor", "maintenanceWindows": [
+            {"days": ["Sat"], "start": "02:00", "duration": "4h", "timeZone": "Europe/Berlin"}]}),
+    );
+    let c = ctx(&fake, true);
+    reconcile(Arc::new(get_policy(&fake)), c.clone())
+        .await
+        .expect("finalizer");
+    let a = reconcile(Arc::new(get_policy(&fake)), c.clone())
+        .await
+        .expect("waits");
+    assert_eq!(
+        a,
+        Action::requeue(Duration::from_secs(5 * 86400 + 14 * 3600))
+    );
+    assert!(plan_patches(&fake).is_empty());
+    let st = status_entries(&fake);
+    assert_eq!(st[0]["decision"], "Waiting");
+    assert_eq!(st[0]["nextCheck"], "2026-09-26T00:00:00Z");
+    // Nothing to wait for: no requeue at all (no polling).
+    let fake = fake_with(&safe_docs());
+    add_policy(&fake, minor());
+    let c2 = ctx(&fake, true);
+    reconcile(Arc::new(get_policy(&fake)), c2.clone())
+        .await
+        .expect("finalizer");
+    let a = reconcile(Arc::new(get_policy(&fake)), c2)
+        .await
+        .expect("approves");
+    assert_eq!(a, Action::await_change());
+    // Errors: 1 s, 2 s, 4 s ... per policy.
+    let p = Arc::new(get_policy(&fake));
+    let e = Error::Conflict("x".into());
+    let delays: Vec<Action> = (0..4)
+        .map(|_| error_policy(p.clone(), &e, c.clone()))
+        .collect();
+    assert_eq!(
+        delays,
+        [1, 2, 4, 8].map(|s| Action::requeue(Duration::from_secs(s)))
+    );
 }

@@ -80,7 +80,7 @@ async fn the_conversion_webhook_answers_a_real_https_conversion_review() {
                 "metadata": {"name": "default", "namespace": "acme-system", "resourceVersion": "7"},
                 "spec": {"maxUpgrade": "minor", "crdChecks": "Warn",
                          "maintenanceWindows": ["Sat,Sun 02:00+4h Europe/Berlin"], "soak": "24h"},
-                "status": {"plans": []}
+                "status": {"subscriptions": []}
             }]
         }
     });
@@ -99,7 +99,7 @@ async fn the_conversion_webhook_answers_a_real_https_conversion_review() {
             "spec": {"maxVersionJump": "minor", "crdSafety": "Warn",
                      "maintenanceWindows": [{"days": ["Sat", "Sun"], "start": "02:00", "duration": "4h", "timeZone": "Europe/Berlin"}],
                      "minAge": "24h"},
-            "status": {"plans": []}
+            "status": {"subscriptions": []}
         }])
     );
     // Back again, and the failures.

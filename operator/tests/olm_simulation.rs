@@ -123,7 +123,7 @@ fn start(
 }
 
 fn decision(olm: &Olm) -> Option<String> {
-    olm.status()["plans"][0]["decision"]
+    olm.status()["subscriptions"][0]["decision"]
         .as_str()
         .map(str::to_string)
 }
@@ -147,7 +147,10 @@ async fn an_allowed_upgrade_is_approved_only_once_olm_has_written_the_plan() {
         decision(&olm).as_deref() == Some("Waiting")
     })
     .await;
-    assert_eq!(olm.status()["plans"][0]["reasons"][0]["code"], "GATE001");
+    assert_eq!(
+        olm.status()["subscriptions"][0]["reasons"][0]["code"],
+        "GATE001"
+    );
     assert_eq!(
         olm.plan_writes(),
         0,
@@ -207,7 +210,7 @@ async fn a_crd_breaking_upgrade_is_held_with_its_reasons() {
         decision(&olm).as_deref() == Some("Held")
     })
     .await;
-    let reasons = olm.status()["plans"][0]["reasons"].clone();
+    let reasons = olm.status()["subscriptions"][0]["reasons"].clone();
     let holds: Vec<&Value> = reasons
         .as_array()
         .expect("reasons")

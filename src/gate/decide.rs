@@ -907,6 +907,54 @@ mod tests {
     }
 
     #[test]
+    fn several_csvs_in_one_plan_are_each_judged() {
+        // The metrics operator is an upgrade too (0.2.0 -> 0.3.1), by its own Subscription.
+        let mut docs = safe();
+        let mut sub = t::subscription(&mut docs).clone();
+        sub["metadata"]["name"] = json!("acme-metrics-operator");
+        sub["status"]["currentCSV"] = json!("acme-metrics-operator.v0.3.1");
+        sub["status"]["installedCSV"] = json!("acme-metrics-operator.v0.2.0");
+        docs.push(("10-sub-metrics.yaml".into(), sub));
+        let mut csv = t::find(
+            &mut docs,
+            "ClusterServiceVersion",
+            "acme-db-operator.v1.4.2",
+        )
+        .clone();
+        csv["metadata"]["name"] = json!("acme-metrics-operator.v0.2.0");
+        csv["spec"]["version"] = json!("0.2.0");
+        docs.push(("11-csv-metrics.yaml".into(), csv));
+        let d = one(&docs, &with_spec(""), Some("1.30.0"));
+        assert_eq!(d.decision, Verdict::Approve, "{:#?}", d.reasons);
+        assert_eq!(
+            d.subscriptions,
+            ["acme-db-operator", "acme-metrics-operator"]
+        );
+        assert_eq!(
+            d.from,
+            ["acme-db-operator.v1.4.2", "acme-metrics-operator.v0.2.0"]
+        );
+        // Patch only: both are minor jumps, both are named; the plan is held whole.
+        let patch = crate::gate::policy::parse(&POLICY.replace("minor", "patch")).expect("p");
+        let d = one(&docs, &patch, Some("1.30.0"));
+        let jumps: Vec<&str> = d
+            .reasons
+            .iter()
+            .filter(|r| r.code == "GATE005")
+            .map(|r| r.message.as_str())
+            .collect();
+        assert_eq!(jumps.len(), 2, "{jumps:?}");
+        assert!(
+            jumps[0]
+                .starts_with("acme-db-operator.v1.4.2 (1.4.2) -> acme-db-operator.v1.5.0 (1.5.0)")
+        );
+        assert!(jumps[1].starts_with(
+            "acme-metrics-operator.v0.2.0 (0.2.0) -> acme-metrics-operator.v0.3.1 (0.3.1)"
+        ));
+        assert_eq!(d.decision, Verdict::Hold);
+    }
+
+    #[test]
     fn gate009_and_gate010_windows_and_soak_wait_and_requeue() {
         // Saturday 02:00-06:00 Berlin; now is Sunday 12:00 Berlin: the next is Saturday.
         let p = with_spec(
