@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job from README.md: build olmctl, then validate, list, lint and graph the repo's own catalog/,
-# and build its catalog image.
+# The main job from README.md: build olmctl, then validate, list, lint and graph the repo's own catalog/
+# (olmctl-operator's, rendered from operator/catalog-template.yaml), build its catalog image, check
+# the operator's packaging, and run the upgrade gate on an example.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --locked --release --bin olmctl
@@ -16,6 +17,9 @@ rm -rf target/catalog-image
 # (its CRD changes are unsafe), exit 1; the operator's CRD in operator/config/ is current.
 cargo build --locked --release -p olmctl-operator
 ./target/release/olmctl-operator crd | diff -u operator/config/crd.yaml -
+# The operator's own packaging: bundle/, operator/history/ and catalog/ regenerate byte-identically,
+# every bundle validates cleanly, every catalog edge passes check catalog.
+bash scripts/packaging.sh
 set +e
 ./target/release/olmctl gate evaluate --policy operator/config/samples/upgradepolicy.yaml \
   -f ../shared/fixtures/olm/objects --now 2026-09-20T01:00:00Z --kube-version 1.30

@@ -12,3 +12,5 @@ if ! command -v docker-registry >/dev/null || ! command -v skopeo >/dev/null; th
     docker-registry skopeo
 fi
 cargo test --locked --workspace "$@"
+# The operator's own packaging, with the debug binaries the tests just built.
+OLMCTL=target/debug/olmctl OPERATOR=target/debug/olmctl-operator bash scripts/packaging.sh

@@ -24,7 +24,11 @@ enum Command {
     /// Run the controller (in-cluster config, else the kubeconfig).
     Run(RunArgs),
     /// Print the UpgradePolicy CustomResourceDefinition as YAML.
-    Crd,
+    Crd {
+        /// The CRD an earlier release shipped (0.1.0, 0.2.0), for the bundle history.
+        #[arg(long)]
+        release: Option<String>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -49,10 +53,23 @@ struct RunArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Crd => {
+        Command::Crd { release: None } => {
             print!("{}", crd::crd_yaml());
             ExitCode::SUCCESS
         }
+        Command::Crd { release: Some(r) } => match crd::crd_yaml_for(&r) {
+            Some(y) => {
+                print!("{y}");
+                ExitCode::SUCCESS
+            }
+            None => {
+                eprintln!(
+                    "error: unknown release {r:?} (known: {})",
+                    crd::RELEASES.join(", ")
+                );
+                ExitCode::from(2)
+            }
+        },
         Command::Run(args) => run(args),
     }
 }
