@@ -1106,3 +1106,138 @@ fn check_catalog_pulls_bundle_images() {
     .unwrap();
     assert_eq!(run(&["--bundles", p(&map)]), pulled);
 }
+
+#[test]
+fn image_build_appends_an_executable_binary_reproducibly() {
+    use std::os::unix::fs::PermissionsExt;
+    let reg = TestRegistry::start();
+    let (base, base_diffs) = push_base(&reg, "static:test");
+    let d = tempfile::tempdir().unwrap();
+    let bin = d.path().join("olmctl-operator");
+    std::fs::write(&bin, "#!/bin/sh\necho gate \"$@\"\n").unwrap();
+    let build = |tag: &str, extra: &[&str]| {
+        let mut args = vec![
+            "image",
+            "build",
+            "--base-image",
+            &base,
+            "--binary",
+            "",
+            "--tag",
+            tag,
+            "--platform",
+            "linux/arm64",
+            "-o",
+            "json",
+        ];
+        let b = format!("{}:/ko-app/olmctl-operator", p(&bin));
+        args[5] = &b;
+        args.extend_from_slice(extra);
+        let o = olmctl(&args);
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr(&o),
+        )
+    };
+    let (t1, t2) = (reg.image("operator:v1"), reg.image("operator:v2"));
+    let (c1, o1, e1) = build(&t1, &[]);
+    assert_eq!(c1, Some(0), "{e1}");
+    let (c2, o2, _) = build(&t2, &[]);
+    assert_eq!(c2, Some(0));
+    let (v1, v2): (Value, Value) = (
+        serde_json::from_str(&o1).unwrap(),
+        serde_json::from_str(&o2).unwrap(),
+    );
+    assert_eq!(
+        v1["digest"], v2["digest"],
+        "same binary and base, same digest"
+    );
+    assert_eq!(
+        v1["push"]["mounted"].as_array().unwrap().len(),
+        2,
+        "base layers mounted: {v1}"
+    );
+    // One image (the arm64 one), not an index; skopeo reads it.
+    let raw = skopeo_inspect(&t1, "--raw");
+    assert_eq!(raw["mediaType"], media::OCI_MANIFEST);
+    assert_eq!(raw["layers"].as_array().unwrap().len(), 3);
+    let cfg = skopeo_inspect(&t1, "--config");
+    assert_eq!(cfg["architecture"], "arm64");
+    assert_eq!(
+        cfg["config"]["Entrypoint"],
+        serde_json::json!(["/ko-app/olmctl-operator"])
+    );
+    assert!(cfg["config"].get("Cmd").is_none(), "{cfg}");
+    assert_eq!(
+        cfg["config"]["Labels"]["org.opencontainers.image.title"],
+        "test-opm"
+    );
+    let ids: Vec<String> = serde_json::from_value(cfg["rootfs"]["diff_ids"].clone()).unwrap();
+    let arm = base_diffs
+        .iter()
+        .find(|(pl, _)| pl.architecture == "arm64")
+        .unwrap();
+    assert_eq!(&ids[..2], arm.1.as_slice(), "the base's arm64 layers first");
+    // The binary is in the last layer at the entrypoint, mode 0755, and it runs.
+    let copy = d.path().join("copy");
+    let o = skopeo(&[
+        "copy",
+        "--src-tls-verify=false",
+        &format!("docker://{t1}"),
+        &format!("dir:{}", p(&copy)),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let layer = raw["layers"][2]["digest"].as_str().unwrap();
+    let gz = std::fs::read(copy.join(layer.trim_start_matches("sha256:"))).unwrap();
+    let root = d.path().join("root");
+    tar::Archive::new(flate2::read::GzDecoder::new(gz.as_slice()))
+        .unpack(&root)
+        .unwrap();
+    let f = root.join("ko-app/olmctl-operator");
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+        0o755
+    );
+    let run = Command::new(&f).arg("run").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "gate run\n");
+    // Into an OCI layout, the same digest; skopeo reads it there too.
+    let layout = d.path().join("layout");
+    let (c3, o3, e3) = build(&t1, &["--oci-layout", p(&layout)]);
+    assert_eq!(c3, Some(0), "{e3}");
+    let v3: Value = serde_json::from_str(&o3).unwrap();
+    assert_eq!(v3["digest"], v1["digest"]);
+    let o = skopeo(&["inspect", "--config", &format!("oci:{}:v1", p(&layout))]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A platform the base does not have, and a missing binary, are refused.
+    let o = olmctl(&[
+        "image",
+        "build",
+        "--base-image",
+        &base,
+        "--binary",
+        p(&bin),
+        "--tag",
+        &t1,
+        "--platform",
+        "linux/s390x",
+    ]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains("no linux/s390x image"),
+        "{}",
+        stderr(&o)
+    );
+    let o = olmctl(&[
+        "image",
+        "build",
+        "--base-image",
+        &base,
+        "--binary",
+        "/nonexistent/op",
+        "--tag",
+        &t1,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/nonexistent/op"), "{}", stderr(&o));
+}

@@ -386,18 +386,13 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             &pull,
         ),
         CatalogCmd::Push(a) => {
-            let mut labels = std::collections::BTreeMap::new();
-            for l in &a.label {
-                match l.split_once('=') {
-                    Some((k, v)) if !k.is_empty() => {
-                        labels.insert(k.to_string(), v.to_string());
-                    }
-                    _ => {
-                        super::error(format_args!("--label {l:?} is not KEY=VALUE"));
-                        return EXIT_USAGE;
-                    }
+            let labels = match parse_labels(&a.label) {
+                Ok(l) => l,
+                Err(e) => {
+                    super::error(e);
+                    return EXIT_USAGE;
                 }
-            }
+            };
             let p = super::oci::CatalogPush {
                 dir: &a.dir,
                 dest: super::oci::Dest {
@@ -436,6 +431,22 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             draw_v0_semantics,
         ),
     }
+}
+
+/// `--label KEY=VALUE` arguments (the last of a key wins).
+pub(crate) fn parse_labels(
+    args: &[String],
+) -> Result<std::collections::BTreeMap<String, String>, String> {
+    let mut labels = std::collections::BTreeMap::new();
+    for l in args {
+        match l.split_once('=') {
+            Some((k, v)) if !k.is_empty() => {
+                labels.insert(k.to_string(), v.to_string());
+            }
+            _ => return Err(format!("--label {l:?} is not KEY=VALUE")),
+        }
+    }
+    Ok(labels)
 }
 
 fn validate(dirs: &[PathBuf], output: Output) -> u8 {

@@ -6,6 +6,7 @@ mod catalog;
 mod check;
 mod gate;
 mod graph;
+mod image;
 pub mod oci;
 mod template;
 
@@ -45,6 +46,9 @@ enum Command {
     /// Check upgrade safety: semver skew, CRD versions and schemas, Kubernetes API removals.
     #[command(subcommand)]
     Check(check::CheckCmd),
+    /// Build images of binaries (daemonless, as ko does).
+    #[command(subcommand)]
+    Image(image::ImageCmd),
     /// The upgrade gate (what olmctl-operator decides), offline.
     #[command(subcommand)]
     Gate(gate::GateCmd),
@@ -141,6 +145,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Bundle(c) => bundle::run(c),
         Command::Check(c) => check::run(c),
         Command::Gate(c) => gate::run(c),
+        Command::Image(c) => image::run(c),
         Command::Explain { code } => match crate::checks::find(&code) {
             Some(c) => {
                 out(&format!(

@@ -463,23 +463,54 @@ pub fn catalog_push(p: &CatalogPush<'_>, reg_args: &RegistryArgs, output: Output
     let extra = json!({"layer": layer.digest, "files": files.len(), "baseImage": p.base_image});
     block(async {
         let art = match (&base, &reg) {
-            (Some(b), Some(reg)) => append_to_base(reg, b, &layer, &labels).await?,
+            (Some(b), Some(reg)) => {
+                let exec = crate::oci::catalog_image::exec();
+                append_to_base(reg, b, &layer, &labels, &exec, None).await?
+            }
             _ => crate::oci::catalog_image::standalone(&layer, &labels, created),
         };
         deliver(reg.as_ref(), art, &p.dest, output, extra).await
     })
 }
 
+/// Appends `layer` to `base`: to every runnable platform of an index, or, with `only`, to
+/// that platform's image alone (a binary runs on one platform), as a single image.
 async fn append_to_base(
     reg: &Registry,
     base: &oci_client::Reference,
     layer: &crate::oci::layer::Layer,
     labels: &BTreeMap<String, String>,
+    exec: &crate::oci::append::Exec,
+    only: Option<&Platform>,
 ) -> Result<Artifact, String> {
     use crate::oci::{media, registry::index_entries, registry::runnable};
     let (bytes, digest, mt) = reg.fetch_manifest(base).await?;
+    let same = |p: &Platform, q: &Platform| {
+        p.os == q.os
+            && p.architecture == q.architecture
+            && (q.variant.is_none() || p.variant == q.variant)
+    };
     if media::is_index(&mt) {
         let entries = index_entries(&bytes, &base.whole())?;
+        if let Some(want) = only {
+            let d = runnable(&entries)
+                .into_iter()
+                .find(|d| d.platform.as_ref().is_some_and(|p| same(p, want)))
+                .ok_or_else(|| {
+                    format!(
+                        "{}: the index has no {} image (pick the base's platform with --platform)",
+                        base.whole(),
+                        want
+                    )
+                })?;
+            let img = reg.image_at(base, d).await?;
+            eprintln!(
+                "appending to the {want} image of {} ({})",
+                esc(base.whole()),
+                esc(&d.digest)
+            );
+            return crate::oci::append::append(&[(img, want.clone())], None, layer, labels, exec);
+        }
         let mut bases = Vec::new();
         for d in runnable(&entries) {
             let img = reg.image_at(base, d).await?;
@@ -501,12 +532,79 @@ async fn append_to_base(
             esc(base.whole()),
             esc(digest)
         );
-        crate::oci::catalog_image::append(&bases, Some(&mt), layer, labels)
+        crate::oci::append::append(&bases, Some(&mt), layer, labels, exec)
     } else {
         let img = reg.image_of(base, bytes, digest, mt).await?;
-        let plat = crate::oci::image::default_platform();
-        crate::oci::catalog_image::append(&[(img, plat)], None, layer, labels)
+        let plat =
+            Platform::from_json(&img.config).unwrap_or_else(crate::oci::image::default_platform);
+        if let Some(want) = only
+            && !same(&plat, want)
+        {
+            return Err(format!(
+                "{}: the base image is {plat}, not {want} (pass --platform {plat} with a binary built for it, or another base)",
+                base.whole()
+            ));
+        }
+        crate::oci::append::append(&[(img, plat)], None, layer, labels, exec)
     }
+}
+
+/// Options of `image build`.
+pub struct ImageBuild<'a> {
+    /// The base image.
+    pub base_image: &'a str,
+    /// `PATH[:DEST]`.
+    pub binary: &'a str,
+    /// Destination.
+    pub dest: Dest<'a>,
+    /// The platform the binary runs on (default: the host's).
+    pub platform: Option<String>,
+    /// Labels.
+    pub labels: BTreeMap<String, String>,
+}
+
+/// `image build`: a binary appended to a base image as its entrypoint, daemonless, as ko does.
+pub fn image_build(b: &ImageBuild<'_>, reg_args: &RegistryArgs, output: Output) -> u8 {
+    let parsed = (|| -> Result<_, String> {
+        let target = parse_ref(b.dest.tag).map_err(|e| format!("--tag: {e}"))?;
+        let base = parse_ref(b.base_image).map_err(|e| format!("--base-image: {e}"))?;
+        let (src, dest) = crate::oci::binary_image::parse_binary(b.binary)?;
+        let plat = platform(&b.platform).map_err(|e| format!("--platform: {e}"))?;
+        Ok((target, base, src, dest, plat))
+    })();
+    let (target, base, src, dest, plat) = match parsed {
+        Ok(x) => x,
+        Err(e) => {
+            super::error(e);
+            return EXIT_USAGE;
+        }
+    };
+    let epoch = crate::oci::layer::source_date_epoch();
+    let layer = match crate::oci::binary_image::binary_layer(&src, &dest, epoch) {
+        Ok(l) => l,
+        Err(e) => {
+            super::error(e);
+            return EXIT_USAGE;
+        }
+    };
+    eprintln!(
+        "binary layer {} ({} at {}, {} bytes compressed)",
+        layer.digest,
+        esc(src.display()),
+        esc(&dest),
+        layer.blob.len()
+    );
+    let exec = crate::oci::binary_image::exec(&src, &dest);
+    let reg = match registry_if(true, reg_args, &[&target], &[&target, &base]) {
+        Ok(r) => r,
+        Err(c) => return c,
+    };
+    let extra = json!({"layer": layer.digest, "baseImage": b.base_image, "entrypoint": [dest], "platform": plat.to_string()});
+    block(async {
+        let reg = reg.as_ref().ok_or("internal: no registry client")?;
+        let art = append_to_base(reg, &base, &layer, &b.labels, &exec, Some(&plat)).await?;
+        deliver(Some(reg), art, &b.dest, output, extra).await
+    })
 }
 
 /// `catalog pull`: extracts the FBC of a catalog image into `dir`.

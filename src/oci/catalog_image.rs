@@ -6,14 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
-
-use super::image::{
-    Artifact, Blob, BlobData, Manifest, Platform, default_platform, new_config, rfc3339,
-};
+use super::image::{Artifact, Blob, Manifest, default_platform, new_config, rfc3339};
 use super::layer::{Layer, LayerBuilder};
 use super::media;
-use super::registry::Resolved;
 
 /// The label naming the FBC root.
 pub const CONFIGS_LABEL: &str = "operators.operatorframework.io.index.configs.v1";
@@ -77,112 +72,11 @@ pub fn standalone(
     ))
 }
 
-/// The config of `base` with the layer appended: diff_id and history added, labels merged,
-/// opm's entrypoint and serve command set.
-pub fn appended_config(
-    base: &Value,
-    layer: &Layer,
-    labels: &BTreeMap<String, String>,
-) -> Result<Value, String> {
-    let mut cfg = base.clone();
-    let obj = cfg
-        .as_object_mut()
-        .ok_or("base image config is not a JSON object")?;
-    let rootfs = obj
-        .entry("rootfs")
-        .or_insert_with(|| json!({"type": "layers", "diff_ids": []}));
-    rootfs
-        .get_mut("diff_ids")
-        .and_then(Value::as_array_mut)
-        .ok_or("base image config has no rootfs.diff_ids list")?
-        .push(json!(layer.diff_id));
-    let history = obj.entry("history").or_insert_with(|| json!([]));
-    history
-        .as_array_mut()
-        .ok_or("base image config history is not a list")?
-        .push(json!({"created_by": CREATED_BY}));
-    let c = obj.entry("config").or_insert_with(|| json!({}));
-    let c = c
-        .as_object_mut()
-        .ok_or("base image config.config is not an object")?;
-    let l = c.entry("Labels").or_insert_with(|| json!({}));
-    if l.is_null() {
-        *l = json!({});
-    }
-    let l = l
-        .as_object_mut()
-        .ok_or("base image Labels is not an object")?;
-    for (k, v) in labels {
-        l.insert(k.clone(), json!(v));
-    }
-    c.insert("Entrypoint".into(), json!(ENTRYPOINT));
-    c.insert("Cmd".into(), json!(CMD));
-    Ok(cfg)
-}
-
-/// One base image with the layer appended. The base layers stay where they are (mounted or
-/// copied on push).
-pub fn append_one(
-    base: &Resolved,
-    layer: &Layer,
-    labels: &BTreeMap<String, String>,
-) -> Result<Manifest, String> {
-    let what = base.reference.whole();
-    let cfg = appended_config(&base.config, layer, labels).map_err(|e| format!("{what}: {e}"))?;
-    let n = base.layers.len();
-    let diff = cfg
-        .pointer("/rootfs/diff_ids")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len);
-    if diff != n + 1 {
-        return Err(format!(
-            "{what}: base config lists {} diff_ids for {n} layers",
-            diff - 1
-        ));
-    }
-    let cfg_bytes = serde_json::to_vec(&cfg).unwrap_or_default();
-    let config_mt = if base.config_desc.media_type.is_empty() {
-        media::OCI_CONFIG
-    } else {
-        base.config_desc.media_type.as_str()
-    };
-    let source = base.reference.whole();
-    let mut layers: Vec<Blob> = base
-        .layers
-        .iter()
-        .map(|d| Blob {
-            desc: d.clone(),
-            data: BlobData::Remote(source.clone()),
-        })
-        .collect();
-    layers.push(Blob::bytes(
-        media::gzip_layer_for(&base.media_type),
-        layer.blob.clone(),
-    ));
-    Ok(Manifest::new(
-        &base.media_type,
-        Blob::bytes(config_mt, cfg_bytes),
-        layers,
-    ))
-}
-
-/// Appends to every platform of a base: `bases` are `(image, platform)` in index order;
-/// `index_type` is the base index media type, `None` for a single-image base.
-pub fn append(
-    bases: &[(Resolved, Platform)],
-    index_type: Option<&str>,
-    layer: &Layer,
-    labels: &BTreeMap<String, String>,
-) -> Result<Artifact, String> {
-    let mut out = Vec::new();
-    for (b, p) in bases {
-        out.push((append_one(b, layer, labels)?, p.clone()));
-    }
-    match index_type {
-        None => out
-            .pop()
-            .map(|(m, _)| Artifact::Image(m))
-            .ok_or_else(|| "no base image".to_string()),
-        Some(mt) => Ok(Artifact::index(mt, out)),
+/// How a catalog image runs on a base: opm's entrypoint and serve command.
+pub fn exec() -> super::append::Exec {
+    super::append::Exec {
+        entrypoint: ENTRYPOINT.iter().map(|s| s.to_string()).collect(),
+        cmd: Some(CMD.iter().map(|s| s.to_string()).collect()),
+        created_by: CREATED_BY.into(),
     }
 }

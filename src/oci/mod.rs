@@ -5,7 +5,9 @@
 //! [`layout`] move it, [`extract`] unpacks it, [`bundle_image`] and [`catalog_image`] know
 //! what OLM expects inside.
 
+pub mod append;
 pub mod auth;
+pub mod binary_image;
 pub mod bundle_cache;
 pub mod bundle_image;
 pub mod catalog_image;

@@ -1,0 +1,81 @@
+//! `olmctl image ...`: images of binaries, daemonless.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use super::{EXIT_USAGE, Output};
+
+/// `olmctl image` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ImageCmd {
+    /// Append a layer holding a binary to a base image and make the binary its entrypoint, as
+    /// ko does for Go (the base's layers are mounted, not copied; same binary and base, same
+    /// digest). Prints the pushed reference with its digest.
+    Build {
+        /// The base image (e.g. gcr.io/distroless/static:nonroot); with an index, the image of
+        /// --platform is used.
+        #[arg(long, value_name = "IMAGE")]
+        base_image: String,
+        /// The binary, and where it goes in the image (default /usr/local/bin/<name>).
+        #[arg(long, value_name = "PATH[:DEST]")]
+        binary: String,
+        /// Image reference to push as (and the image's name in an OCI layout).
+        #[arg(long, short = 't')]
+        tag: String,
+        /// Push to the registry (the default unless --oci-layout is given).
+        #[arg(long)]
+        push: bool,
+        /// Write the image into this OCI layout directory.
+        #[arg(long, value_name = "DIR")]
+        oci_layout: Option<PathBuf>,
+        /// The platform the binary is built for, os/arch[/variant] (default: this machine's).
+        #[arg(long)]
+        platform: Option<String>,
+        /// Image label KEY=VALUE (repeatable).
+        #[arg(long, short = 'l', value_name = "KEY=VALUE")]
+        label: Vec<String>,
+        #[command(flatten)]
+        registry: super::oci::RegistryArgs,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+}
+
+/// Runs an `image` subcommand.
+pub fn run(cmd: ImageCmd) -> u8 {
+    match cmd {
+        ImageCmd::Build {
+            base_image,
+            binary,
+            tag,
+            push,
+            oci_layout,
+            platform,
+            label,
+            registry,
+            output,
+        } => {
+            let labels = match super::catalog::parse_labels(&label) {
+                Ok(l) => l,
+                Err(e) => {
+                    super::error(e);
+                    return EXIT_USAGE;
+                }
+            };
+            let b = super::oci::ImageBuild {
+                base_image: &base_image,
+                binary: &binary,
+                dest: super::oci::Dest {
+                    tag: &tag,
+                    push: push || oci_layout.is_none(),
+                    layout: oci_layout.as_deref(),
+                },
+                platform,
+                labels,
+            };
+            super::oci::image_build(&b, &registry, output)
+        }
+    }
+}
