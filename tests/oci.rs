@@ -1209,6 +1209,34 @@ fn image_build_appends_an_executable_binary_reproducibly() {
     assert_eq!(v3["digest"], v1["digest"]);
     let o = skopeo(&["inspect", "--config", &format!("oci:{}:v1", p(&layout))]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // No base (`scratch`): the binary alone, reproducible, without any registry.
+    let scratch = |dir: &str| {
+        let out = ok(&olmctl(&[
+            "image",
+            "build",
+            "--base-image",
+            "scratch",
+            "--binary",
+            p(&bin),
+            "--tag",
+            "localhost/operator:dev",
+            "--oci-layout",
+            p(&d.path().join(dir)),
+        ]));
+        digest_of(&out)
+    };
+    assert_eq!(scratch("s1"), scratch("s2"));
+    let o = skopeo(&[
+        "inspect",
+        "--config",
+        &format!("oci:{}:dev", p(&d.path().join("s1"))),
+    ]);
+    let cfg: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        cfg["config"]["Entrypoint"],
+        serde_json::json!(["/usr/local/bin/olmctl-operator"])
+    );
+    assert_eq!(cfg["rootfs"]["diff_ids"].as_array().unwrap().len(), 1);
     // A platform the base does not have, and a missing binary, are refused.
     let o = olmctl(&[
         "image",

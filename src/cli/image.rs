@@ -13,8 +13,8 @@ pub enum ImageCmd {
     /// ko does for Go (the base's layers are mounted, not copied; same binary and base, same
     /// digest). Prints the pushed reference with its digest.
     Build {
-        /// The base image (e.g. gcr.io/distroless/static:nonroot); with an index, the image of
-        /// --platform is used.
+        /// The base image (e.g. gcr.io/distroless/cc-debian12:nonroot); with an index, the image
+        /// of --platform is used. `scratch`: no base (for static binaries).
         #[arg(long, value_name = "IMAGE")]
         base_image: String,
         /// The binary, and where it goes in the image (default /usr/local/bin/<name>).

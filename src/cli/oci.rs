@@ -567,7 +567,10 @@ pub struct ImageBuild<'a> {
 pub fn image_build(b: &ImageBuild<'_>, reg_args: &RegistryArgs, output: Output) -> u8 {
     let parsed = (|| -> Result<_, String> {
         let target = parse_ref(b.dest.tag).map_err(|e| format!("--tag: {e}"))?;
-        let base = parse_ref(b.base_image).map_err(|e| format!("--base-image: {e}"))?;
+        let base = match b.base_image {
+            crate::oci::binary_image::SCRATCH => None,
+            other => Some(parse_ref(other).map_err(|e| format!("--base-image: {e}"))?),
+        };
         let (src, dest) = crate::oci::binary_image::parse_binary(b.binary)?;
         let plat = platform(&b.platform).map_err(|e| format!("--platform: {e}"))?;
         Ok((target, base, src, dest, plat))
@@ -595,15 +598,22 @@ pub fn image_build(b: &ImageBuild<'_>, reg_args: &RegistryArgs, output: Output) 
         layer.blob.len()
     );
     let exec = crate::oci::binary_image::exec(&src, &dest);
-    let reg = match registry_if(true, reg_args, &[&target], &[&target, &base]) {
+    let mut refs = vec![&target];
+    refs.extend(base.iter());
+    let reg = match registry_if(b.dest.push || base.is_some(), reg_args, &[&target], &refs) {
         Ok(r) => r,
         Err(c) => return c,
     };
+    let created = std::env::var_os("SOURCE_DATE_EPOCH").map(|_| epoch);
     let extra = json!({"layer": layer.digest, "baseImage": b.base_image, "entrypoint": [dest], "platform": plat.to_string()});
     block(async {
-        let reg = reg.as_ref().ok_or("internal: no registry client")?;
-        let art = append_to_base(reg, &base, &layer, &b.labels, &exec, Some(&plat)).await?;
-        deliver(Some(reg), art, &b.dest, output, extra).await
+        let art = match (&base, &reg) {
+            (Some(base), Some(reg)) => {
+                append_to_base(reg, base, &layer, &b.labels, &exec, Some(&plat)).await?
+            }
+            _ => crate::oci::binary_image::standalone(&layer, &b.labels, &exec, &plat, created),
+        };
+        deliver(reg.as_ref(), art, &b.dest, output, extra).await
     })
 }
 

@@ -4,9 +4,18 @@
 
 use std::path::{Path, PathBuf};
 
-use super::append::Exec;
-use super::layer::{Layer, LayerBuilder};
+use std::collections::BTreeMap;
 
+use serde_json::{Value, json};
+
+use super::append::Exec;
+use super::image::{Artifact, Blob, Manifest, Platform, new_config, rfc3339};
+use super::layer::{Layer, LayerBuilder};
+use super::media;
+
+/// The `--base-image` that means no base: the image holds the binary alone (for static
+/// binaries, as ko's `scratch`).
+pub const SCRATCH: &str = "scratch";
 /// Where the binary goes when `--binary` names no destination.
 pub const DEFAULT_DIR: &str = "/usr/local/bin";
 /// The largest binary put into an image.
@@ -61,6 +70,34 @@ pub fn exec(src: &Path, dest: &str) -> Exec {
         cmd: None,
         created_by: format!("ADD {name} {dest} (olmctl image build)"),
     }
+}
+
+/// The image of the binary alone (`--base-image scratch`) for `platform`; `created` is
+/// `SOURCE_DATE_EPOCH` when set.
+pub fn standalone(
+    layer: &Layer,
+    labels: &BTreeMap<String, String>,
+    exec: &Exec,
+    platform: &Platform,
+    created: Option<u64>,
+) -> Artifact {
+    let created = created.map(rfc3339);
+    let bytes = new_config(
+        platform,
+        labels,
+        &[(layer, exec.created_by.as_str())],
+        created.as_deref(),
+    );
+    let mut cfg: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    cfg["config"]["Entrypoint"] = json!(exec.entrypoint);
+    Artifact::Image(Manifest::new(
+        media::OCI_MANIFEST,
+        Blob::bytes(
+            media::OCI_CONFIG,
+            serde_json::to_vec(&cfg).unwrap_or_default(),
+        ),
+        vec![Blob::bytes(layer.media_type, layer.blob.clone())],
+    ))
 }
 
 #[cfg(test)]
