@@ -11,6 +11,10 @@ if ! command -v docker-registry >/dev/null || ! command -v skopeo >/dev/null; th
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
     docker-registry skopeo
 fi
+# tests/install_print.rs validates manifests with jsonschema (Python), as OLM's CRDs are schemas.
+if ! python3 -c "import yaml, jsonschema" 2>/dev/null; then
+  python3 -m pip install -q pyyaml jsonschema
+fi
 cargo test --locked --workspace "$@"
 # The operator's own packaging, with the debug binaries the tests just built.
 OLMCTL=target/debug/olmctl OPERATOR=target/debug/olmctl-operator bash scripts/packaging.sh

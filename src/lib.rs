@@ -13,6 +13,7 @@ pub mod gosort;
 pub mod graph;
 pub mod imageref;
 pub mod input;
+pub mod install;
 pub mod model;
 pub mod oci;
 pub mod outdir;

@@ -32,7 +32,10 @@ fn the_samples_read_and_convert() {
     let v1 = config("samples/upgradepolicy.yaml");
     let alpha = config("samples/upgradepolicy-v1alpha1.yaml");
     let a = olmctl::gate::policy::parse(&v1).expect("v1 sample");
-    let b = olmctl::gate::policy::parse(&alpha).expect("v1alpha1 sample");
+    let mut b = olmctl::gate::policy::parse(&alpha).expect("v1alpha1 sample");
+    // The same policy under another name (both go into alm-examples).
+    assert_eq!((a.name.as_str(), b.name.as_str()), ("default", "legacy"));
+    b.name = a.name.clone();
     assert_eq!(format!("{a:?}"), format!("{b:?}"));
     let json = |t: &str| -> serde_json::Value {
         serde_json::from_str(&docs(t)[0].to_json()).expect("json")

@@ -7,6 +7,7 @@ mod check;
 mod gate;
 mod graph;
 mod image;
+mod install;
 pub mod oci;
 mod template;
 
@@ -46,6 +47,10 @@ enum Command {
     /// Check upgrade safety: semver skew, CRD versions and schemas, Kubernetes API removals.
     #[command(subcommand)]
     Check(check::CheckCmd),
+    /// Install a package through OLM: CatalogSource, OperatorGroup, Subscription (and an
+    /// UpgradePolicy with --gate); --print writes them for `kubectl apply` or GitOps.
+    #[command(disable_version_flag = true)]
+    Install(install::InstallArgs),
     /// Build images of binaries (daemonless, as ko does).
     #[command(subcommand)]
     Image(image::ImageCmd),
@@ -146,6 +151,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Check(c) => check::run(c),
         Command::Gate(c) => gate::run(c),
         Command::Image(c) => image::run(c),
+        Command::Install(a) => install::run(a),
         Command::Explain { code } => match crate::checks::find(&code) {
             Some(c) => {
                 out(&format!(

@@ -1,0 +1,291 @@
+//! What `olmctl install` creates for OLM (operator.md §6): a CatalogSource when given a catalog
+//! image, an OperatorGroup for the namespace, a Subscription (with `startingCSV` when a version
+//! is asked for), and, with a gate policy, the UpgradePolicy (approval then `Manual`). Pure:
+//! the same options give the same manifests, which `install --print` writes for GitOps.
+
+use serde_json::{Value, json};
+
+/// Where the catalog comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Catalog {
+    /// An index image: a CatalogSource is created for it.
+    Image(String),
+    /// An existing CatalogSource, by name.
+    Source(String),
+}
+
+/// The options of `olmctl install`.
+#[derive(Debug, Clone)]
+pub struct Install {
+    /// The package.
+    pub package: String,
+    /// The catalog.
+    pub catalog: Catalog,
+    /// The CatalogSource's namespace (OLM's global catalog namespace, `olm` upstream,
+    /// `openshift-marketplace` on OpenShift).
+    pub catalog_namespace: String,
+    /// The channel; OLM uses the package's default channel without one.
+    pub channel: Option<String>,
+    /// The version to start from (`startingCSV: <package>.v<version>` unless `starting_csv`).
+    pub version: Option<String>,
+    /// An explicit starting CSV name.
+    pub starting_csv: Option<String>,
+    /// The install namespace.
+    pub namespace: String,
+    /// Target namespaces of the OperatorGroup; empty: all namespaces.
+    pub target_namespaces: Vec<String>,
+    /// Whether to create the OperatorGroup (the namespace has none).
+    pub operator_group: bool,
+    /// Whether to create the Namespace object (`--print` output for an empty cluster).
+    pub create_namespace: bool,
+    /// `Automatic` or `Manual`.
+    pub approval: String,
+    /// An UpgradePolicy document (JSON), with `--gate`.
+    pub gate: Option<Value>,
+    /// Poll interval of a catalog image given by tag.
+    pub poll_interval: String,
+}
+
+/// The CatalogSource name for a package's catalog image.
+pub fn catalog_source_name(package: &str) -> String {
+    format!("{package}-catalog")
+}
+
+impl Install {
+    /// The starting CSV, when a version or CSV is given.
+    pub fn starting_csv(&self) -> Option<String> {
+        self.starting_csv.clone().or_else(|| {
+            self.version
+                .as_ref()
+                .map(|v| format!("{}.v{}", self.package, v.trim_start_matches('v')))
+        })
+    }
+
+    /// The source name and namespace the Subscription uses.
+    pub fn source(&self) -> (String, String) {
+        match &self.catalog {
+            Catalog::Image(_) => (
+                catalog_source_name(&self.package),
+                self.catalog_namespace.clone(),
+            ),
+            Catalog::Source(s) => (s.clone(), self.catalog_namespace.clone()),
+        }
+    }
+
+    /// The approval mode: `Manual` whenever a gate decides.
+    pub fn approval(&self) -> &str {
+        if self.gate.is_some() {
+            "Manual"
+        } else {
+            &self.approval
+        }
+    }
+
+    /// Checks the options; errors name the flag.
+    pub fn check(&self) -> Result<(), String> {
+        let dns = |s: &str| {
+            !s.is_empty()
+                && s.len() <= 63
+                && s.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !s.starts_with('-')
+                && !s.ends_with('-')
+        };
+        if !dns(&self.namespace) {
+            return Err(format!(
+                "--namespace {:?} is not a valid namespace name",
+                self.namespace
+            ));
+        }
+        if !dns(&self.catalog_namespace) {
+            return Err(format!(
+                "--catalog-namespace {:?} is not a valid namespace name",
+                self.catalog_namespace
+            ));
+        }
+        if self.package.is_empty() {
+            return Err("the package name is empty".into());
+        }
+        if !matches!(self.approval.as_str(), "Automatic" | "Manual") {
+            return Err(format!(
+                "--approval {:?}: use Automatic or Manual (OLM compares it case-sensitively)",
+                self.approval
+            ));
+        }
+        if let Some(v) = &self.version {
+            semver::Version::parse(v.trim_start_matches('v'))
+                .map_err(|e| format!("--version {v:?} is not semver: {e}"))?;
+        }
+        if let Catalog::Image(i) = &self.catalog {
+            crate::oci::registry::parse_ref(i).map_err(|e| format!("--catalog: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// The objects to create, in apply order.
+    pub fn manifests(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        if self.create_namespace {
+            out.push(json!({
+                "apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": self.namespace},
+            }));
+        }
+        let (source, source_ns) = self.source();
+        if let Catalog::Image(image) = &self.catalog {
+            let mut spec = json!({
+                "sourceType": "grpc",
+                "image": image,
+                "displayName": format!("{} catalog", self.package),
+                "publisher": "olmctl install",
+                "grpcPodConfig": {"securityContextConfig": "restricted"},
+            });
+            // A tag moves; a digest does not: poll only tags.
+            if !image.contains("@sha256:") {
+                spec["updateStrategy"] = json!({"registryPoll": {"interval": self.poll_interval}});
+            }
+            out.push(json!({
+                "apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+                "metadata": {"name": source, "namespace": source_ns},
+                "spec": spec,
+            }));
+        }
+        if self.operator_group {
+            let mut spec = json!({});
+            if !self.target_namespaces.is_empty() {
+                spec["targetNamespaces"] = json!(self.target_namespaces);
+            }
+            out.push(json!({
+                "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+                "metadata": {"name": self.namespace, "namespace": self.namespace},
+                "spec": spec,
+            }));
+        }
+        if let Some(g) = &self.gate {
+            let mut g = g.clone();
+            g["metadata"]["namespace"] = json!(self.namespace);
+            if let Some(m) = g["metadata"].as_object_mut() {
+                for k in ["resourceVersion", "uid", "creationTimestamp", "generation"] {
+                    m.remove(k);
+                }
+            }
+            if let Some(o) = g.as_object_mut() {
+                o.remove("status");
+            }
+            out.push(g);
+        }
+        let mut spec = json!({
+            "name": self.package,
+            "source": source,
+            "sourceNamespace": source_ns,
+            "installPlanApproval": self.approval(),
+        });
+        if let Some(c) = &self.channel {
+            spec["channel"] = json!(c);
+        }
+        if let Some(s) = self.starting_csv() {
+            spec["startingCSV"] = json!(s);
+        }
+        out.push(json!({
+            "apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+            "metadata": {"name": self.package, "namespace": self.namespace},
+            "spec": spec,
+        }));
+        out
+    }
+
+    /// The manifests as a multi-document YAML stream (sorted keys, as olmctl writes YAML).
+    pub fn yaml(&self) -> String {
+        let mut s = String::new();
+        for m in self.manifests() {
+            let mut node = None;
+            // Our own JSON always parses.
+            let _ = crate::fbc::json::parse_stream(&m.to_string(), |n| node = Some(n));
+            if let Some(n) = node {
+                s.push_str("---\n");
+                crate::fbc::emit_yaml::write_yaml(&n, &mut s);
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Install {
+        Install {
+            package: "olmctl-operator".into(),
+            catalog: Catalog::Image("ghcr.io/olmctl/olmctl-catalog:v0.3.0".into()),
+            catalog_namespace: "olm".into(),
+            channel: Some("stable-v0".into()),
+            version: Some("0.2.0".into()),
+            starting_csv: None,
+            namespace: "operators".into(),
+            target_namespaces: Vec::new(),
+            operator_group: true,
+            create_namespace: false,
+            approval: "Automatic".into(),
+            gate: None,
+            poll_interval: "30m".into(),
+        }
+    }
+
+    #[test]
+    fn manifests_for_an_image() {
+        let m = base().manifests();
+        let kinds: Vec<&str> = m.iter().map(|o| o["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["CatalogSource", "OperatorGroup", "Subscription"]);
+        assert_eq!(m[0]["metadata"]["name"], "olmctl-operator-catalog");
+        assert_eq!(
+            m[0]["spec"]["updateStrategy"]["registryPoll"]["interval"],
+            "30m"
+        );
+        assert_eq!(m[1]["spec"], json!({}));
+        let sub = &m[2]["spec"];
+        assert_eq!(sub["startingCSV"], "olmctl-operator.v0.2.0");
+        assert_eq!(sub["source"], "olmctl-operator-catalog");
+        assert_eq!(sub["sourceNamespace"], "olm");
+        assert_eq!(sub["installPlanApproval"], "Automatic");
+        assert!(
+            base()
+                .yaml()
+                .starts_with("---\napiVersion: operators.coreos.com/v1alpha1\n")
+        );
+    }
+
+    #[test]
+    fn a_gate_makes_approval_manual_and_a_digest_is_not_polled() {
+        let mut i = base();
+        i.catalog = Catalog::Image(format!("quay.io/x/c@sha256:{}", "a".repeat(64)));
+        i.gate = Some(
+            json!({"apiVersion": "olmctl.dev/v1", "kind": "UpgradePolicy",
+            "metadata": {"name": "default", "namespace": "elsewhere", "uid": "x"},
+            "spec": {"maxVersionJump": "minor"}, "status": {}}),
+        );
+        let m = i.manifests();
+        assert!(m[0]["spec"].get("updateStrategy").is_none());
+        let g = m.iter().find(|o| o["kind"] == "UpgradePolicy").unwrap();
+        assert_eq!(
+            g["metadata"],
+            json!({"name": "default", "namespace": "operators"})
+        );
+        assert!(g.get("status").is_none());
+        assert_eq!(m.last().unwrap()["spec"]["installPlanApproval"], "Manual");
+    }
+
+    #[test]
+    fn bad_options_name_the_flag() {
+        let mut i = base();
+        i.approval = "manual".into();
+        assert!(i.check().unwrap_err().contains("--approval"));
+        let mut i = base();
+        i.namespace = "Bad_NS".into();
+        assert!(i.check().unwrap_err().contains("--namespace"));
+        let mut i = base();
+        i.version = Some("one".into());
+        assert!(i.check().unwrap_err().contains("--version"));
+        assert!(base().check().is_ok());
+    }
+}
