@@ -198,12 +198,10 @@ impl Install {
     pub fn yaml(&self) -> String {
         let mut s = String::new();
         for m in self.manifests() {
-            let mut node = None;
             // Our own JSON always parses.
-            let _ = crate::fbc::json::parse_stream(&m.to_string(), |n| node = Some(n));
-            if let Some(n) = node {
+            if let Some(y) = crate::fbc::emit_yaml::json_to_yaml(&m.to_string()) {
                 s.push_str("---\n");
-                crate::fbc::emit_yaml::write_yaml(&n, &mut s);
+                s.push_str(&y);
             }
         }
         s

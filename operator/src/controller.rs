@@ -116,14 +116,6 @@ fn word(v: Verdict) -> &'static str {
     }
 }
 
-fn effect(e: Effect) -> &'static str {
-    match e {
-        Effect::Hold => "hold",
-        Effect::Wait => "wait",
-        Effect::Info => "info",
-    }
-}
-
 /// Reconciles one policy (the finalizer first).
 pub async fn reconcile(p: Arc<UpgradePolicy>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     if !ctx.leader.load(Ordering::SeqCst) {
@@ -245,7 +237,7 @@ async fn apply(p: &UpgradePolicy, ctx: &Ctx) -> Result<Action, Error> {
             .iter()
             .map(|r| ReasonStatus {
                 code: r.code.into(),
-                effect: effect(r.effect).into(),
+                effect: r.effect.as_str().into(),
                 message: r.message.clone(),
             })
             .collect();

@@ -274,11 +274,7 @@ pub fn crd_for(release: &str) -> Option<CustomResourceDefinition> {
 /// A serializable value as YAML, in olmctl's deterministic style (sorted keys).
 pub fn to_yaml(v: &impl Serialize) -> String {
     let json = serde_json::to_string(v).expect("serializable");
-    let mut node = None;
-    olmctl::fbc::json::parse_stream(&json, |n| node = Some(n)).expect("valid JSON");
-    let mut out = String::new();
-    olmctl::fbc::emit_yaml::write_yaml(&node.expect("one value"), &mut out);
-    out
+    olmctl::fbc::emit_yaml::json_to_yaml(&json).expect("valid JSON")
 }
 
 /// What `olmctl-operator crd` prints and `operator/config/crd.yaml` holds.

@@ -6,7 +6,7 @@ use clap::Subcommand;
 use jiff::Timestamp;
 
 use super::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, error, out};
-use crate::gate::decide::{Context, Decision, Effect, Verdict, evaluate};
+use crate::gate::decide::{Context, Decision, Verdict, evaluate};
 use crate::gate::objects::Objects;
 use crate::text::esc;
 
@@ -137,14 +137,6 @@ pub fn evaluate_files(
     }))
 }
 
-fn effect(e: Effect) -> &'static str {
-    match e {
-        Effect::Hold => "hold",
-        Effect::Wait => "wait",
-        Effect::Info => "info",
-    }
-}
-
 /// The decisions as JSON: one entry per InstallPlan.
 pub fn json(decisions: &[Decision]) -> serde_json::Value {
     serde_json::Value::Array(
@@ -161,7 +153,7 @@ pub fn json(decisions: &[Decision]) -> serde_json::Value {
                     "decision": d.decision.as_str(),
                     "reasons": d.reasons.iter().map(|r| serde_json::json!({
                         "code": r.code,
-                        "effect": effect(r.effect),
+                        "effect": r.effect.as_str(),
                         "message": r.message,
                     })).collect::<Vec<_>>(),
                     "requeueAt": d.requeue_at.map(|t| t.to_string()),
@@ -193,7 +185,7 @@ pub fn text(decisions: &[Decision]) -> String {
         for r in &d.reasons {
             s.push_str(&format!(
                 "  {:<4}  {}  {}\n",
-                effect(r.effect),
+                r.effect.as_str(),
                 r.code,
                 esc(&r.message)
             ));

@@ -110,8 +110,10 @@ pub fn run(a: InstallArgs) -> u8 {
 
 /// The policy file, checked by the gate's reader, as JSON.
 fn read_gate(f: &std::path::Path) -> Result<serde_json::Value, String> {
-    let text = crate::input::read_text(f).map_err(|e| format!("{}: {e}", f.display()))?;
-    crate::gate::policy::parse(&text).map_err(|e| {
+    // Read and parsed once: the gate's reader checks the document the manifests carry.
+    let doc = crate::fbc::yaml::read_first_document(f)?
+        .ok_or_else(|| format!("{}:1:1: empty policy document", f.display()))?;
+    crate::gate::policy::from_node(&doc).map_err(|e| {
         format!(
             "{}:{}:{}: {}",
             f.display(),
@@ -120,8 +122,5 @@ fn read_gate(f: &std::path::Path) -> Result<serde_json::Value, String> {
             e.message
         )
     })?;
-    let doc = crate::fbc::yaml::first_document(&text)
-        .map_err(|e| format!("{}:{}: {}", f.display(), e.line, e.message))?
-        .ok_or_else(|| format!("{}: empty", f.display()))?;
     serde_json::from_str(&doc.to_json()).map_err(|e| format!("{}: {e}", f.display()))
 }

@@ -21,6 +21,21 @@ const BEST_WIDTH: usize = 80;
 
 /// Appends one YAML document (no leading `---`) for `node` the way sigs.k8s.io/yaml.Marshal
 /// writes the same JSON value.
+/// A JSON document as one YAML document in olmctl's style (keys sorted); `None` when `json` is
+/// not JSON. For writing Kubernetes objects built as `serde_json` values.
+pub fn json_to_yaml(json: &str) -> Option<String> {
+    let mut node = None;
+    crate::fbc::json::parse_stream(json, |n| {
+        if node.is_none() {
+            node = Some(n);
+        }
+    })
+    .ok()?;
+    let mut out = String::new();
+    write_yaml(&node?, &mut out);
+    Some(out)
+}
+
 pub fn write_yaml(node: &Node, out: &mut String) {
     let mut e = Emitter {
         out,

@@ -89,6 +89,17 @@ pub enum Effect {
     Hold,
 }
 
+impl Effect {
+    /// `info`, `wait` or `hold`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Info => "info",
+            Effect::Wait => "wait",
+            Effect::Hold => "hold",
+        }
+    }
+}
+
 /// One reason of a decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reason {

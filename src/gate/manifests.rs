@@ -158,11 +158,13 @@ pub fn step_object(plan: &Object, step: &Node, objects: &Objects) -> Result<Node
                 r.namespace, r.name
             )
         })?;
-    let mut obj = bundle_objects(cm)?
-        .into_iter()
+    let mut obj = cm
+        .bundle_objects()?
+        .iter()
         .find(|o| {
             str_at(o, &["kind"]) == Some(kind) && str_at(o, &["metadata", "name"]) == Some(name)
         })
+        .cloned()
         .ok_or_else(|| {
             if RBAC.contains(&kind) {
                 format!("step {kind} {name} is synthesized by OLM from the CSV's install strategy; it is not a bundle file")

@@ -5,7 +5,7 @@
 //! error at its file and line.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::bundle::load::str_at;
 use crate::fbc::node::{Node, Pos, Value};
@@ -17,6 +17,9 @@ pub struct Object {
     pub file: Arc<Path>,
     /// The object.
     pub node: Node,
+    /// For an unpacked-bundle ConfigMap: its decoded files, decoded once however many steps
+    /// of however many plans refer to it ([`super::manifests::bundle_objects`]).
+    bundle: OnceLock<Result<Vec<Node>, String>>,
 }
 
 impl Object {
@@ -34,10 +37,18 @@ impl Object {
     pub fn str(&self, path: &[&str]) -> Option<&str> {
         str_at(&self.node, path)
     }
+
+    /// The bundle objects of this unpacked-bundle ConfigMap, decoded on first use.
+    pub fn bundle_objects(&self) -> Result<&[Node], String> {
+        self.bundle
+            .get_or_init(|| super::manifests::bundle_objects(self))
+            .as_deref()
+            .map_err(Clone::clone)
+    }
 }
 
 /// The objects the gate reads, each list in input order.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Objects {
     /// `operators.coreos.com` Subscriptions.
     pub subscriptions: Vec<Object>,
@@ -143,6 +154,7 @@ impl Objects {
         list.push(Object {
             file: file.clone(),
             node: n,
+            bundle: OnceLock::new(),
         });
         Ok(())
     }
@@ -151,7 +163,7 @@ impl Objects {
 /// The example cluster state of `shared/fixtures/olm/objects`, for tests.
 #[cfg(test)]
 pub(crate) fn example_objects() -> Objects {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/olm/objects");
+    let dir = super::testing::example_dir();
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("objects")
         .map(|e| e.expect("e").path())
