@@ -4,7 +4,7 @@
 # the operator's packaging, and run the upgrade gate on an example.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --locked --release --bin olmctl
+cargo build --locked --release -p olmctl-cli
 ./target/release/olmctl catalog validate catalog/
 ./target/release/olmctl catalog ls catalog/
 ./target/release/olmctl catalog lint catalog/

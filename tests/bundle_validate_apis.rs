@@ -410,7 +410,7 @@ fn cli_k8s_version_switches_severity() {
         ];
         args.extend_from_slice(extra);
         args.push(dir.to_str().expect("utf-8 path"));
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+        let o = std::process::Command::new(crate::common::olmctl_bin())
             .args(&args)
             .env("NO_COLOR", "1")
             .output()

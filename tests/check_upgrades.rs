@@ -41,7 +41,7 @@ fn releasing_a_new_head_is_clean() {
     assert!(check(&old, &new).is_empty());
     // Through the binary as a CI job runs it.
     let (o, n) = (write(&old), write(&new));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+    let out = std::process::Command::new(crate::common::olmctl_bin())
         .args(["catalog", "check-upgrades", "--base"])
         .arg(o.path())
         .arg(n.path())
@@ -86,7 +86,7 @@ fn removing_a_middle_edge_reports_the_stranded_versions() {
     assert_eq!(stranded(&f, "OLM v0"), all);
     assert!(f.iter().all(|x| x.message.contains("<no single head>")));
     let (o, n) = (write(&old), write(&new));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+    let out = std::process::Command::new(crate::common::olmctl_bin())
         .args(["catalog", "check-upgrades", "-o", "json", "--base"])
         .arg(o.path())
         .arg(n.path())

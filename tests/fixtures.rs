@@ -28,7 +28,7 @@ fn whole_catalog_validates_without_errors() {
     assert_eq!(loaded.cfg.packages.len(), 35);
     assert_eq!(loaded.cfg.channels.len(), 78);
     assert_eq!(loaded.cfg.bundles.len(), 727);
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+    let o = std::process::Command::new(crate::common::olmctl_bin())
         .args(["catalog", "validate"])
         .arg(fixture_catalog())
         .output()
@@ -73,7 +73,7 @@ fn expected_heads(cfg: &DeclarativeConfig) -> BTreeMap<(String, String), String>
 fn ls_json_reports_opm_heads_for_every_channel() {
     let loaded = load(&[fixture_catalog()]).expect("load");
     let want = expected_heads(&loaded.cfg);
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+    let o = std::process::Command::new(crate::common::olmctl_bin())
         .args(["catalog", "ls", "--output", "json"])
         .arg(fixture_catalog())
         .output()
@@ -141,7 +141,7 @@ fn summary(cfg: &DeclarativeConfig) -> BTreeMap<String, String> {
 }
 
 fn fmt_to(src: &Path, out: &Path, format: &str) {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+    let o = std::process::Command::new(crate::common::olmctl_bin())
         .args(["catalog", "fmt", "--format", format, "--out"])
         .arg(out)
         .arg(src)

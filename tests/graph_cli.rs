@@ -5,7 +5,7 @@ mod common;
 use std::process::{Command, Output};
 
 fn olmctl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_olmctl"))
+    Command::new(crate::common::olmctl_bin())
         .args(args)
         .output()
         .expect("run olmctl")

@@ -142,7 +142,7 @@ fn graph_json_heads_match_ls() {
     let mut json = Vec::new();
     render::json(&graphs, &mut json).expect("write");
     let v: serde_json::Value = serde_json::from_slice(&json).expect("json");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+    let o = std::process::Command::new(crate::common::olmctl_bin())
         .args(["catalog", "ls", "-o", "json"])
         .arg(common::fixture_catalog())
         .output()

@@ -26,7 +26,7 @@ fn olmctl(args: &[&str]) -> Output {
 /// so that no auth file of the machine is read.
 fn olmctl_env(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
     let home = tempfile::tempdir().unwrap();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_olmctl"));
+    let mut c = Command::new(crate::common::olmctl_bin());
     c.args(args)
         .env("NO_COLOR", "1")
         .env("HOME", home.path())

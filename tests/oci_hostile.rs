@@ -254,7 +254,7 @@ fn p(path: &Path) -> &str {
 /// still running then is a hang, which fails the test.
 fn olmctl(args: &[&str]) -> Output {
     let home = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_olmctl"))
+    let mut child = Command::new(crate::common::olmctl_bin())
         .args(args)
         .env("NO_COLOR", "1")
         .env("HOME", home.path())

@@ -49,7 +49,7 @@ fn bundle(
 }
 
 fn run(args: &[&str]) -> (i32, serde_json::Value) {
-    let o = Command::new(env!("CARGO_BIN_EXE_olmctl"))
+    let o = Command::new(crate::common::olmctl_bin())
         .args(args)
         .output()
         .expect("runs");
@@ -198,7 +198,7 @@ fn catalog_with_bundle_map_and_dir() {
     // Without contents for the bundles (and images that cannot be pulled offline) the map
     // names a missing directory: exit 2 naming it.
     std::fs::write(d.join("bad.yaml"), "demo.v1.0.0: [x]\n").unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_olmctl"))
+    let o = Command::new(crate::common::olmctl_bin())
         .args([
             "check",
             "catalog",

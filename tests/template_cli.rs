@@ -9,7 +9,7 @@ use common::demo_bundle::{ANNOTATIONS, CRD, CSV};
 use common::write_tree;
 
 fn olmctl(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+    std::process::Command::new(crate::common::olmctl_bin())
         .args(args)
         .output()
         .expect("run")

@@ -94,7 +94,7 @@ fn templates_render_the_committed_catalogs() {
         let map_file = tmp.path().join("bundles.yaml");
         std::fs::write(&map_file, map).expect("map");
         let file = pkg_dir.join("catalog-templates").join(&template);
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+        let o = std::process::Command::new(crate::common::olmctl_bin())
             .args(["catalog", "template"])
             .arg(&file)
             .arg("--bundles")
@@ -195,7 +195,7 @@ fn build_writes_every_mapped_catalog_and_checks_them() {
     let map = fixture_map("kube-green", tmp.path());
     let cats = tmp.path().join("catalogs");
     let run = |extra: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+        std::process::Command::new(crate::common::olmctl_bin())
             .args(["catalog", "build"])
             .arg(operators().join("kube-green"))
             .arg("--catalogs-dir")
@@ -256,7 +256,7 @@ fn build_writes_every_mapped_catalog_and_checks_them() {
 #[test]
 fn convert_gives_back_the_committed_templates() {
     let olmctl = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+        std::process::Command::new(crate::common::olmctl_bin())
             .args(args)
             .output()
             .expect("run")
@@ -340,7 +340,7 @@ fn bundles_from_oci_layouts() {
         let tag = format!("example.com/kube-green:b{i}");
         template = template.replace(&image, &tag);
         let layout = tmp.path().join(format!("layout-{i}"));
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+        let o = std::process::Command::new(crate::common::olmctl_bin())
             .args([
                 "bundle",
                 "build",
@@ -368,7 +368,7 @@ fn bundles_from_oci_layouts() {
     let render = |map: &str| {
         let f = tmp.path().join("m.yaml");
         std::fs::write(&f, map).expect("map");
-        std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"))
+        std::process::Command::new(crate::common::olmctl_bin())
             .args(["catalog", "template"])
             .arg(&t)
             .arg("--bundles")

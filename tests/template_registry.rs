@@ -12,7 +12,7 @@ use common::registry::TestRegistry;
 
 fn olmctl(args: &[&str]) -> Output {
     let home = tempfile::tempdir().expect("home");
-    Command::new(env!("CARGO_BIN_EXE_olmctl"))
+    Command::new(crate::common::olmctl_bin())
         .args(args)
         .env("HOME", home.path())
         .env_remove("REGISTRY_AUTH_FILE")

@@ -15,6 +15,8 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+mod common;
+
 use std::process::Command;
 
 use olmctl::bundle::load::load_bundle;
@@ -172,7 +174,7 @@ fn base_upgrade_is_clean() {
 }
 
 fn olmctl(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_olmctl"))
+    Command::new(crate::common::olmctl_bin())
         .args(args)
         .output()
         .expect("olmctl runs")

@@ -85,12 +85,17 @@ struct State {
     uid: u64,
 }
 
+/// A function called with each request's method and path before it is served (a test double
+/// of a controller can act there, in step with the client).
+pub type Hook = Arc<dyn Fn(&Method, &str) + Send + Sync>;
+
 /// The in-memory API server. Clones share the state.
 #[derive(Clone)]
 pub struct FakeApi {
     state: Arc<Mutex<State>>,
     events: broadcast::Sender<WatchEvent>,
     now: Arc<Mutex<String>>,
+    hook: Arc<Mutex<Option<Hook>>>,
 }
 
 impl Default for FakeApi {
@@ -222,6 +227,7 @@ impl FakeApi {
             state: Arc::new(Mutex::new(State::default())),
             events,
             now: Arc::new(Mutex::new("2026-09-14T08:00:00Z".into())),
+            hook: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -412,8 +418,17 @@ impl FakeApi {
         self.handle(method, uri, v)
     }
 
+    /// Calls `hook` before serving each request (replacing any earlier hook).
+    pub fn set_hook(&self, hook: Hook) {
+        *self.hook.lock().expect("lock") = Some(hook);
+    }
+
     fn handle(&self, method: Method, uri: http::Uri, body: Value) -> Response<Body> {
         let path = uri.path().to_string();
+        let hook = self.hook.lock().expect("lock").clone();
+        if let Some(h) = hook {
+            h(&method, &path);
+        }
         let q = query(&uri);
         let mut st = self.state.lock().expect("lock");
         st.log.push(Logged {

@@ -2,11 +2,86 @@
 //! Subscription, and an UpgradePolicy with `--gate`).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 
+use super::cluster::{ClusterCommands, Connection, InstallRequest, UninstallRequest, Waiting};
 use super::{EXIT_OK, EXIT_USAGE, error, out};
+use crate::install::uninstall::Uninstall;
 use crate::install::{Catalog, Install};
+
+/// Cluster connection and waiting flags, shared by install and uninstall.
+#[derive(Debug, Args)]
+pub struct LiveArgs {
+    /// The kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service
+    /// account).
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (default: its current context).
+    #[arg(long, value_name = "NAME")]
+    context: Option<String>,
+    /// Give up waiting after this long (e.g. 90s, 10m).
+    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    timeout: Duration,
+    /// How often to read the objects OLM writes.
+    #[arg(long, default_value = "2s", value_parser = parse_duration, hide = true)]
+    interval: Duration,
+    /// Answer yes to confirmations (approving the InstallPlan; deleting CRDs).
+    #[arg(long, short = 'y')]
+    yes: bool,
+    /// Return once the objects are written, without waiting for OLM.
+    #[arg(long)]
+    no_wait: bool,
+}
+
+impl LiveArgs {
+    fn split(self) -> (Connection, Waiting) {
+        (
+            Connection {
+                kubeconfig: self.kubeconfig,
+                context: self.context,
+            },
+            Waiting {
+                timeout: self.timeout,
+                interval: self.interval,
+                yes: self.yes,
+                no_wait: self.no_wait,
+            },
+        )
+    }
+}
+
+/// `90s`, `10m`, `1h`, `1h30m`, `500ms` (a Go-style duration without fractions).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let bad = || format!("{s:?} is not a duration (e.g. 90s, 10m, 1h30m)");
+    let mut total = Duration::ZERO;
+    let mut rest = s.trim();
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+        if digits == 0 {
+            return Err(bad());
+        }
+        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let unit = match &rest[..unit_len] {
+            "ms" => Duration::from_millis(n),
+            "s" => Duration::from_secs(n),
+            "m" => Duration::from_secs(n.saturating_mul(60)),
+            "h" => Duration::from_secs(n.saturating_mul(3600)),
+            _ => return Err(bad()),
+        };
+        total = total.saturating_add(unit);
+        rest = &rest[unit_len..];
+    }
+    Ok(total)
+}
 
 /// `olmctl install` arguments.
 #[derive(Debug, Args)]
@@ -61,10 +136,50 @@ pub struct InstallArgs {
     /// Write the manifests to stdout instead of applying them (for GitOps, or `kubectl apply -f -`).
     #[arg(long)]
     print: bool,
+    #[command(flatten)]
+    live: LiveArgs,
+}
+
+/// `olmctl uninstall` arguments.
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// The package.
+    package: String,
+    /// The install namespace.
+    #[arg(long, short = 'n', default_value = "operators")]
+    namespace: String,
+    /// The Subscription's name (default: the package's, as `olmctl install` names it).
+    #[arg(long, value_name = "NAME")]
+    subscription: Option<String>,
+    /// Also delete the CRDs the CSV owns, and with them every custom resource of them.
+    #[arg(long)]
+    delete_crds: bool,
+    /// Also delete the CatalogSource, when `olmctl install` created it.
+    #[arg(long)]
+    delete_catalog_source: bool,
+    #[command(flatten)]
+    live: LiveArgs,
+}
+
+/// Runs `olmctl uninstall`.
+pub fn run_uninstall(a: UninstallArgs, cluster: &dyn ClusterCommands) -> u8 {
+    let (connection, waiting) = a.live.split();
+    let uninstall = Uninstall {
+        package: a.package,
+        subscription: a.subscription,
+        namespace: a.namespace,
+        delete_crds: a.delete_crds,
+        delete_catalog_source: a.delete_catalog_source,
+    };
+    cluster.uninstall(UninstallRequest {
+        uninstall,
+        connection,
+        waiting,
+    })
 }
 
 /// Runs `olmctl install`.
-pub fn run(a: InstallArgs) -> u8 {
+pub fn run(a: InstallArgs, cluster: &dyn ClusterCommands) -> u8 {
     let gate = match &a.gate {
         Some(f) => match read_gate(f) {
             Ok(v) => Some(v),
@@ -98,14 +213,16 @@ pub fn run(a: InstallArgs) -> u8 {
         error(e);
         return EXIT_USAGE;
     }
-    if !a.print {
-        error(
-            "applying to a cluster is not in this build yet: write the manifests with --print and apply them (`olmctl install ... --print | kubectl apply -f -`)",
-        );
-        return EXIT_USAGE;
+    if a.print {
+        out(&i.yaml());
+        return EXIT_OK;
     }
-    out(&i.yaml());
-    EXIT_OK
+    let (connection, waiting) = a.live.split();
+    cluster.install(InstallRequest {
+        install: i,
+        connection,
+        waiting,
+    })
 }
 
 /// The policy file, checked by the gate's reader, as JSON.
@@ -123,4 +240,20 @@ fn read_gate(f: &std::path::Path) -> Result<serde_json::Value, String> {
         )
     })?;
     serde_json::from_str(&doc.to_json()).map_err(|e| format!("{}: {e}", f.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        for bad in ["", "10", "m", "1.5s", "10x", "-1s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -4,6 +4,7 @@
 mod bundle;
 mod catalog;
 mod check;
+pub mod cluster;
 mod gate;
 mod graph;
 mod image;
@@ -51,6 +52,10 @@ enum Command {
     /// UpgradePolicy with --gate); --print writes them for `kubectl apply` or GitOps.
     #[command(disable_version_flag = true)]
     Install(install::InstallArgs),
+    /// Uninstall a package OLM installed: its Subscription and CSV (and, when asked, its CRDs
+    /// and the CatalogSource `olmctl install` created).
+    #[command(disable_version_flag = true)]
+    Uninstall(install::UninstallArgs),
     /// Build images of binaries (daemonless, as ko does).
     #[command(subcommand)]
     Image(image::ImageCmd),
@@ -97,8 +102,13 @@ pub fn error(message: impl std::fmt::Display) {
     eprintln!("error: {}", crate::text::esc(message));
 }
 
-/// Runs the CLI with the process arguments.
+/// Runs the CLI with the process arguments, without a cluster client ([`cluster::NoCluster`]).
 pub fn main() -> ExitCode {
+    main_with(Box::new(cluster::NoCluster))
+}
+
+/// Runs the CLI with the process arguments; `cluster` runs the commands that reach a cluster.
+pub fn main_with(cluster: Box<dyn cluster::ClusterCommands>) -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -130,7 +140,7 @@ pub fn main() -> ExitCode {
     // Run on a large stack: catalog values may nest deeply and are walked recursively.
     let worker = std::thread::Builder::new()
         .stack_size(crate::fbc::load::PARSER_STACK)
-        .spawn(move || run(cli));
+        .spawn(move || run_with(cli, cluster.as_ref()));
     let code = match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         Ok(Err(_)) => EXIT_USAGE,
@@ -142,8 +152,13 @@ pub fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Runs a parsed command line and returns the exit status.
+/// Runs a parsed command line without a cluster client and returns the exit status.
 pub fn run(cli: Cli) -> u8 {
+    run_with(cli, &cluster::NoCluster)
+}
+
+/// Runs a parsed command line and returns the exit status.
+pub fn run_with(cli: Cli, cluster: &dyn cluster::ClusterCommands) -> u8 {
     crate::input::set_max_file_size(cli.max_file_size);
     match cli.command {
         Command::Catalog(c) => catalog::run(c),
@@ -151,7 +166,8 @@ pub fn run(cli: Cli) -> u8 {
         Command::Check(c) => check::run(c),
         Command::Gate(c) => gate::run(c),
         Command::Image(c) => image::run(c),
-        Command::Install(a) => install::run(a),
+        Command::Install(a) => install::run(a, cluster),
+        Command::Uninstall(a) => install::run_uninstall(a, cluster),
         Command::Explain { code } => match crate::checks::find(&code) {
             Some(c) => {
                 out(&format!(

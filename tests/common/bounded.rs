@@ -63,7 +63,7 @@ impl Run {
 // The child is reaped by `wait4` (which also gives its own peak RSS), not by `Child::wait`.
 #[allow(clippy::zombie_processes)]
 pub fn run(args: &[&str]) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_olmctl"));
+    let mut cmd = Command::new(crate::common::olmctl_bin());
     cmd.args(args)
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())

@@ -5,7 +5,7 @@ use std::process::{Command, Output};
 
 /// Runs `olmctl args...` without colour and returns what it printed.
 pub fn olmctl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_olmctl"))
+    Command::new(crate::common::olmctl_bin())
         .args(args)
         .env("NO_COLOR", "1")
         .output()

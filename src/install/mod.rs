@@ -3,6 +3,9 @@
 //! is asked for), and, with a gate policy, the UpgradePolicy (approval then `Manual`). Pure:
 //! the same options give the same manifests, which `install --print` writes for GitOps.
 
+pub mod progress;
+pub mod uninstall;
+
 use serde_json::{Value, json};
 
 /// Where the catalog comes from.
@@ -137,7 +140,7 @@ impl Install {
                 "sourceType": "grpc",
                 "image": image,
                 "displayName": format!("{} catalog", self.package),
-                "publisher": "olmctl install",
+                "publisher": uninstall::PUBLISHER,
                 "grpcPodConfig": {"securityContextConfig": "restricted"},
             });
             // A tag moves; a digest does not: poll only tags.

@@ -1,0 +1,273 @@
+//! `olmctl install` against a cluster: creates what OLM needs (the manifests of
+//! [`olmctl::install::Install`]), then follows OLM as it moves ([`olmctl::install::progress`]):
+//! CatalogSource READY, Subscription resolved, InstallPlan (approved here when it waits for
+//! approval and the user agrees or passed `--yes`), CSV `Succeeded`. OLM's own reason stops it
+//! (ResolutionFailed, InstallPlan or CSV Failed); so does the timeout.
+
+use std::collections::HashSet;
+
+use kube::Client;
+use olmctl::cli::cluster::InstallRequest;
+use olmctl::cli::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE};
+use olmctl::install::progress::{Outcome, Snapshot, assess};
+use serde_json::{Value, json};
+
+use crate::api::{self, Created, Res};
+use crate::ui::Ui;
+
+/// Consecutive failed reads tolerated while waiting (a restarting API server, a dropped
+/// connection) before giving up.
+const READ_RETRIES: u32 = 3;
+
+/// Runs the install; returns the exit status (errors are written as `error:` lines by the
+/// caller from `Err`).
+pub async fn run(client: &Client, req: &InstallRequest, ui: &mut dyn Ui) -> Result<u8, String> {
+    let i = &req.install;
+    let ns = i.namespace.as_str();
+    let (source, source_ns) = i.source();
+
+    // What the namespace has already.
+    let ns_exists = api::get(client, api::NAMESPACE, None, ns).await?.is_some();
+    if !ns_exists && !i.create_namespace {
+        return Err(format!(
+            "namespace {ns} not found: create it, or pass --create-namespace"
+        ));
+    }
+    let mut skip_operator_group = false;
+    if i.operator_group && ns_exists {
+        let groups = api::list(client, api::OPERATOR_GROUP, Some(ns)).await?;
+        let ours = groups.iter().any(|g| g["metadata"]["name"] == ns);
+        match groups.len() {
+            0 => {}
+            1 if ours => {}
+            1 => {
+                skip_operator_group = true;
+                ui.line(&format!(
+                    "OperatorGroup {ns}/{} manages namespace {ns}: none created",
+                    groups[0]["metadata"]["name"].as_str().unwrap_or_default()
+                ));
+            }
+            n => {
+                return Err(format!(
+                    "namespace {ns} has {n} OperatorGroups; OLM resolves nothing there (\"expected 1 OperatorGroup in the namespace, found {n}\"): delete all but one"
+                ));
+            }
+        }
+    }
+    if let olmctl::install::Catalog::Source(name) = &i.catalog
+        && api::get(client, api::CATALOG_SOURCE, Some(&source_ns), name)
+            .await?
+            .is_none()
+    {
+        return Err(format!(
+            "CatalogSource {source_ns}/{name} not found: pass --catalog IMAGE to create one, or --catalog-namespace"
+        ));
+    }
+
+    // Apply.
+    for m in i.manifests() {
+        let Some(r) = Res::of(&m) else { continue };
+        if skip_operator_group && r.kind == "OperatorGroup" {
+            continue;
+        }
+        let name = m["metadata"]["name"].as_str().unwrap_or_default();
+        let mns = m["metadata"]["namespace"].as_str();
+        let what = r.describe(mns, name);
+        let verb = match api::create(client, r, mns, &m).await? {
+            Created::Created => "created",
+            Created::Exists => apply_existing(client, r, mns, name, &m).await?,
+        };
+        ui.line(&format!("{what} {verb}"));
+    }
+    if req.waiting.no_wait {
+        return Ok(EXIT_OK);
+    }
+
+    // Follow OLM.
+    let catalog = format!("{source_ns}/{source}");
+    let sub_name = i.package.as_str();
+    let deadline = tokio::time::Instant::now() + req.waiting.timeout;
+    let mut printed: HashSet<String> = HashSet::new();
+    let mut waiting_for: String;
+    let mut gate_noted = false;
+    let mut failures = 0;
+    loop {
+        let snap = match snapshot(client, &source_ns, &source, ns, sub_name).await {
+            Ok(s) => {
+                failures = 0;
+                s
+            }
+            Err(e) if failures < READ_RETRIES => {
+                failures += 1;
+                ui.line(&format!("retrying after a failed read: {e}"));
+                tokio::time::sleep(req.waiting.interval).await;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let a = assess(&snap, &catalog);
+        for l in &a.lines {
+            if printed.insert(l.clone()) {
+                ui.line(l);
+            }
+        }
+        match a.outcome {
+            Outcome::Done { csv } => {
+                ui.line(&format!("installed {csv} in namespace {ns}"));
+                return Ok(EXIT_OK);
+            }
+            Outcome::Failed { reason, message } => {
+                ui.error(&format!("{reason}: {message}"));
+                return Ok(EXIT_FINDINGS);
+            }
+            Outcome::Wait(w) => waiting_for = w,
+            Outcome::Approve {
+                plan,
+                resource_version,
+                csvs,
+            } => {
+                if i.gate.is_some() {
+                    if !gate_noted {
+                        ui.line(&format!(
+                            "InstallPlan {plan} is left to olmctl-operator's UpgradePolicy in {ns}"
+                        ));
+                        gate_noted = true;
+                    }
+                    waiting_for = format!("olmctl-operator to approve InstallPlan {plan}");
+                } else {
+                    let yes = req.waiting.yes
+                        || match ui.confirm(&format!(
+                            "Approve InstallPlan {ns}/{plan}, which installs {}?",
+                            csvs.join(", ")
+                        )) {
+                            Some(answer) => answer,
+                            None => {
+                                ui.error(&format!(
+                                    "InstallPlan {ns}/{plan} requires approval and there is no terminal to ask: pass --yes, or approve it with `kubectl patch installplan {plan} -n {ns} --type merge -p '{{\"spec\":{{\"approved\":true}}}}'`"
+                                ));
+                                return Ok(EXIT_USAGE);
+                            }
+                        };
+                    if !yes {
+                        ui.line(&format!(
+                            "InstallPlan {ns}/{plan} not approved: it stays RequiresApproval"
+                        ));
+                        return Ok(EXIT_FINDINGS);
+                    }
+                    // Approve exactly the plan read (its resourceVersion as precondition); a
+                    // conflict means it changed: read again and decide again.
+                    let patch = json!({"metadata": {"resourceVersion": resource_version},
+                        "spec": {"approved": true}});
+                    if api::merge(client, api::INSTALL_PLAN, Some(ns), &plan, &patch)
+                        .await?
+                        .is_some()
+                    {
+                        let l = format!("InstallPlan {plan} approved");
+                        ui.line(&l);
+                        printed.insert(l);
+                    }
+                    continue;
+                }
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            ui.error(&format!(
+                "timed out after {:?} waiting for {waiting_for}",
+                req.waiting.timeout
+            ));
+            return Ok(EXIT_FINDINGS);
+        }
+        tokio::time::sleep(req.waiting.interval).await;
+    }
+}
+
+/// An object that exists: unchanged when its spec is ours, else its spec is merged with ours.
+async fn apply_existing(
+    client: &Client,
+    r: Res,
+    ns: Option<&str>,
+    name: &str,
+    desired: &Value,
+) -> Result<&'static str, String> {
+    let Some(live) = api::get(client, r, ns, name).await? else {
+        return Ok("gone while applying");
+    };
+    let Some(spec) = desired.get("spec") else {
+        return Ok("unchanged");
+    };
+    let mut merged = live.clone();
+    json_merge(&mut merged["spec"], spec);
+    if merged.get("spec") == live.get("spec") {
+        return Ok("unchanged");
+    }
+    api::merge(client, r, ns, name, &json!({"spec": spec})).await?;
+    Ok("configured")
+}
+
+/// RFC 7386 merge of `patch` into `target`.
+fn json_merge(target: &mut Value, patch: &Value) {
+    match patch {
+        Value::Object(p) => {
+            if !target.is_object() {
+                *target = json!({});
+            }
+            if let Value::Object(t) = target {
+                for (k, v) in p {
+                    if v.is_null() {
+                        t.remove(k);
+                    } else {
+                        json_merge(t.entry(k.clone()).or_insert(Value::Null), v);
+                    }
+                }
+            }
+        }
+        v => *target = v.clone(),
+    }
+}
+
+/// Reads what OLM has written.
+async fn snapshot(
+    client: &Client,
+    source_ns: &str,
+    source: &str,
+    ns: &str,
+    sub_name: &str,
+) -> Result<Snapshot, String> {
+    let catalog_source = api::get(client, api::CATALOG_SOURCE, Some(source_ns), source).await?;
+    let subscription = api::get(client, api::SUBSCRIPTION, Some(ns), sub_name).await?;
+    let field = |p: &str| {
+        subscription
+            .as_ref()
+            .and_then(|s| s.pointer(p))
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+    };
+    let install_plan = match field("/status/installPlanRef/name") {
+        Some(p) => api::get(client, api::INSTALL_PLAN, Some(ns), &p).await?,
+        None => None,
+    };
+    let csv = match field("/status/currentCSV") {
+        Some(c) => api::get(client, api::CSV, Some(ns), &c).await?,
+        None => None,
+    };
+    Ok(Snapshot {
+        catalog_source,
+        subscription,
+        install_plan,
+        csv,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_merge;
+    use serde_json::json;
+
+    #[test]
+    fn merge_follows_rfc_7386() {
+        let mut t = json!({"a": 1, "b": {"c": 2, "d": 3}});
+        json_merge(&mut t, &json!({"b": {"c": null, "e": 4}, "f": [1]}));
+        assert_eq!(t, json!({"a": 1, "b": {"d": 3, "e": 4}, "f": [1]}));
+    }
+}

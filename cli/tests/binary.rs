@@ -1,0 +1,179 @@
+//! The `olmctl` binary against the in-memory API served over HTTP on 127.0.0.1, reached through
+//! a kubeconfig file as kubectl would: install (Manual, approved with --yes) and uninstall.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use common::*;
+
+/// Serves the fake on a loopback port from a thread of its own; returns the port.
+fn serve(fake: olmctl_operator::fake::FakeApi) -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    l.set_nonblocking(true).expect("nonblocking");
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let l = tokio::net::TcpListener::from_std(l).expect("listener");
+            fake.serve_http(l).await;
+        });
+    });
+    port
+}
+
+const TOKEN: &str = "sekret-token-0123456789";
+
+fn kubeconfig(dir: &Path, port: u16) -> std::path::PathBuf {
+    let p = dir.join("kubeconfig");
+    std::fs::write(
+        &p,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://127.0.0.1:{port}\nusers:\n- name: admin\n  user:\n    token: {TOKEN}\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: admin\ncurrent-context: fake\n"
+        ),
+    )
+    .expect("write kubeconfig");
+    p
+}
+
+fn olmctl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_olmctl"))
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run olmctl")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn install_and_uninstall_through_a_kubeconfig() {
+    let (fake, _olm) = cluster(Scenario::default());
+    let port = serve(fake.clone());
+    let dir = tempfile::tempdir().expect("tmp");
+    let kc = kubeconfig(dir.path(), port);
+    let kc = kc.to_str().expect("utf-8");
+
+    let o = olmctl(&[
+        "install",
+        "p",
+        "--catalog",
+        "quay.io/example/p-catalog:v1",
+        "--channel",
+        "stable",
+        "--approval",
+        "Manual",
+        "--yes",
+        "--kubeconfig",
+        kc,
+        "--interval",
+        "1ms",
+    ]);
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[..6],
+        [
+            "CatalogSource olm/p-catalog created",
+            "OperatorGroup operators/operators created",
+            "Subscription operators/p created",
+            "CatalogSource olm/p-catalog is READY",
+            "Subscription p resolved to p.v1.0.0 (InstallPlan install-7xk2p)",
+            "InstallPlan install-7xk2p requires approval (installs p.v1.0.0)",
+        ]
+    );
+    assert_eq!(lines[6], "InstallPlan install-7xk2p approved");
+    assert_eq!(
+        *lines.last().unwrap(),
+        "installed p.v1.0.0 in namespace operators"
+    );
+    assert!(!out.contains(TOKEN) && !err.contains(TOKEN));
+
+    // --delete-crds with nobody to ask and no --yes: refused, nothing deleted.
+    let o = olmctl(&[
+        "uninstall",
+        "p",
+        "--delete-crds",
+        "--kubeconfig",
+        kc,
+        "--interval",
+        "1ms",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("pass --yes"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(fake.get(OLM, "subscriptions", NS, "p").is_some());
+
+    let o = olmctl(&[
+        "uninstall",
+        "p",
+        "--delete-crds",
+        "--yes",
+        "--kubeconfig",
+        kc,
+        "--interval",
+        "1ms",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "Subscription operators/p deleted\nClusterServiceVersion operators/p.v1.0.0 deleted\nCustomResourceDefinition widgets.example.com deleted\nuninstalled p from namespace operators\n"
+    );
+    assert!(
+        fake.get(OLM, "clusterserviceversions", NS, "p.v1.0.0")
+            .is_none()
+    );
+}
+
+#[test]
+fn connection_errors_name_the_file_or_context_and_exit_2() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let missing = dir.path().join("nope");
+    let missing = missing.to_str().expect("utf-8");
+    // Nothing listens on port 9.
+    let kc = kubeconfig(dir.path(), 9);
+    let kc = kc.to_str().expect("utf-8");
+    for (args, needle) in [
+        // A missing kubeconfig: its path.
+        (
+            vec![
+                "install",
+                "p",
+                "--catalog-source",
+                "c",
+                "--kubeconfig",
+                missing,
+            ],
+            missing,
+        ),
+        // An unknown context: its name.
+        (
+            vec!["uninstall", "p", "--kubeconfig", kc, "--context", "staging"],
+            "staging",
+        ),
+        // An unreachable API server: the object read, and why.
+        (
+            vec!["install", "p", "--catalog-source", "c", "--kubeconfig", kc],
+            "Namespace operators: cannot reach the API server",
+        ),
+    ] {
+        let o = olmctl(&args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+    }
+}

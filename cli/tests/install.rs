@@ -1,0 +1,375 @@
+//! `olmctl install` and `olmctl uninstall` against the in-memory API, with an OLM double moving
+//! the objects through OLM's states: each progress step, Manual approval, OLM's failures.
+
+mod common;
+
+use common::*;
+use olmctl::cli::cluster::UninstallRequest;
+use olmctl::install::uninstall::Uninstall;
+use olmctl_cli::ui::Recorder;
+use olmctl_cli::{install, uninstall};
+use serde_json::json;
+
+fn run_install(
+    fake: &olmctl_operator::fake::FakeApi,
+    req: &olmctl::cli::cluster::InstallRequest,
+    ui: &mut Recorder,
+) -> u8 {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async { install::run(&client(fake), req, ui).await })
+        .expect("no API error")
+}
+
+const CREATED: [&str; 3] = [
+    "CatalogSource olm/p-catalog created",
+    "OperatorGroup operators/operators created",
+    "Subscription operators/p created",
+];
+
+fn csv_lines() -> Vec<String> {
+    [
+        "InstallPlan install-7xk2p is Complete",
+        "ClusterServiceVersion p.v1.0.0 is Pending (RequirementsUnknown: requirements not yet checked)",
+        "ClusterServiceVersion p.v1.0.0 is InstallReady (AllRequirementsMet: all requirements found, attempting install)",
+        "ClusterServiceVersion p.v1.0.0 is Installing (InstallSucceeded: waiting for install components to report healthy)",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn automatic_install_reports_each_step_in_order() {
+    let (fake, olm) = cluster(Scenario::default());
+    let mut ui = Recorder::default();
+    let code = run_install(&fake, &request("Automatic", false), &mut ui);
+    let mut want: Vec<String> = CREATED.map(String::from).to_vec();
+    want.extend(
+        [
+            "CatalogSource olm/p-catalog is READY",
+            "Subscription p resolved to p.v1.0.0 (InstallPlan install-7xk2p)",
+            "InstallPlan install-7xk2p is Installing",
+        ]
+        .map(String::from),
+    );
+    want.extend(csv_lines());
+    want.extend(
+        [
+            "ClusterServiceVersion p.v1.0.0 is Succeeded (InstallSucceeded: install strategy completed with no errors)",
+            "installed p.v1.0.0 in namespace operators",
+        ]
+        .map(String::from),
+    );
+    assert_eq!(ui.lines, want);
+    assert_eq!(code, 0);
+    assert!(ui.errors.is_empty() && ui.asked.is_empty());
+    // What was created is what `install --print` writes.
+    let sub = fake
+        .get(OLM, "subscriptions", NS, "p")
+        .expect("subscription");
+    assert_eq!(
+        sub["spec"],
+        json!({"name": "p", "source": "p-catalog", "sourceNamespace": "olm",
+               "installPlanApproval": "Automatic", "channel": "stable"})
+    );
+    assert_eq!(
+        olm.lock().unwrap().steps,
+        [
+            "catalog CONNECTING",
+            "catalog READY",
+            "plan created",
+            "plan status",
+            "plan Complete",
+            "Pending",
+            "InstallReady",
+            "Installing",
+            "Succeeded"
+        ]
+    );
+
+    // Again: everything exists and is unchanged; it is installed already.
+    let mut ui = Recorder::default();
+    assert_eq!(run_install(&fake, &request("Automatic", false), &mut ui), 0);
+    assert_eq!(
+        ui.lines[..3],
+        [
+            "CatalogSource olm/p-catalog unchanged",
+            "OperatorGroup operators/operators unchanged",
+            "Subscription operators/p unchanged"
+        ]
+    );
+    assert_eq!(
+        ui.lines.last().unwrap(),
+        "installed p.v1.0.0 in namespace operators"
+    );
+}
+
+#[test]
+fn manual_approval_with_yes_approves_the_plan_once() {
+    let (fake, _olm) = cluster(Scenario::default());
+    let mut ui = Recorder::default();
+    let code = run_install(&fake, &request("Manual", true), &mut ui);
+    assert_eq!(code, 0, "{:?} {:?}", ui.lines, ui.errors);
+    let at = ui
+        .lines
+        .iter()
+        .position(|l| l == "InstallPlan install-7xk2p requires approval (installs p.v1.0.0)")
+        .expect("approval line");
+    assert_eq!(
+        ui.lines[at + 1..at + 3],
+        [
+            "InstallPlan install-7xk2p approved",
+            "InstallPlan install-7xk2p is Installing"
+        ]
+    );
+    assert!(ui.asked.is_empty(), "--yes asks nothing");
+    let patches: Vec<_> = fake
+        .log()
+        .into_iter()
+        .filter(|l| l.method == http::Method::PATCH && l.uri.contains("/installplans/"))
+        .collect();
+    assert_eq!(patches.len(), 1);
+    assert_eq!(patches[0].body["spec"], json!({"approved": true}));
+    assert!(
+        patches[0].body["metadata"]["resourceVersion"].is_string(),
+        "the approval has the plan's resourceVersion as precondition"
+    );
+}
+
+#[test]
+fn manual_approval_asks_and_a_no_leaves_the_plan() {
+    let (fake, _olm) = cluster(Scenario::default());
+    let mut ui = Recorder::default();
+    ui.answers.push_back(Some(false));
+    let code = run_install(&fake, &request("Manual", false), &mut ui);
+    assert_eq!(code, 1);
+    assert_eq!(
+        ui.asked,
+        ["Approve InstallPlan operators/install-7xk2p, which installs p.v1.0.0?"]
+    );
+    assert_eq!(
+        ui.lines.last().unwrap(),
+        "InstallPlan operators/install-7xk2p not approved: it stays RequiresApproval"
+    );
+    let plan = fake.get(OLM, "installplans", NS, PLAN).expect("plan");
+    assert_eq!(plan["spec"]["approved"], false);
+
+    // A yes approves and the install goes on.
+    let mut ui = Recorder::default();
+    ui.answers.push_back(Some(true));
+    assert_eq!(run_install(&fake, &request("Manual", false), &mut ui), 0);
+    assert!(
+        ui.lines
+            .contains(&"InstallPlan install-7xk2p approved".to_string())
+    );
+}
+
+#[test]
+fn manual_approval_without_a_terminal_says_what_to_do() {
+    let (fake, _olm) = cluster(Scenario::default());
+    let mut ui = Recorder::default();
+    ui.answers.push_back(None);
+    assert_eq!(run_install(&fake, &request("Manual", false), &mut ui), 2);
+    assert_eq!(ui.errors.len(), 1);
+    assert!(ui.errors[0].contains("pass --yes"), "{:?}", ui.errors);
+    assert!(ui.errors[0].contains("kubectl patch installplan install-7xk2p -n operators"));
+}
+
+#[test]
+fn resolution_failed_stops_with_olms_message() {
+    let msg = "no operators found in channel stable of package p in the catalog referenced by subscription p";
+    let (fake, _olm) = cluster(Scenario {
+        resolution_fails: Some(msg.into()),
+        ..Scenario::default()
+    });
+    let mut ui = Recorder::default();
+    assert_eq!(run_install(&fake, &request("Automatic", false), &mut ui), 1);
+    assert_eq!(
+        ui.errors,
+        [format!(
+            "ResolutionFailed: ConstraintsNotSatisfiable: {msg}"
+        )]
+    );
+    assert_eq!(
+        ui.lines.last().unwrap(),
+        "CatalogSource olm/p-catalog is READY"
+    );
+}
+
+#[test]
+fn a_failed_csv_stops_with_its_reason() {
+    let (fake, _olm) = cluster(Scenario {
+        csv_fails: Some(("InstallCheckFailed".into(), "install timeout".into())),
+        ..Scenario::default()
+    });
+    let mut ui = Recorder::default();
+    assert_eq!(run_install(&fake, &request("Automatic", false), &mut ui), 1);
+    assert_eq!(
+        ui.errors,
+        ["CSVFailed: InstallCheckFailed: install timeout"]
+    );
+    assert_eq!(
+        ui.lines.last().unwrap(),
+        "ClusterServiceVersion p.v1.0.0 is Failed (InstallCheckFailed: install timeout)"
+    );
+}
+
+#[test]
+fn a_catalog_that_never_connects_times_out_naming_its_state() {
+    let (fake, _olm) = cluster(Scenario {
+        catalog_stuck: true,
+        ..Scenario::default()
+    });
+    let mut req = request("Automatic", false);
+    req.waiting.timeout = std::time::Duration::from_millis(50);
+    let mut ui = Recorder::default();
+    assert_eq!(run_install(&fake, &req, &mut ui), 1);
+    assert_eq!(
+        ui.errors,
+        [
+            "timed out after 50ms waiting for CatalogSource olm/p-catalog to be READY (it is CONNECTING)"
+        ]
+    );
+}
+
+#[test]
+fn an_existing_operator_group_is_used_and_a_missing_namespace_is_refused() {
+    let (fake, _olm) = cluster(Scenario::default());
+    fake.insert(
+        "operatorgroups",
+        json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+               "metadata": {"name": "global-operators", "namespace": NS}, "spec": {}}),
+    );
+    let mut ui = Recorder::default();
+    assert_eq!(run_install(&fake, &request("Automatic", false), &mut ui), 0);
+    assert_eq!(
+        ui.lines[..3],
+        [
+            "OperatorGroup operators/global-operators manages namespace operators: none created",
+            "CatalogSource olm/p-catalog created",
+            "Subscription operators/p created"
+        ]
+    );
+    assert_eq!(fake.list(OLM, "operatorgroups").len(), 1);
+
+    let mut req = request("Automatic", false);
+    req.install.namespace = "elsewhere".into();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let err = rt
+        .block_on(async { install::run(&client(&fake), &req, &mut Recorder::default()).await })
+        .unwrap_err();
+    assert_eq!(
+        err,
+        "namespace elsewhere not found: create it, or pass --create-namespace"
+    );
+}
+
+#[test]
+fn with_a_gate_the_plan_is_left_to_olmctl_operator() {
+    let (fake, olm) = cluster(Scenario {
+        gate_approves: true,
+        ..Scenario::default()
+    });
+    let mut req = request("Automatic", false);
+    req.install.gate = Some(
+        json!({"apiVersion": "olmctl.dev/v1", "kind": "UpgradePolicy",
+        "metadata": {"name": "default"}, "spec": {"maxVersionJump": "minor"}}),
+    );
+    let mut ui = Recorder::default();
+    assert_eq!(run_install(&fake, &req, &mut ui), 0, "{:?}", ui.errors);
+    assert!(
+        ui.lines
+            .contains(&"UpgradePolicy operators/default created".to_string())
+    );
+    assert!(
+        ui.lines.contains(
+            &"InstallPlan install-7xk2p is left to olmctl-operator's UpgradePolicy in operators"
+                .to_string()
+        )
+    );
+    assert!(ui.asked.is_empty());
+    assert!(olm.lock().unwrap().steps.contains(&"gate approved"));
+    let sub = fake.get(OLM, "subscriptions", NS, "p").unwrap();
+    assert_eq!(sub["spec"]["installPlanApproval"], "Manual");
+}
+
+#[test]
+fn uninstall_deletes_subscription_csv_and_when_asked_crds_and_our_catalog() {
+    let (fake, _olm) = cluster(Scenario::default());
+    assert_eq!(
+        run_install(
+            &fake,
+            &request("Automatic", false),
+            &mut Recorder::default()
+        ),
+        0
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let req = |crds: bool, yes: bool| UninstallRequest {
+        uninstall: Uninstall {
+            package: "p".into(),
+            subscription: None,
+            namespace: NS.into(),
+            delete_crds: crds,
+            delete_catalog_source: true,
+        },
+        connection: Default::default(),
+        waiting: waiting(yes),
+    };
+    // --delete-crds without a terminal and without --yes deletes nothing.
+    let mut ui = Recorder::default();
+    let code = rt
+        .block_on(async { uninstall::run(&client(&fake), &req(true, false), &mut ui).await })
+        .unwrap();
+    assert_eq!(code, 2);
+    assert!(ui.errors[0].contains("pass --yes"));
+    assert!(fake.get(OLM, "subscriptions", NS, "p").is_some());
+
+    let mut ui = Recorder::default();
+    let code = rt
+        .block_on(async { uninstall::run(&client(&fake), &req(true, true), &mut ui).await })
+        .unwrap();
+    assert_eq!(code, 0, "{:?}", ui.errors);
+    assert_eq!(
+        ui.lines,
+        [
+            "Subscription operators/p deleted",
+            "ClusterServiceVersion operators/p.v1.0.0 deleted",
+            "CustomResourceDefinition widgets.example.com deleted",
+            "CatalogSource olm/p-catalog deleted",
+            "uninstalled p from namespace operators"
+        ]
+    );
+    assert!(fake.get(OLM, "subscriptions", NS, "p").is_none());
+    assert!(
+        fake.get(OLM, "clusterserviceversions", NS, "p.v1.0.0")
+            .is_none()
+    );
+    assert!(
+        fake.get("apiextensions.k8s.io", "customresourcedefinitions", "", CRD)
+            .is_none()
+    );
+    assert!(
+        fake.get(OLM, "catalogsources", "olm", "p-catalog")
+            .is_none()
+    );
+
+    // Nothing left: the Subscription is not found.
+    let err = rt
+        .block_on(async {
+            uninstall::run(&client(&fake), &req(false, true), &mut Recorder::default()).await
+        })
+        .unwrap_err();
+    assert!(
+        err.starts_with("Subscription operators/p not found"),
+        "{err}"
+    );
+}
