@@ -18,28 +18,12 @@ use std::time::{Duration, Instant};
 
 const RUNS: usize = 3;
 
-/// The release `olmctl` (package `olmctl-cli`) beside this benchmark in the target directory.
-fn olmctl_bin() -> std::path::PathBuf {
-    let exe = std::env::current_exe().expect("bench executable");
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .join("olmctl");
-    assert!(
-        bin.is_file(),
-        "{} is missing: `cargo build --release -p olmctl-cli` first",
-        bin.display()
-    );
-    bin
-}
-
 /// One child run: wall time, peak RSS in bytes, exit code.
 // The child is reaped by `wait4` (which also gives its own peak RSS), not by `Child::wait`.
 #[allow(clippy::zombie_processes)]
 fn run_once(args: &[&str]) -> (Duration, u64, i32) {
     let started = Instant::now();
-    let child = Command::new(olmctl_bin())
+    let child = Command::new(env!("CARGO_BIN_EXE_olmctl-offline"))
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

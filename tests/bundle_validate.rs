@@ -3,6 +3,7 @@
 mod common;
 
 use common::demo_bundle::{ANNOTATIONS, CRD, CSV, codes, run, same};
+use olmctl::checks::bundle::{Options, validate_with};
 
 #[test]
 fn the_base_bundle_is_clean() {
@@ -10,17 +11,32 @@ fn the_base_bundle_is_clean() {
     assert!(f.is_empty(), "{f:#?}");
 }
 
-/// Every code: (code, CSV edit, extra files, expected JSON path or "", expected line or 0).
-#[test]
-fn each_code_fires_on_its_defect() {
-    type Edit = fn(&str) -> String;
-    type Case<'a> = (&'a str, Edit, Vec<(&'a str, &'a str)>, &'a str, u32);
+type Edit = fn(&str) -> String;
+/// (code, CSV edit, extra files, expected JSON path or "", expected line or 0).
+/// A case as written, borrowing its files.
+type RawCase<'a> = (
+    &'static str,
+    Edit,
+    Vec<(&'static str, &'a str)>,
+    &'static str,
+    u32,
+);
+type Case = (
+    &'static str,
+    Edit,
+    Vec<(&'static str, String)>,
+    &'static str,
+    u32,
+);
+
+/// Every code of the bundle and CSV suites with a mutation of the demo bundle that triggers it.
+fn cases() -> Vec<Case> {
     let other_default = ANNOTATIONS.replace("default.v1: stable", "default.v1: beta");
     let gadget_crd = CRD
         .replace("widgets", "gadgets")
         .replace("Widget", "Gadget");
     let two_docs = format!("{CRD}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\n");
-    let cases: Vec<Case<'_>> = vec![
+    let cases: Vec<RawCase<'_>> = vec![
         (
             "BND001",
             same,
@@ -323,9 +339,25 @@ fn each_code_fires_on_its_defect() {
             11,
         ),
     ];
+    cases
+        .into_iter()
+        .map(|(c, e, x, p, l)| {
+            let x = x.into_iter().map(|(f, t)| (f, t.to_string())).collect();
+            (c, e, x, p, l)
+        })
+        .collect()
+}
+
+fn extra(c: &Case) -> Vec<(&str, &str)> {
+    c.2.iter().map(|(f, t)| (*f, t.as_str())).collect()
+}
+
+#[test]
+fn each_code_fires_on_its_defect() {
     let mut covered = std::collections::BTreeSet::new();
-    for (code, edit, extra, path, line) in &cases {
-        let f = run(edit, extra);
+    for case in &cases() {
+        let (code, edit, _, path, line) = case;
+        let f = run(edit, &extra(case));
         let hit = f
             .iter()
             .find(|x| x.code == *code && (path.is_empty() || x.path.as_deref() == Some(*path)))
@@ -416,4 +448,106 @@ fn select_runs_suites_and_codes() {
             .count();
         assert_eq!(n, 1, "{}", c.code);
     }
+}
+
+#[test]
+fn every_code_fires_under_every_selection_naming_it_or_its_suite() {
+    let mut swept = std::collections::BTreeSet::new();
+    for case in &cases() {
+        let (_, edit, ..) = case;
+        let files = extra(case);
+        let all = run(edit, &files);
+        if all.iter().all(|f| swept.contains(f.code)) {
+            continue;
+        }
+        swept.extend(all.iter().map(|f| f.code));
+        common::demo_bundle::assert_selections(case.0, &all, &|o| {
+            common::demo_bundle::run_with(edit, &files, o)
+        });
+    }
+    // Real bundles reach the other suites (CRD, API, HUB, GP, OLM).
+    for (name, d) in common::fixture_bundle_dirs() {
+        let b = olmctl::bundle::load::load_bundle(&d).expect("loads");
+        let all = validate_with(&b, &Options::default());
+        if all.iter().all(|f| swept.contains(f.code)) {
+            continue;
+        }
+        swept.extend(all.iter().map(|f| f.code));
+        common::demo_bundle::assert_selections(&name, &all, &|o| validate_with(&b, o));
+    }
+    // Every BND and CSV code; the other suites' files sweep theirs case by case.
+    for c in olmctl::checks::bundle::codes::CODES {
+        assert!(swept.contains(c.code), "{} not swept", c.code);
+    }
+}
+
+/// operator-framework/api decodes an empty `alm-examples` as an empty list: every provided API
+/// lacks an example.
+#[test]
+fn an_empty_alm_examples_warns_for_every_provided_api() {
+    let f = run(
+        |s| {
+            s.replace(
+                r#"'[{"apiVersion": "demo.io/v1", "kind": "Widget", "metadata": {"name": "w"}}]'"#,
+                "''",
+            )
+        },
+        &[],
+    );
+    assert_eq!(codes(&f), ["CSV005"], "{f:#?}");
+    assert_eq!(
+        f[0].message,
+        "provided API should have an example annotation: demo.io/v1, Kind=Widget"
+    );
+}
+
+/// Go decodes the CSV into typed fields (sigs.k8s.io/yaml with the target type): a YAML number
+/// or boolean in a string field is read as its text, `1.21` as "1.21", `true` as "true".
+#[test]
+fn yaml_scalars_of_other_types_fill_string_fields_as_go_reads_them() {
+    for (written, read) in [
+        ("1.21", "1.21"),
+        ("1", "1"),
+        ("1.20", "1.2"),
+        ("true", "true"),
+    ] {
+        let f = run(
+            |s| {
+                s.replace(
+                    "minKubeVersion: 1.25.0",
+                    &format!("minKubeVersion: {written}"),
+                )
+            },
+            &[],
+        );
+        let hit = f.iter().find(|x| x.code == "CSV009");
+        assert!(hit.is_some(), "{written}: {:?}", codes(&f));
+        assert!(
+            hit.unwrap()
+                .message
+                .contains(&format!("invalid value: {read} ")),
+            "{written}: {}",
+            hit.unwrap().message
+        );
+        assert!(!codes(&f).contains(&"CSV008"), "{written}: read as unset");
+    }
+    // An annotation (map[string]string) the same way: capabilities 5 is "5".
+    let f = run(
+        |s| s.replace("capabilities: Basic Install", "capabilities: 5"),
+        &[],
+    );
+    assert_eq!(codes(&f), ["HUB011"], "{f:#?}");
+    assert!(f[0].message.contains("\"5\""), "{}", f[0].message);
+    // Numbers where Go has numbers stay numbers: `supported: true` is a bool, and the
+    // Deployment spec is typed (replicas: 1).
+    let f = run(
+        |s| {
+            s.replace(
+                "        spec:\n          template:",
+                "        spec:\n          replicas: 1\n          template:",
+            )
+        },
+        &[],
+    );
+    assert!(f.is_empty(), "{f:#?}");
 }

@@ -116,6 +116,9 @@ fn each_code_fires_on_its_defect() {
     let mut covered = std::collections::BTreeSet::new();
     for (code, edit, extra, path, line) in &cases {
         let f = run(edit, extra);
+        common::demo_bundle::assert_selections(code, &f, &|o| {
+            common::demo_bundle::run_with(edit, extra, o)
+        });
         let Some(hit) = f.iter().find(|x| x.code == *code) else {
             panic!("{code}: not reported; got {:?}", codes(&f));
         };

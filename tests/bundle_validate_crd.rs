@@ -265,6 +265,9 @@ fn each_code_fires_on_its_defect() {
     let mut covered = std::collections::BTreeSet::new();
     for (code, text, path, line) in &cases {
         let f = crd_findings(text);
+        common::demo_bundle::assert_selections(code, &f, &|o| {
+            common::demo_bundle::run_with(same, &[(CRD_FILE, text)], o)
+        });
         let hit = f.iter().find(|x| {
             x.code == *code
                 && x.path.as_deref() == Some(*path)

@@ -131,6 +131,9 @@ fn each_code_fires_on_its_defect() {
     let mut covered = std::collections::BTreeSet::new();
     for (code, edit, path, line) in &cases {
         let f = run(edit, &[]);
+        common::demo_bundle::assert_selections(code, &f, &|o| {
+            common::demo_bundle::run_with(edit, &[], o)
+        });
         let hits = hub(&f, code);
         assert_eq!(hits.len(), 1, "{code}: got {:?}", codes(&f));
         let hit = hits[0];
@@ -358,4 +361,79 @@ fn fixture_bundles() {
         m.into_iter().collect::<Vec<_>>(),
         [(("HUB013", Severity::Warning), 6)]
     );
+}
+
+/// `--categories-file` (or `OPERATOR_BUNDLE_CATEGORIES`): the file's list replaces the standard
+/// categories, as operator-framework/api's category check reads it.
+#[test]
+fn custom_categories_replace_the_standard_set() {
+    let dir = common::write_tree(&[
+        (
+            "categories.json",
+            r#"{"categories": ["Cloud Pak", "Database"]}"#,
+        ),
+        ("bad.json", r#"{"categories": "Cloud Pak"}"#),
+    ]);
+    let file = dir.path().join("categories.json");
+    let custom = olmctl::checks::bundle::hub::CustomCategories::read(&file).expect("reads");
+    assert_eq!(custom.names, ["Cloud Pak", "Database"]);
+    let opts = olmctl::checks::bundle::Options {
+        categories: Some(custom),
+        ..Default::default()
+    };
+    let f = common::demo_bundle::run_with(same, &[], &opts);
+    let hits = hub(&f, "HUB012");
+    assert_eq!(hits.len(), 1, "{f:#?}");
+    assert_eq!(
+        hits[0].message,
+        format!(
+            "category \"Storage\" is not in the set of custom categories of {}",
+            file.display()
+        )
+    );
+    let f = common::demo_bundle::run_with(
+        |s| s.replace("'Database, Storage'", "'Cloud Pak, Database'"),
+        &[],
+        &opts,
+    );
+    assert!(hub(&f, "HUB012").is_empty(), "{f:#?}");
+
+    // The CLI: the flag, the environment variable, an empty variable, a bad file.
+    let bundle = common::write_tree(&[
+        (
+            "manifests/demo.clusterserviceversion.yaml",
+            &common::demo_bundle::CSV.replace("'Database, Storage'", "'Cloud Pak'"),
+        ),
+        ("manifests/widgets.crd.yaml", common::demo_bundle::CRD),
+        (
+            "metadata/annotations.yaml",
+            common::demo_bundle::ANNOTATIONS,
+        ),
+    ]);
+    let run = |args: &[&str], env: Option<&str>| {
+        let mut c = std::process::Command::new(common::olmctl_bin());
+        c.args(["bundle", "validate"]).arg(bundle.path()).args(args);
+        c.env_remove("OPERATOR_BUNDLE_CATEGORIES");
+        if let Some(v) = env {
+            c.env("OPERATOR_BUNDLE_CATEGORIES", v);
+        }
+        let o = c.output().expect("runs");
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr),
+        )
+    };
+    let path = file.to_str().unwrap();
+    assert_eq!(run(&["--categories-file", path], None).0, Some(0));
+    assert_eq!(run(&[], Some(path)).0, Some(0));
+    let (code, out) = run(&[], Some(""));
+    assert_eq!(code, Some(1), "standard set: Cloud Pak is not in it: {out}");
+    assert!(out.contains("HUB012"), "{out}");
+    let bad = dir.path().join("bad.json");
+    let (code, out) = run(&["--categories-file", bad.to_str().unwrap()], None);
+    assert_eq!(code, Some(2));
+    assert!(out.contains("bad.json: expected {\"categories\""), "{out}");
+    let (code, out) = run(&[], Some("/nonexistent/categories.json"));
+    assert_eq!(code, Some(2));
+    assert!(out.contains("/nonexistent/categories.json"), "{out}");
 }

@@ -138,6 +138,9 @@ fn each_practices_code_fires_on_its_defect() {
     let mut covered = std::collections::BTreeSet::new();
     for (code, edit, extra, path, line) in &cases {
         let f = run(edit, extra);
+        common::demo_bundle::assert_selections(code, &f, &|o| {
+            common::demo_bundle::run_with(edit, extra, o)
+        });
         let hits: Vec<_> = f.iter().filter(|x| x.code == *code).collect();
         assert_eq!(hits.len(), 1, "{code}: expected one finding; got {f:#?}");
         let hit = hits[0];

@@ -176,4 +176,19 @@ fn connection_errors_name_the_file_or_context_and_exit_2() {
             "{args:?}: {err}"
         );
     }
+    // No configuration anywhere: where it looked and what to pass.
+    let o = Command::new(env!("CARGO_BIN_EXE_olmctl"))
+        .args(["install", "p", "--catalog-source", "c"])
+        .env("HOME", dir.path())
+        .env("KUBECONFIG", dir.path().join("missing"))
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBERNETES_SERVICE_PORT")
+        .output()
+        .expect("run");
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("error: no cluster configuration") && err.contains("pass --kubeconfig"),
+        "{err}"
+    );
 }

@@ -55,6 +55,20 @@ pub enum BundleCmd {
         /// deprecated-apis, operatorhub, good-practices, olm, all, or codes such as CSV005.
         #[arg(long, value_delimiter = ',', value_name = "SUITE|CODE")]
         select: Vec<String>,
+        /// Optional suites (or codes) to run besides the selection: objects, community, or
+        /// operator-sdk's selectors (name=community, suite=operatorframework, ...).
+        #[arg(long, value_delimiter = ',', value_name = "SUITE|SELECTOR")]
+        select_optional: Vec<String>,
+        /// Values for the optional suites, as operator-sdk takes them: index-path=FILE (the
+        /// bundle Dockerfile the community suite reads), k8s-version=X.Y (as --k8s-version),
+        /// container-tools=... (accepted and unused: images are read from the registry).
+        #[arg(long, value_delimiter = ',', value_name = "KEY=VALUE")]
+        optional_values: Vec<String>,
+        /// Custom OperatorHub categories, a JSON file {"categories": [...]} that replaces the
+        /// standard set (default: the file named by $OPERATOR_BUNDLE_CATEGORIES, as
+        /// operator-framework/api reads it).
+        #[arg(long, value_name = "FILE")]
+        categories_file: Option<PathBuf>,
         /// Output format.
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
         output: Output,
@@ -172,8 +186,40 @@ pub fn run(cmd: BundleCmd) -> u8 {
             strict,
             k8s_version,
             select,
+            select_optional,
+            optional_values,
+            categories_file,
             output,
         } => {
+            let mut k8s_version = k8s_version;
+            let mut index_file = None;
+            for kv in &optional_values {
+                match kv.split_once('=') {
+                    Some(("k8s-version", v)) => {
+                        k8s_version.get_or_insert_with(|| v.to_string());
+                    }
+                    Some(("index-path", f)) => {
+                        let f = PathBuf::from(f);
+                        match crate::input::read_text(&f) {
+                            Ok(t) => index_file = Some((f, t)),
+                            Err(e) => {
+                                super::error(format_args!(
+                                    "--optional-values index-path={}: {e}",
+                                    f.display()
+                                ));
+                                return EXIT_USAGE;
+                            }
+                        }
+                    }
+                    Some(("container-tools", _)) => {}
+                    _ => {
+                        super::error(format_args!(
+                            "--optional-values {kv}: use index-path=FILE, k8s-version=X.Y or container-tools=NAME"
+                        ));
+                        return EXIT_USAGE;
+                    }
+                }
+            }
             let k8s_version = match k8s_version.as_deref().map(parse_k8s_version).transpose() {
                 Ok(v) => v,
                 Err(e) => {
@@ -181,9 +227,28 @@ pub fn run(cmd: BundleCmd) -> u8 {
                     return EXIT_USAGE;
                 }
             };
-            let opts = Options {
+            // An empty OPERATOR_BUNDLE_CATEGORIES means the standard set, as upstream.
+            let categories_file = categories_file.or_else(|| {
+                std::env::var_os("OPERATOR_BUNDLE_CATEGORIES")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            });
+            let categories = match categories_file {
+                Some(f) => match crate::checks::bundle::hub::CustomCategories::read(&f) {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        super::error(e);
+                        return EXIT_USAGE;
+                    }
+                },
+                None => None,
+            };
+            let mut opts = Options {
                 k8s_version,
                 select,
+                optional: select_optional,
+                categories,
+                index_file,
             };
             if let Err(e) = opts.check_select() {
                 super::error(e);

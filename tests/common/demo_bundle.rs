@@ -116,3 +116,64 @@ pub fn codes_with(f: &[Finding], prefix: &str) -> Vec<&'static str> {
         .filter(|c| c.starts_with(prefix))
         .collect()
 }
+
+/// The findings of `code` alone, or of its suite, or of `all`: each selection that names a code
+/// or its suite must report exactly what the unselected run reports for it.
+pub fn assert_selections(
+    label: &str,
+    found: &[Finding],
+    run: &dyn Fn(&olmctl::checks::bundle::Options) -> Vec<Finding>,
+) {
+    // The codes to sweep are those of `found`; the reference is the run of every suite, the
+    // optional ones included (which `all` leaves out).
+    use olmctl::checks::bundle::{OPTIONAL, SUITES};
+    let optional = SUITES
+        .iter()
+        .filter(|(_, p, _)| OPTIONAL.contains(p))
+        .map(|(n, _, _)| n.to_string())
+        .collect();
+    let all = run(&olmctl::checks::bundle::Options {
+        optional,
+        ..Default::default()
+    });
+    let is_optional =
+        |c: &str| OPTIONAL.contains(&c.trim_end_matches(|d: char| d.is_ascii_digit()));
+    let show = |f: &[Finding]| -> Vec<String> {
+        f.iter()
+            .map(|x| {
+                let at = x.location.as_ref().map(|l| {
+                    let file = std::path::Path::new(&*l.file)
+                        .file_name()
+                        .map(|n| n.to_owned());
+                    (file, l.line, l.column)
+                });
+                format!("{} {:?} {at:?} {}", x.code, x.path, x.message)
+            })
+            .collect()
+    };
+    let mut codes: Vec<&str> = found.iter().map(|f| f.code).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    for code in codes {
+        let prefix = code.trim_end_matches(|c: char| c.is_ascii_digit());
+        let suite = SUITES
+            .iter()
+            .find(|(_, p, _)| *p == prefix)
+            .map(|(n, _, _)| *n)
+            .expect("a suite per prefix");
+        let of_suite = |c: &str| c.trim_end_matches(|d: char| d.is_ascii_digit()) == prefix;
+        for sel in [code, suite, "all"] {
+            let keep = |c: &str| match sel {
+                "all" => !is_optional(c),
+                s if s == code => c == code,
+                _ => of_suite(c),
+            };
+            let want: Vec<Finding> = all.iter().filter(|f| keep(f.code)).cloned().collect();
+            let got = run(&olmctl::checks::bundle::Options {
+                select: vec![sel.to_string()],
+                ..Default::default()
+            });
+            assert_eq!(show(&got), show(&want), "{label}: --select {sel}");
+        }
+    }
+}

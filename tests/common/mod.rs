@@ -116,22 +116,9 @@ pub fn fixture_bundle_dirs() -> Vec<(String, PathBuf)> {
         .collect()
 }
 
-/// The `olmctl` binary. It belongs to the workspace's `olmctl-cli` package (the library's
-/// crate must not set k8s-openapi's version feature, the binary's does), so it is found beside
-/// this test in the target directory, as assert_cmd finds binaries; `cargo test --workspace`
-/// builds it before any test runs.
+/// The command line to run: this package's `olmctl-offline` (every `olmctl` command but those
+/// that reach a cluster; the `olmctl` binary itself is the `olmctl-cli` package's, which adds
+/// the Kubernetes client the library must not carry, and `cli/tests` run it).
 pub fn olmctl_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable");
-    // target/<profile>/deps/<test> -> target/<profile>/olmctl
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .join(format!("olmctl{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.is_file(),
-        "{} is missing: run the tests with `cargo test --workspace` (or `cargo build -p olmctl-cli` first)",
-        bin.display()
-    );
-    bin
+    PathBuf::from(env!("CARGO_BIN_EXE_olmctl-offline"))
 }

@@ -55,6 +55,48 @@ pub const STANDARD_CATEGORIES: [&str; 16] = [
     "Observability",
 ];
 
+/// A custom category list: a JSON file `{"categories": ["Cloud Pak", ...]}` (the format of
+/// operator-framework/api's `OPERATOR_BUNDLE_CATEGORIES` file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomCategories {
+    /// The file, for messages.
+    pub file: std::path::PathBuf,
+    /// The categories.
+    pub names: Vec<String>,
+}
+
+impl CustomCategories {
+    /// Reads the file; errors name it and say what is wrong.
+    pub fn read(file: &Path) -> Result<CustomCategories, String> {
+        let bytes = crate::input::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+            format!(
+                "{}:{}:{}: not JSON: {e}",
+                file.display(),
+                e.line(),
+                e.column()
+            )
+        })?;
+        let bad = || {
+            format!(
+                "{}: expected {{\"categories\": [\"...\", ...]}}, a list of category names",
+                file.display()
+            )
+        };
+        let names = v
+            .get("categories")
+            .and_then(serde_json::Value::as_array)
+            .ok_or_else(bad)?
+            .iter()
+            .map(|c| c.as_str().map(str::to_string).ok_or_else(bad))
+            .collect::<Result<Vec<String>, String>>()?;
+        Ok(CustomCategories {
+            file: file.to_path_buf(),
+            names,
+        })
+    }
+}
+
 /// The icon media types OperatorHub renders.
 pub const ICON_MEDIATYPES: [&str; 4] = ["image/gif", "image/jpeg", "image/png", "image/svg+xml"];
 
@@ -311,19 +353,29 @@ fn annotations(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
         && let Some(v) = e.value.as_str()
         && !v.trim().is_empty()
     {
+        let custom = cx.opts.categories.clone();
         for c in v.split(',').map(str::trim) {
-            if !STANDARD_CATEGORIES.contains(&c) {
+            let (known, set, list) = match &custom {
+                Some(cc) => (
+                    cc.names.iter().any(|n| n == c),
+                    format!("custom categories of {}", cc.file.display()),
+                    cc.names.join(", "),
+                ),
+                None => (
+                    STANDARD_CATEGORIES.contains(&c),
+                    "standard categories".to_string(),
+                    STANDARD_CATEGORIES.join(", "),
+                ),
+            };
+            if !known {
                 cx.push(
                     &CATEGORIES,
-                    format!("category {c:?} is not in the set of standard categories"),
+                    format!("category {c:?} is not in the set of {set}"),
                     file,
                     e.value.pos,
                     Some("metadata.annotations[\"categories\"]"),
                 )
-                .help = Some(format!(
-                    "use standard categories, comma-separated: {}",
-                    STANDARD_CATEGORIES.join(", ")
-                ));
+                .help = Some(format!("use these categories, comma-separated: {list}"));
             }
         }
     }

@@ -12,10 +12,13 @@ pub mod crd;
 mod csv;
 mod format;
 pub use format::SUPPORTED_KINDS;
+pub mod community;
 pub mod hub;
+pub mod objects;
 pub mod practices;
 pub mod runtime;
 pub mod size;
+pub mod typed;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -27,7 +30,7 @@ use crate::fbc::node::Pos;
 
 /// The validation suites: `--select` takes these names (or single codes). Each suite is the
 /// set of codes with its prefix.
-pub const SUITES: [(&str, &str, &str); 8] = [
+pub const SUITES: [(&str, &str, &str); 10] = [
     (
         "bundle",
         "BND",
@@ -59,8 +62,38 @@ pub const SUITES: [(&str, &str, &str); 8] = [
         "OLM",
         "what OLM v0 only finds at install time and OLM v1's registry+v1 rules",
     ),
-    ("all", "", "every suite"),
+    (
+        "objects",
+        "OBJ",
+        "optional: PodDisruptionBudgets, PriorityClasses and RBAC rules (api's object validator)",
+    ),
+    (
+        "community",
+        "COM",
+        "optional: community-operators rules for APIs removed in 1.22 (olm.maxOpenShiftVersion, com.redhat.openshift.versions)",
+    ),
+    ("all", "", "every suite but the optional ones"),
 ];
+
+/// Prefixes of the optional suites: they run only when named (`--select objects`,
+/// `--select-optional name=objects`), never by default or with `all`.
+pub const OPTIONAL: [&str; 2] = ["OBJ", "COM"];
+
+/// operator-sdk's `--select-optional` label selectors, as suite names or codes.
+pub fn selector(s: &str) -> Option<&'static [&'static str]> {
+    let (k, v) = s.split_once('=')?;
+    Some(match (k.trim(), v.trim()) {
+        ("suite", "operatorframework") => &["operatorhub", "deprecated-apis", "good-practices"],
+        ("name", "operatorhub" | "operatorhubv2") => &["operatorhub"],
+        ("name", "capabilities") => &["HUB011"],
+        ("name", "categories") => &["HUB012"],
+        ("name", "alpha-deprecated-apis") => &["deprecated-apis"],
+        ("name", "good-practices") => &["good-practices"],
+        ("name", "community") => &["community"],
+        ("name", "objects") => &["objects"],
+        _ => return None,
+    })
+}
 
 /// Every bundle code, sorted.
 pub fn codes() -> Vec<&'static Code> {
@@ -71,6 +104,8 @@ pub fn codes() -> Vec<&'static Code> {
         hub::CODES,
         practices::CODES,
         runtime::CODES,
+        objects::CODES,
+        community::CODES,
         size::CODES,
     ] {
         v.extend(group.iter().copied());
@@ -85,56 +120,86 @@ pub struct Options {
     /// The Kubernetes version the bundle must run on (`--k8s-version`): APIs removed at or
     /// before it are errors.
     pub k8s_version: Option<semver::Version>,
-    /// Suite names or codes (`--select`); empty means every suite.
+    /// Suite names or codes (`--select`); empty means every default suite. operator-sdk's
+    /// selectors (`suite=operatorframework`, `name=community`) are accepted too.
     pub select: Vec<String>,
+    /// Suites or codes run besides the selection (`--select-optional`), typically optional ones.
+    pub optional: Vec<String>,
+    /// Custom OperatorHub categories (`--categories-file`, `OPERATOR_BUNDLE_CATEGORIES`): they
+    /// replace the standard set, as in operator-framework/api.
+    pub categories: Option<hub::CustomCategories>,
+    /// The community suite's `index-path` (a bundle.Dockerfile): its path and text.
+    pub index_file: Option<(std::path::PathBuf, String)>,
+}
+
+fn prefix_of(code: &str) -> &str {
+    code.trim_end_matches(|c: char| c.is_ascii_digit())
 }
 
 impl Options {
-    /// Checks the `select` entries: each must be a suite name or a bundle code.
-    pub fn check_select(&self) -> Result<(), String> {
+    /// Checks the `select` and `optional` entries (suite names, codes, operator-sdk selectors)
+    /// and replaces selectors by what they name.
+    pub fn check_select(&mut self) -> Result<(), String> {
         let known = codes();
-        for s in &self.select {
-            let ok = SUITES.iter().any(|(n, _, _)| n.eq_ignore_ascii_case(s))
-                || known.iter().any(|c| c.code.eq_ignore_ascii_case(s));
-            if !ok {
-                let names: Vec<&str> = SUITES.iter().map(|(n, _, _)| *n).collect();
-                return Err(format!(
-                    "--select {s}: not a suite ({}) or a bundle code (see `olmctl codes`)",
-                    names.join(", ")
-                ));
+        for list in [&mut self.select, &mut self.optional] {
+            let mut out = Vec::new();
+            for s in list.iter() {
+                if let Some(names) = selector(s) {
+                    out.extend(names.iter().map(|n| n.to_string()));
+                    continue;
+                }
+                let ok = SUITES.iter().any(|(n, _, _)| n.eq_ignore_ascii_case(s))
+                    || known.iter().any(|c| c.code.eq_ignore_ascii_case(s));
+                if !ok {
+                    let names: Vec<&str> = SUITES.iter().map(|(n, _, _)| *n).collect();
+                    return Err(format!(
+                        "--select {s}: not a suite ({}), a bundle code (see `olmctl codes`), or an operator-sdk selector (suite=operatorframework, name=community, name=objects, name=operatorhubv2, name=capabilities, name=categories, name=alpha-deprecated-apis, name=good-practices)",
+                        names.join(", ")
+                    ));
+                }
+                out.push(s.clone());
             }
+            *list = out;
         }
         Ok(())
     }
 
-    /// Whether any code with `prefix` (a suite) is wanted.
+    /// Whether an entry of `list` names `code` (by itself or by its suite; `all` names every
+    /// default suite's codes).
+    fn names(list: &[String], code: &str) -> bool {
+        let prefix = prefix_of(code);
+        list.iter().any(|s| {
+            s.eq_ignore_ascii_case(code)
+                || (s.eq_ignore_ascii_case("all") && !OPTIONAL.contains(&prefix))
+                || SUITES
+                    .iter()
+                    .any(|(n, p, _)| n.eq_ignore_ascii_case(s) && *p == prefix)
+        })
+    }
+
+    /// Whether an entry of `list` names a code of the suite `prefix`.
+    fn names_suite(list: &[String], prefix: &str) -> bool {
+        list.iter().any(|s| {
+            (s.eq_ignore_ascii_case("all") && !OPTIONAL.contains(&prefix))
+                || (prefix_of(s).eq_ignore_ascii_case(prefix) && s.len() > prefix.len())
+                || SUITES
+                    .iter()
+                    .any(|(n, p, _)| n.eq_ignore_ascii_case(s) && *p == prefix)
+        })
+    }
+
+    /// Whether any code of the suite `prefix` is wanted.
     pub fn runs(&self, prefix: &str) -> bool {
-        self.select.is_empty()
-            || self.select.iter().any(|s| {
-                s.eq_ignore_ascii_case("all")
-                    || (s.len() > prefix.len()
-                        && s[..prefix.len()].eq_ignore_ascii_case(prefix)
-                        && s[prefix.len()..].bytes().all(|b| b.is_ascii_digit()))
-                    || SUITES
-                        .iter()
-                        .any(|(n, p, _)| n.eq_ignore_ascii_case(s) && *p == prefix)
-            })
+        (self.select.is_empty() && !OPTIONAL.contains(&prefix))
+            || Self::names_suite(&self.select, prefix)
+            || Self::names_suite(&self.optional, prefix)
     }
 
     /// Whether findings with `code` are wanted.
     pub fn selects(&self, code: &str) -> bool {
-        if self.select.is_empty() {
-            return true;
-        }
-        self.select.iter().any(|s| {
-            s.eq_ignore_ascii_case(code)
-                || s.eq_ignore_ascii_case("all")
-                || SUITES.iter().any(|(n, prefix, _)| {
-                    n.eq_ignore_ascii_case(s)
-                        && code.starts_with(prefix)
-                        && code[prefix.len()..].bytes().all(|b| b.is_ascii_digit())
-                })
-        })
+        (self.select.is_empty() && !OPTIONAL.contains(&prefix_of(code)))
+            || Self::names(&self.select, code)
+            || Self::names(&self.optional, code)
     }
 }
 
@@ -171,6 +236,13 @@ impl Ctx<'_> {
     }
 }
 
+/// The CSV rules, when the bundle has a CSV.
+fn csv_suite(cx: &mut Ctx<'_>) {
+    if let Some((file, csv)) = cx.bundle.csv() {
+        csv::check(cx, file, csv);
+    }
+}
+
 /// Validates one bundle directory (already read) with every suite.
 pub fn validate(b: &BundleDir) -> Vec<Finding> {
     validate_with(b, &Options::default())
@@ -178,6 +250,25 @@ pub fn validate(b: &BundleDir) -> Vec<Finding> {
 
 /// Validates one bundle directory (already read).
 pub fn validate_with(b: &BundleDir, opts: &Options) -> Vec<Finding> {
+    // The checks judge the CSV as Go decodes it: numbers and booleans in string fields are
+    // their text ([`typed`]). Only a CSV that has such a scalar is copied.
+    let retyped;
+    let b = match b
+        .csv()
+        .and_then(|(path, csv)| Some((path.clone(), typed::as_go_reads(csv)?)))
+    {
+        Some((path, csv)) => {
+            let mut copy = b.clone();
+            if let Some(m) = copy.manifests.iter_mut().find(|m| m.path == path)
+                && let Some(first) = m.docs.first_mut()
+            {
+                *first = csv;
+            }
+            retyped = copy;
+            &retyped
+        }
+        None => b,
+    };
     let package = b
         .annotation(crate::bundle::load::keys::PACKAGE)
         .unwrap_or("")
@@ -198,25 +289,23 @@ pub fn validate_with(b: &BundleDir, opts: &Options) -> Vec<Finding> {
         subject,
         findings: Vec::new(),
     };
-    // Suites nobody asked for are not run.
-    if opts.runs("BND") {
-        format::check(&mut cx);
-        size::check(&mut cx);
-    }
-    if let Some((file, csv)) = b.csv()
-        && opts.runs("CSV")
-    {
-        csv::check(&mut cx, file, csv);
-    }
-    let suites: [(&str, SuiteCheck); 5] = [
-        ("CRD", crd::check),
-        ("API", apis::check),
-        ("HUB", hub::check),
-        ("GP", practices::check),
-        ("OLM", runtime::check),
+    // A module runs when the selection names a code it may emit: its suites' codes, plus the
+    // codes of other suites it emits (the CSV rules emit BND011 and BND012). The sweep test
+    // (every code under every selection naming it) keeps these lists honest.
+    let modules: [(SuiteCheck, &[&str], &[&str]); 10] = [
+        (format::check, &["BND"], &[]),
+        (size::check, &["BND"], &[]),
+        (csv_suite, &["CSV"], &["BND011", "BND012"]),
+        (crd::check, &["CRD"], &[]),
+        (apis::check, &["API"], &[]),
+        (hub::check, &["HUB"], &[]),
+        (practices::check, &["GP"], &[]),
+        (runtime::check, &["OLM"], &[]),
+        (objects::check, &["OBJ"], &[]),
+        (community::check, &["COM"], &[]),
     ];
-    for (prefix, check) in suites {
-        if opts.runs(prefix) {
+    for (check, prefixes, extra) in modules {
+        if prefixes.iter().any(|p| opts.runs(p)) || extra.iter().any(|c| opts.selects(c)) {
             check(&mut cx);
         }
     }

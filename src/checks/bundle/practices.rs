@@ -172,14 +172,27 @@ fn channels(cx: &mut Ctx<'_>) {
 }
 
 /// Whether a list of strings (the node at `path` of `rule`) contains one of `wanted`.
-fn any_of(rule: &Node, key: &str, wanted: &[&str]) -> bool {
+pub(super) fn any_of(rule: &Node, key: &str, wanted: &[&str]) -> bool {
     list_at(rule, &[key])
         .iter()
         .filter_map(Node::as_str)
         .any(|s| wanted.contains(&s))
 }
 
-fn crd_permissions(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
+/// One rule of the CSV's install permissions: its section (`permissions` or
+/// `clusterPermissions`), service account, JSON path and the rule.
+pub(super) struct CsvRule<'a> {
+    pub section: &'static str,
+    /// The entry's index in its section.
+    pub index: usize,
+    pub service_account: &'a str,
+    pub path: String,
+    pub rule: &'a Node,
+}
+
+/// Every rule of the CSV's `permissions` and `clusterPermissions`, in order.
+pub(super) fn csv_rules(csv: &Node) -> Vec<CsvRule<'_>> {
+    let mut out = Vec::new();
     for section in ["permissions", "clusterPermissions"] {
         for (p, perm) in list_at(csv, &["spec", "install", "spec", section])
             .iter()
@@ -187,25 +200,40 @@ fn crd_permissions(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
         {
             let sa = str_at(perm, &["serviceAccountName"]).unwrap_or("");
             for (r, rule) in list_at(perm, &["rules"]).iter().enumerate() {
-                let grants = any_of(rule, "apiGroups", &["apiextensions.k8s.io", "*"])
-                    && any_of(rule, "resources", &["customresourcedefinitions", "*"])
-                    && any_of(rule, "verbs", &["create", "patch", "*"])
-                    && list_at(rule, &["resourceNames"]).is_empty();
-                if !grants {
-                    continue;
-                }
-                cx.push(
-                    &CRD_PERMISSIONS,
-                    format!(
-                        "{section}[{p}] lets service account {sa:?} create or patch CustomResourceDefinitions; an operator should not deploy or manage other operators' APIs"
-                    ),
-                    file,
-                    rule.pos,
-                    Some(&format!("spec.install.spec.{section}[{p}].rules[{r}]")),
-                )
-                .help = Some("ship CRDs in the bundle and let OLM manage them; use OLM dependencies for other operators' APIs, and narrow the rule (resourceNames, or no create/patch)".into());
+                out.push(CsvRule {
+                    section,
+                    index: p,
+                    service_account: sa,
+                    path: format!("spec.install.spec.{section}[{p}].rules[{r}]"),
+                    rule,
+                });
             }
         }
+    }
+    out
+}
+
+fn crd_permissions(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
+    for r in csv_rules(csv) {
+        let rule = r.rule;
+        let grants = any_of(rule, "apiGroups", &["apiextensions.k8s.io", "*"])
+            && any_of(rule, "resources", &["customresourcedefinitions", "*"])
+            && any_of(rule, "verbs", &["create", "patch", "*"])
+            && list_at(rule, &["resourceNames"]).is_empty();
+        if !grants {
+            continue;
+        }
+        cx.push(
+            &CRD_PERMISSIONS,
+            format!(
+                "{}[{}] lets service account {:?} create or patch CustomResourceDefinitions; an operator should not deploy or manage other operators' APIs",
+                r.section, r.index, r.service_account
+            ),
+            file,
+            rule.pos,
+            Some(&r.path),
+        )
+        .help = Some("ship CRDs in the bundle and let OLM manage them; use OLM dependencies for other operators' APIs, and narrow the rule (resourceNames, or no create/patch)".into());
     }
 }
 

@@ -54,6 +54,7 @@ pub fn check_bundle(f: &Facts<'_>, opts: &Options) -> Vec<Finding> {
         // The removal table, and what makes the other checks blind: files that do not parse
         // (BND001) and a missing or second CSV (BND004).
         select: vec!["deprecated-apis".into(), "BND001".into(), "BND004".into()],
+        ..Default::default()
     };
     out.extend(crate::checks::bundle::validate_with(f.bundle, &apis));
     out
@@ -66,6 +67,7 @@ pub fn blinding_problems(old: &Facts<'_>) -> Vec<Finding> {
     let sel = crate::checks::bundle::Options {
         k8s_version: None,
         select: vec!["BND001".into(), "BND004".into()],
+        ..Default::default()
     };
     crate::checks::bundle::validate_with(old.bundle, &sel)
 }
