@@ -64,6 +64,8 @@ pub enum BundleCmd {
         /// container-tools=... (accepted and unused: images are read from the registry).
         #[arg(long, value_delimiter = ',', value_name = "KEY=VALUE")]
         optional_values: Vec<String>,
+        #[command(flatten)]
+        registry: super::oci::RegistryArgs,
         /// Custom OperatorHub categories, a JSON file {"categories": [...]} that replaces the
         /// standard set (default: the file named by $OPERATOR_BUNDLE_CATEGORIES, as
         /// operator-framework/api reads it).
@@ -189,6 +191,7 @@ pub fn run(cmd: BundleCmd) -> u8 {
             select_optional,
             optional_values,
             categories_file,
+            registry,
             output,
         } => {
             let mut k8s_version = k8s_version;
@@ -249,12 +252,13 @@ pub fn run(cmd: BundleCmd) -> u8 {
                 optional: select_optional,
                 categories,
                 index_file,
+                image_platforms: None,
             };
             if let Err(e) = opts.check_select() {
                 super::error(e);
                 return EXIT_USAGE;
             }
-            validate(&dirs, &opts, strict, output)
+            validate(&dirs, opts, Some(&registry), strict, output)
         }
     }
 }
@@ -277,7 +281,8 @@ fn generate(opts: &crate::bundle::generate::Options, out: &std::path::Path) -> u
     eprintln!("wrote {} files to {}", g.files.len(), esc(out.display()));
     validate(
         &[out.to_path_buf()],
-        &Options::default(),
+        Options::default(),
+        None,
         false,
         Output::Text,
     )
@@ -298,16 +303,32 @@ pub fn parse_k8s_version(s: &str) -> Result<semver::Version, String> {
     })
 }
 
-fn validate(dirs: &[PathBuf], opts: &Options, strict: bool, output: Output) -> u8 {
-    let mut findings = Vec::new();
+fn validate(
+    dirs: &[PathBuf],
+    mut opts: Options,
+    registry: Option<&super::oci::RegistryArgs>,
+    strict: bool,
+    output: Output,
+) -> u8 {
+    let mut bundles = Vec::new();
     for d in dirs {
         match crate::bundle::load::load_bundle(d) {
-            Ok(b) => findings.extend(crate::checks::bundle::validate_with(&b, opts)),
+            Ok(b) => bundles.push(b),
             Err(e) => {
                 super::error(e);
                 return EXIT_USAGE;
             }
         }
+    }
+    if let Some(registry) = registry.filter(|_| opts.runs("ARC")) {
+        match image_platforms(&bundles, registry) {
+            Ok(p) => opts.image_platforms = Some(std::sync::Arc::new(p)),
+            Err(code) => return code,
+        }
+    }
+    let mut findings = Vec::new();
+    for b in &bundles {
+        findings.extend(crate::checks::bundle::validate_with(b, &opts));
     }
     sort_findings(&mut findings);
     let what = format!(
@@ -316,4 +337,55 @@ fn validate(dirs: &[PathBuf], opts: &Options, strict: bool, output: Output) -> u
         if dirs.len() == 1 { "" } else { "s" }
     );
     super::catalog::report_findings(&findings, &what, output, strict)
+}
+
+/// The platforms of every image of the bundles' CSVs, read from their registries (8 at a
+/// time); an image that cannot be read is recorded with why (ARC001), not an error.
+fn image_platforms(
+    bundles: &[crate::bundle::load::BundleDir],
+    args: &super::oci::RegistryArgs,
+) -> Result<crate::checks::bundle::multiarch::ImagePlatforms, u8> {
+    use futures_util::StreamExt;
+    let mut images = std::collections::BTreeSet::new();
+    for b in bundles {
+        if let Some((_, csv)) = b.csv() {
+            images.extend(
+                crate::checks::bundle::multiarch::images(csv)
+                    .into_iter()
+                    .map(|u| u.image),
+            );
+        }
+    }
+    let mut out = crate::checks::bundle::multiarch::ImagePlatforms::new();
+    let mut refs = Vec::new();
+    for i in images {
+        match crate::oci::registry::parse_ref(&i) {
+            Ok(r) => refs.push((i, r)),
+            Err(e) => {
+                out.insert(i, Err(e));
+            }
+        }
+    }
+    if refs.is_empty() {
+        return Ok(out);
+    }
+    let all: Vec<&oci_client::Reference> = refs.iter().map(|(_, r)| r).collect();
+    let reg = super::oci::registry(args, &[], &all, 64 << 20).map_err(|e| {
+        super::error(e);
+        EXIT_USAGE
+    })?;
+    let rt = super::oci::runtime()?;
+    let reg = &reg;
+    let results: Vec<Result<Vec<(String, String)>, String>> = rt.block_on(
+        futures_util::stream::iter(
+            refs.iter()
+                .map(|(_, r)| async move { crate::oci::platforms::platforms(reg, r).await }),
+        )
+        .buffered(8)
+        .collect::<Vec<_>>(),
+    );
+    for ((i, _), res) in refs.into_iter().zip(results) {
+        out.insert(i, res);
+    }
+    Ok(out)
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::cluster::{ClusterCommands, Connection, InstallRequest, UninstallRequest, Waiting};
+use super::oci::parse_duration;
 use super::{EXIT_OK, EXIT_USAGE, error, out};
 use crate::install::uninstall::Uninstall;
 use crate::install::{Catalog, Install};
@@ -50,37 +51,6 @@ impl LiveArgs {
             },
         )
     }
-}
-
-/// `90s`, `10m`, `1h`, `1h30m`, `500ms` (a Go-style duration without fractions).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let bad = || format!("{s:?} is not a duration (e.g. 90s, 10m, 1h30m)");
-    let mut total = Duration::ZERO;
-    let mut rest = s.trim();
-    if rest.is_empty() {
-        return Err(bad());
-    }
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
-        if digits == 0 {
-            return Err(bad());
-        }
-        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let unit = match &rest[..unit_len] {
-            "ms" => Duration::from_millis(n),
-            "s" => Duration::from_secs(n),
-            "m" => Duration::from_secs(n.saturating_mul(60)),
-            "h" => Duration::from_secs(n.saturating_mul(3600)),
-            _ => return Err(bad()),
-        };
-        total = total.saturating_add(unit);
-        rest = &rest[unit_len..];
-    }
-    Ok(total)
 }
 
 /// `olmctl install` arguments.
@@ -240,20 +210,4 @@ fn read_gate(f: &std::path::Path) -> Result<serde_json::Value, String> {
         )
     })?;
     serde_json::from_str(&doc.to_json()).map_err(|e| format!("{}: {e}", f.display()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration;
-    use std::time::Duration;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        for bad in ["", "10", "m", "1.5s", "10x", "-1s"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-    }
 }

@@ -73,24 +73,42 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?} is not a size like 512M or 2G"))
 }
 
-/// Parses `500ms`, `30s`, `10m`, `1h` or a bare number of seconds; zero is refused.
+/// Parses `500ms`, `30s`, `10m`, `1h`, `1h30m` or a bare number of seconds; zero is refused.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let ms: u64 = match unit {
-        "ms" => 1,
-        "" | "s" => 1000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        _ => 0,
-    };
-    num.parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(ms))
-        .filter(|&n| n > 0)
-        .map(Duration::from_millis)
-        .ok_or_else(|| format!("{s:?} is not a duration like 30s, 10m or 500ms"))
+    let bad = || format!("{s:?} is not a duration like 30s, 10m, 1h30m or 500ms");
+    let mut total = Duration::ZERO;
+    let mut rest = s.trim();
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if digits == 0 {
+            return Err(bad());
+        }
+        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let ms: u64 = match &rest[..unit_len] {
+            "ms" => 1,
+            // A bare number is seconds.
+            "" | "s" => 1000,
+            "m" => 60_000,
+            "h" => 3_600_000,
+            _ => return Err(bad()),
+        };
+        let part = n.checked_mul(ms).ok_or_else(bad)?;
+        total = total.saturating_add(Duration::from_millis(part));
+        rest = &rest[unit_len..];
+    }
+    if total.is_zero() {
+        return Err(bad());
+    }
+    Ok(total)
 }
 
 /// A tokio runtime for one command.
@@ -836,6 +854,7 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
         assert_eq!(parse_duration(" 1h "), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
         for bad in [
             "",
             "0",

@@ -19,5 +19,6 @@ pub mod layout;
 pub mod layout_read;
 pub mod media;
 pub mod net;
+pub mod platforms;
 pub mod pull;
 pub mod registry;

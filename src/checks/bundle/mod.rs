@@ -14,6 +14,7 @@ mod format;
 pub use format::SUPPORTED_KINDS;
 pub mod community;
 pub mod hub;
+pub mod multiarch;
 pub mod objects;
 pub mod practices;
 pub mod runtime;
@@ -30,7 +31,7 @@ use crate::fbc::node::Pos;
 
 /// The validation suites: `--select` takes these names (or single codes). Each suite is the
 /// set of codes with its prefix.
-pub const SUITES: [(&str, &str, &str); 10] = [
+pub const SUITES: [(&str, &str, &str); 11] = [
     (
         "bundle",
         "BND",
@@ -72,12 +73,17 @@ pub const SUITES: [(&str, &str, &str); 10] = [
         "COM",
         "optional: community-operators rules for APIs removed in 1.22 (olm.maxOpenShiftVersion, com.redhat.openshift.versions)",
     ),
+    (
+        "multiarch",
+        "ARC",
+        "optional: every image's platforms, read from its registry, against the CSV's arch/os labels and node affinity",
+    ),
     ("all", "", "every suite but the optional ones"),
 ];
 
 /// Prefixes of the optional suites: they run only when named (`--select objects`,
 /// `--select-optional name=objects`), never by default or with `all`.
-pub const OPTIONAL: [&str; 2] = ["OBJ", "COM"];
+pub const OPTIONAL: [&str; 3] = ["OBJ", "COM", "ARC"];
 
 /// operator-sdk's `--select-optional` label selectors, as suite names or codes.
 pub fn selector(s: &str) -> Option<&'static [&'static str]> {
@@ -91,6 +97,7 @@ pub fn selector(s: &str) -> Option<&'static [&'static str]> {
         ("name", "good-practices") => &["good-practices"],
         ("name", "community") => &["community"],
         ("name", "objects") => &["objects"],
+        ("name", "multiarch") => &["multiarch"],
         _ => return None,
     })
 }
@@ -106,6 +113,7 @@ pub fn codes() -> Vec<&'static Code> {
         runtime::CODES,
         objects::CODES,
         community::CODES,
+        multiarch::CODES,
         size::CODES,
     ] {
         v.extend(group.iter().copied());
@@ -130,6 +138,9 @@ pub struct Options {
     pub categories: Option<hub::CustomCategories>,
     /// The community suite's `index-path` (a bundle.Dockerfile): its path and text.
     pub index_file: Option<(std::path::PathBuf, String)>,
+    /// The multiarch suite's input: each image's platforms, read from the registry by the
+    /// caller (the suite is skipped without it).
+    pub image_platforms: Option<std::sync::Arc<multiarch::ImagePlatforms>>,
 }
 
 fn prefix_of(code: &str) -> &str {
@@ -153,7 +164,7 @@ impl Options {
                 if !ok {
                     let names: Vec<&str> = SUITES.iter().map(|(n, _, _)| *n).collect();
                     return Err(format!(
-                        "--select {s}: not a suite ({}), a bundle code (see `olmctl codes`), or an operator-sdk selector (suite=operatorframework, name=community, name=objects, name=operatorhubv2, name=capabilities, name=categories, name=alpha-deprecated-apis, name=good-practices)",
+                        "--select {s}: not a suite ({}), a bundle code (see `olmctl codes`), or an operator-sdk selector (suite=operatorframework, name=community, name=multiarch, name=objects, name=operatorhubv2, name=capabilities, name=categories, name=alpha-deprecated-apis, name=good-practices)",
                         names.join(", ")
                     ));
                 }
@@ -292,7 +303,7 @@ pub fn validate_with(b: &BundleDir, opts: &Options) -> Vec<Finding> {
     // A module runs when the selection names a code it may emit: its suites' codes, plus the
     // codes of other suites it emits (the CSV rules emit BND011 and BND012). The sweep test
     // (every code under every selection naming it) keeps these lists honest.
-    let modules: [(SuiteCheck, &[&str], &[&str]); 10] = [
+    let modules: [(SuiteCheck, &[&str], &[&str]); 11] = [
         (format::check, &["BND"], &[]),
         (size::check, &["BND"], &[]),
         (csv_suite, &["CSV"], &["BND011", "BND012"]),
@@ -303,6 +314,7 @@ pub fn validate_with(b: &BundleDir, opts: &Options) -> Vec<Finding> {
         (runtime::check, &["OLM"], &[]),
         (objects::check, &["OBJ"], &[]),
         (community::check, &["COM"], &[]),
+        (multiarch::check, &["ARC"], &[]),
     ];
     for (check, prefixes, extra) in modules {
         if prefixes.iter().any(|p| opts.runs(p)) || extra.iter().any(|c| opts.selects(c)) {
