@@ -8,33 +8,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use common::demo_bundle::{CSV, codes, run_with};
-use common::registry::TestRegistry;
+use common::registry::{TestRegistry, client, rt};
 use olmctl::checks::bundle::Options;
 use olmctl::checks::bundle::multiarch::ImagePlatforms;
 use olmctl::diag::Finding;
 use olmctl::oci::image::{Artifact, Blob, Manifest, Platform, new_config};
 use olmctl::oci::layer::LayerBuilder;
 use olmctl::oci::media;
-use olmctl::oci::registry::{Options as RegOptions, Registry, parse_ref};
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn client(reg: &TestRegistry) -> Registry {
-    let r = parse_ref(&reg.image("x:y")).unwrap();
-    Registry::new(
-        RegOptions {
-            progress: false,
-            ..RegOptions::default()
-        },
-        &[&r],
-        &[&r],
-    )
-}
+use olmctl::oci::registry::parse_ref;
 
 fn image(os: &str, arch: &str) -> Manifest {
     let platform = Platform {

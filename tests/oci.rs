@@ -10,12 +10,12 @@ use std::process::{Command, Output, Stdio};
 
 use common::flaky::FlakyProxy;
 use common::hostile::hostile_tar;
-use common::registry::{PASSWORD, TestRegistry, USER};
+use common::registry::{PASSWORD, TestRegistry, USER, client, rt};
 use common::*;
 use olmctl::oci::image::{Artifact, Blob, Manifest, Platform, new_config};
 use olmctl::oci::layer::LayerBuilder;
 use olmctl::oci::media;
-use olmctl::oci::registry::{Options, Registry, parse_ref};
+use olmctl::oci::registry::parse_ref;
 use serde_json::Value;
 
 fn olmctl(args: &[&str]) -> Output {
@@ -142,25 +142,6 @@ fn annotations(dir: &Path) -> BTreeMap<String, String> {
 
 fn digest_of(stdout: &str) -> String {
     stdout.trim().rsplit('@').next().unwrap().to_string()
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn client(reg: &TestRegistry) -> Registry {
-    let r = parse_ref(&reg.image("x:y")).unwrap();
-    Registry::new(
-        Options {
-            progress: false,
-            ..Options::default()
-        },
-        &[&r],
-        &[&r],
-    )
 }
 
 /// Names (and kinds) of the entries of a gzipped tar.

@@ -156,3 +156,24 @@ pub fn http_status(addr: &str, path: &str) -> Option<u16> {
     let head = std::str::from_utf8(&buf[..n]).ok()?;
     head.split_whitespace().nth(1)?.parse().ok()
 }
+
+/// A current-thread runtime for one test's registry calls.
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// A registry client for `reg` (no progress lines).
+pub fn client(reg: &TestRegistry) -> olmctl::oci::registry::Registry {
+    let r = olmctl::oci::registry::parse_ref(&reg.image("x:y")).expect("reference");
+    olmctl::oci::registry::Registry::new(
+        olmctl::oci::registry::Options {
+            progress: false,
+            ..Default::default()
+        },
+        &[&r],
+        &[&r],
+    )
+}
