@@ -317,3 +317,38 @@ fn unreadable_new_bundle_is_an_error() {
         .collect();
     assert_eq!(codes, BTreeSet::from(["BND001", "BND004"]), "{}", show(&f));
 }
+
+/// CRV006 counts only what the upgrade introduces: when the old bundle's CRD already served the
+/// same two versions with different schemas and no conversion, the edge does not report it
+/// again (crdify ratchets its served-version checks the same way); a new pair still counts.
+#[test]
+fn crv006_is_ratcheted_against_the_old_crd() {
+    let case = data().join("cases/CRV006");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    // The old release already had the problem; the new one keeps it.
+    layer(&old, &[data().join("base"), case.join("bad")]);
+    layer(
+        &new,
+        &[data().join("base"), data().join("next"), case.join("bad")],
+    );
+    let o = load_bundle(&old).expect("old");
+    let n = load_bundle(&new).expect("new");
+    let f = check_upgrade(&o, &n, &Options::default());
+    assert!(
+        !f.iter().any(|x| x.code == "CRV006"),
+        "ratcheted: {}",
+        show(&f)
+    );
+    // Without an old release (its own bundle checks), or from a clean one, it is reported.
+    let clean = tmp.path().join("clean");
+    layer(&clean, &[data().join("base")]);
+    let c = load_bundle(&clean).expect("clean");
+    let f = check_upgrade(&c, &n, &Options::default());
+    assert!(f.iter().any(|x| x.code == "CRV006"), "{}", show(&f));
+    let alone = olmctl::checks::safety::check_bundle(
+        &olmctl::checks::safety::Facts::of(&n),
+        &Options::default(),
+    );
+    assert!(alone.iter().any(|x| x.code == "CRV006"));
+}

@@ -67,6 +67,10 @@ pub struct Common {
     /// Policy file (YAML): skew allowances, crdify settings, per-code severities.
     #[arg(long)]
     policy: Option<PathBuf>,
+    /// Also report, as errors with the field path, what this installer's preflight refuses:
+    /// `olmv1` is OLM v1's CRD upgrade-safety preflight (crdify as operator-controller runs it).
+    #[arg(long, value_name = "INSTALLER", value_parser = ["olmv1", "none"])]
+    preflight: Option<String>,
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
     output: Report,
@@ -106,10 +110,13 @@ pub fn run(cmd: CheckCmd) -> u8 {
 }
 
 fn options(c: &Common) -> Result<Options, String> {
-    let policy = match &c.policy {
+    let mut policy = match &c.policy {
         Some(p) => Policy::load(p).map_err(|e| format!("policy {e}"))?,
         None => Policy::default(),
     };
+    if let Some(p) = &c.preflight {
+        policy.preflight_olmv1 = p == "olmv1";
+    }
     let target = match &c.k8s_version {
         Some(s) => Some(K8sRange::parse(s).map_err(|e| format!("--k8s-version {e}"))?),
         None => policy.k8s_version.clone(),

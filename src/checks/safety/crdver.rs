@@ -201,20 +201,6 @@ pub fn bundle(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 .help("mark exactly one version storage: true"),
             );
         }
-        if !webhook(f, c) {
-            let served: Vec<_> = c.served().filter(|v| v.schema.is_some()).collect();
-            if let Some(first) = served.first() {
-                let key = schema_key(first.schema);
-                for v in &served[1..] {
-                    if schema_key(v.schema) != key {
-                        out.push(
-                            hit(&SERVED_SCHEMAS_NO_WEBHOOK, f, c, v.pos, format!("{}: served versions {} and {} have different schemas, and conversion is None", c.name, first.name, v.name))
-                                .help("with strategy None the API server only rewrites apiVersion: add a conversion webhook (webhookdefinitions type ConversionWebhook), or make the schemas equal"),
-                        );
-                    }
-                }
-            }
-        }
         if c.webhook_conversion() && !f.conversion_crds.contains(&c.name) {
             let pos = crate::bundle::load::pos_at(c.doc, &["spec", "conversion", "strategy"]);
             out.push(
@@ -239,6 +225,57 @@ pub fn bundle(f: &Facts<'_>, out: &mut Vec<Finding>) {
                     .at(Some(f.csv_loc(pos)))
                     .about(f.subject())
                     .help("a conversion webhook serves the whole cluster: support only AllNamespaces"),
+            );
+        }
+    }
+}
+
+/// The served versions of `c` whose schema differs from the first served one's, when the CRD
+/// converts with strategy None: `(first, other, where other is written)`.
+fn served_mismatches<'a>(f: &Facts<'a>, c: &Crd<'a>) -> Vec<(&'a str, &'a str, Pos)> {
+    if webhook(f, c) {
+        return Vec::new();
+    }
+    let served: Vec<_> = c.served().filter(|v| v.schema.is_some()).collect();
+    let Some(first) = served.first() else {
+        return Vec::new();
+    };
+    let key = schema_key(first.schema);
+    served[1..]
+        .iter()
+        .filter(|v| schema_key(v.schema) != key)
+        .map(|v| (first.name, v.name, v.pos))
+        .collect()
+}
+
+/// Whether `f`'s CRD `crd` serves `a` and `b` with different schemas under strategy None.
+fn had_mismatch(f: &Facts<'_>, crd: &str, a: &str, b: &str) -> bool {
+    let Some(c) = f.crd(crd) else {
+        return false;
+    };
+    if webhook(f, c) {
+        return false;
+    }
+    let schema = |n: &str| {
+        c.version(n)
+            .filter(|v| v.served && v.schema.is_some())
+            .map(|v| schema_key(v.schema))
+    };
+    matches!((schema(a), schema(b)), (Some(x), Some(y)) if x != y)
+}
+
+/// CRV006, ratcheted: served versions with different schemas and no conversion webhook, unless
+/// every bundle users come from (`before`; none for a bundle checked on its own) already served
+/// the same two versions that way. A problem the cluster already has is not the upgrade's.
+pub fn served_schemas(f: &Facts<'_>, before: &[&Facts<'_>], out: &mut Vec<Finding>) {
+    for c in &f.crds {
+        for (first, other, pos) in served_mismatches(f, c) {
+            if !before.is_empty() && before.iter().all(|o| had_mismatch(o, c.name, first, other)) {
+                continue;
+            }
+            out.push(
+                hit(&SERVED_SCHEMAS_NO_WEBHOOK, f, c, pos, format!("{}: served versions {first} and {other} have different schemas, and conversion is None", c.name))
+                    .help("with strategy None the API server only rewrites apiVersion: add a conversion webhook (webhookdefinitions type ConversionWebhook), or make the schemas equal"),
             );
         }
     }
@@ -382,7 +419,10 @@ fn schema_help(code: &str) -> &'static str {
         "SCH008" => "keep the pattern, or make sure every existing value matches the new one",
         "SCH009" => "keep nullable as it was; objects holding null would stop validating",
         "SCH010" => {
-            "do not add oneOf to an existing field; enforce the rule in the operator or in a new CRD version"
+            "keep the oneOf branches as they were (an added branch can make an object match two branches, which oneOf rejects); change them in a new CRD version"
+        }
+        "SCH014" => {
+            "this only loosens validation, so OLM v0 and existing objects are fine, but OLM v1's CRD preflight (crdify) refuses the upgrade: keep the old schema where OLM v1 installs this operator, or change it in a new CRD version"
         }
         "SCH011" => {
             "existing objects may fail the new rule: write it as a transition rule (oldSelf) that ratchets, or add it in a new CRD version"
@@ -401,6 +441,7 @@ fn push_changes(
     nc: &Crd<'_>,
     prefix: &str,
     changes: Vec<Change>,
+    olmv1: bool,
     out: &mut Vec<Finding>,
 ) {
     for ch in changes {
@@ -416,6 +457,10 @@ fn push_changes(
         );
         f.path = Some(ch.path);
         f.help = Some(schema_help(ch.code.code).into());
+        if olmv1 && ch.code.code == schema::PREFLIGHT_ONLY.code {
+            f.severity = crate::diag::Severity::Error;
+            f.message.push_str(" (refused by OLM v1's CRD preflight)");
+        }
         out.push(f);
     }
 }
@@ -429,7 +474,14 @@ fn schemas(oc: &Crd<'_>, nc: &Crd<'_>, new: &Facts<'_>, policy: &Policy, out: &m
     for ov in &oc.versions {
         if let (Some(a), Some(b)) = (ov.schema, nc.version(ov.name).and_then(|v| v.schema)) {
             let changes = schema::compare(a, b, &same);
-            push_changes(new, nc, &format!("{} {}", nc.name, ov.name), changes, out);
+            push_changes(
+                new,
+                nc,
+                &format!("{} {}", nc.name, ov.name),
+                changes,
+                policy.preflight_olmv1,
+                out,
+            );
         }
     }
     // Served version pairs of the new CRD, minus what the old CRD already had (ratcheting).
@@ -464,6 +516,7 @@ fn schemas(oc: &Crd<'_>, nc: &Crd<'_>, new: &Facts<'_>, policy: &Policy, out: &m
                 nc,
                 &format!("{} {} -> {}", nc.name, a.name, b.name),
                 changes,
+                policy.preflight_olmv1,
                 out,
             );
         }

@@ -46,7 +46,14 @@ pub fn codes() -> Vec<&'static Code> {
 /// version rules, Kubernetes API removals, and the bundle problems that hide the rest (files
 /// that do not parse, no CSV).
 pub fn check_bundle(f: &Facts<'_>, opts: &Options) -> Vec<Finding> {
+    check_bundle_after(f, &[], opts)
+}
+
+/// [`check_bundle`] for a bundle users reach from `before` (its predecessors on the checked
+/// edges): a CRV006 problem every one of them already had is not reported again.
+pub fn check_bundle_after(f: &Facts<'_>, before: &[&Facts<'_>], opts: &Options) -> Vec<Finding> {
     let mut out = Vec::new();
+    crdver::served_schemas(f, before, &mut out);
     skew::bundle(f, opts.target.as_ref(), &mut out);
     crdver::bundle(f, &mut out);
     let apis = crate::checks::bundle::Options {
@@ -97,7 +104,7 @@ pub fn check_upgrade_of(o: &Facts<'_>, n: &Facts<'_>, opts: &Options) -> Vec<Fin
     for f in &mut out {
         f.message = format!("{} -> {}: {}", o.name, n.name, f.message);
     }
-    out.extend(check_bundle(n, opts));
+    out.extend(check_bundle_after(n, &[o], opts));
     out.extend(blinding_problems(o));
     opts.policy.apply(&mut out);
     sort_findings(&mut out);

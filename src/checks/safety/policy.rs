@@ -8,6 +8,7 @@
 //! crdify:
 //!   conversion: Ignore             # Ignore: skip served-version checks under Webhook conversion
 //!   enumAdditions: Allow           # Allow | Disallow adding enum values
+//! preflight: olmv1                 # also report, as errors, what OLM v1's CRD preflight refuses
 //! severity:                        # per code: error | warning | info | off
 //!   SCH011: warning
 //! ```
@@ -81,6 +82,9 @@ pub struct Policy {
     pub ignore_served_under_webhook: bool,
     /// Adding enum values is allowed.
     pub enum_additions_allowed: bool,
+    /// Report what OLM v1's CRD preflight (crdify) refuses as errors (`preflight: olmv1`,
+    /// `--preflight olmv1`): SCH014 becomes an error and crdify's parent reports are added.
+    pub preflight_olmv1: bool,
     /// Per-code severity overrides; `None` turns the code off.
     pub severity: BTreeMap<String, Option<Severity>>,
 }
@@ -93,6 +97,7 @@ impl Default for Policy {
             k8s_version: None,
             ignore_served_under_webhook: true,
             enum_additions_allowed: true,
+            preflight_olmv1: false,
             severity: BTreeMap::new(),
         }
     }
@@ -129,12 +134,19 @@ impl Policy {
                     p.k8s_version = Some(K8sRange::parse(s).map_err(|m| at(v, &m))?);
                 }
                 "crdify" => crdify(v, &mut p)?,
+                "preflight" => {
+                    p.preflight_olmv1 = match string(v)? {
+                        "olmv1" => true,
+                        "none" => false,
+                        _ => return Err(at(v, "preflight must be olmv1 or none")),
+                    }
+                }
                 "severity" => severity(v, &mut p)?,
                 other => {
                     return Err(at(
                         v,
                         &format!(
-                            "unknown key {other:?} (known: allowMajorUpgrades, allowReleaseToPrerelease, k8sVersion, crdify, severity)"
+                            "unknown key {other:?} (known: allowMajorUpgrades, allowReleaseToPrerelease, k8sVersion, crdify, preflight, severity)"
                         ),
                     ));
                 }

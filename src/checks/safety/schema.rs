@@ -11,10 +11,16 @@
 //!   its values, as crdify counts it); `max*`/`min*`: a new or tightened bound, including
 //!   `exclusiveMaximum`/`exclusiveMinimum` turning on; `required`: newly required names; `type`:
 //!   any change, including leaving `x-kubernetes-int-or-string`; `pattern`: added, changed or
-//!   removed (crdify's default removal policy); `nullable`: either way; `oneOf`: a new constraint
-//!   or a removed branch.
+//!   removed (crdify's default removal policy); `nullable`: either way; `oneOf`: a new constraint,
+//!   a removed branch or an added one (an object may then match two branches; branches compare
+//!   as a set, so reordering is no change).
 //! - `description` changes are allowed (OLM runs crdify's description check without enforcement).
 //! - `x-kubernetes-validations` rules added or changed are SCH011 (crdify calls them unhandled).
+//! - What only loosens validation but OLM v1's preflight refuses is SCH014, a warning the policy
+//!   (`--preflight olmv1`) turns into an error: a CEL rule removed, `exclusiveMaximum` or
+//!   `exclusiveMinimum` removed, `type: string` becoming int-or-string, a field missing from a
+//!   higher served version (crdify compares it with an empty schema), and a change inside an
+//!   `additionalProperties` schema (crdify's unhandled diff sees it on the parent too).
 //! - Whatever else differs is one SCH012 per property, as crdify's "unhandled changes found", but
 //!   spelled as a key-by-key diff of the JSON values rather than a dump of the Go struct.
 //!
@@ -28,7 +34,7 @@ use std::collections::BTreeMap;
 
 use super::schema_diff::{compare_property, get, same};
 use crate::checks::Code;
-use crate::diag::Severity::Error;
+use crate::diag::Severity::{Error, Warning};
 use crate::fbc::node::{Node, Pos, Value};
 codes! {
     FIELD_REMOVED = "SCH001", Error, "A field of an existing CRD version was removed (crdify existingFieldRemoval): stored objects lose it, clients writing it are rejected or pruned.";
@@ -44,6 +50,7 @@ codes! {
     CEL = "SCH011", Error, "x-kubernetes-validations (CEL) rules were added or changed: existing objects may fail the new rules (crdify reports these as unhandled).";
     UNHANDLED = "SCH012", Error, "Any other schema change (crdify unhandled), shown as a field-level diff.";
     TOO_DEEP = "SCH013", Error, "A schema nests deeper than the comparison limit and differs below it: the change is not compared, so it is reported rather than passed.";
+    PREFLIGHT_ONLY = "SCH014", Warning, "A change OLM v1's CRD preflight (crdify) refuses although it only loosens validation (a CEL rule or exclusiveMaximum/exclusiveMinimum removed, string to int-or-string, a field missing from a higher served version, a change inside additionalProperties reported on its parent): an error with --preflight olmv1.";
 }
 
 /// Knobs of the comparison (OLM v1's preflight settings are the defaults).
@@ -52,7 +59,8 @@ pub struct Options {
     /// Adding enum values is allowed (OLM v1: `additionPolicy: Allow`).
     pub enum_additions_allowed: bool,
     /// Report removed fields (true for same-version comparisons; crdify's served-version
-    /// validator does not run field removal between different versions).
+    /// validator does not run field removal between different versions, and compares a field
+    /// missing from the higher version with an empty schema: SCH014).
     pub field_removal: bool,
 }
 
@@ -102,15 +110,30 @@ pub fn compare(old: &Node, new: &Node, opts: &Options) -> Vec<Change> {
             }
             Some(n) => compare_property(path, o.node, n.node, opts, &mut out),
             // Only the topmost removed property: its parent is still there.
-            None if opts.field_removal
-                && o.parent.as_ref().is_none_or(|p| new_props.contains_key(p)) =>
-            {
-                out.push(Change {
-                    code: &FIELD_REMOVED,
-                    path: path.clone(),
-                    message: format!("removed field : {path}"),
-                    pos: o.node.pos,
-                });
+            None if o.parent.as_ref().is_none_or(|p| new_props.contains_key(p)) => {
+                if opts.field_removal {
+                    out.push(Change {
+                        code: &FIELD_REMOVED,
+                        path: path.clone(),
+                        message: format!("removed field : {path}"),
+                        pos: o.node.pos,
+                    });
+                } else {
+                    // Between served versions crdify compares the field with an empty schema:
+                    // a type change (and whatever else it set), refused by OLM v1.
+                    let ty = get(o.node, "type")
+                        .and_then(Node::as_str)
+                        .unwrap_or_default();
+                    out.push(Change {
+                        code: &PREFLIGHT_ONLY,
+                        path: path.clone(),
+                        message: format!(
+                            "type changed : {:?} -> \"\" (the field is missing from the higher version; crdify compares it with an empty schema)",
+                            ty
+                        ),
+                        pos: o.node.pos,
+                    });
+                }
             }
             None => {}
         }
@@ -250,11 +273,20 @@ properties:
                 "removed field : ^.spec.ports".to_string()
             )]
         );
+        // Between served versions crdify compares the missing field with an empty schema: a
+        // type change OLM v1 refuses (SCH014), at the topmost missing path.
         let off = Options {
             field_removal: false,
             ..Options::default()
         };
-        assert_eq!(diff_with(CRD, &new, &off), vec![]);
+        assert_eq!(
+            diff_with(CRD, &new, &off),
+            vec![(
+                "^.spec.ports".to_string(),
+                "SCH014",
+                "type changed : \"array\" -> \"\" (the field is missing from the higher version; crdify compares it with an empty schema)".to_string()
+            )]
+        );
         // Adding optional fields is fine.
         assert_eq!(diff(&new.replace("gone", "ports"), &new), d);
         assert_eq!(diff(&x("type: string"), &x("type: string")), vec![]);
@@ -271,9 +303,21 @@ properties:
             "additionalProperties: {type: string}",
             "additionalProperties: {type: string, maxLength: 5}",
         );
+        // crdify also reports it on the parent (its unhandled diff sees additionalProperties).
         assert_eq!(
-            one(CRD, &new),
-            "^.spec.labels[*] SCH004 maxLength constraint added when there was none previously: 5"
+            diff(CRD, &new),
+            vec![
+                (
+                    "^.spec.labels".to_string(),
+                    "SCH014",
+                    "unhandled changes found: additionalProperties (crdify reports a change inside an additionalProperties schema on its parent too)".to_string()
+                ),
+                (
+                    "^.spec.labels[*]".to_string(),
+                    "SCH004",
+                    "maxLength constraint added when there was none previously: 5".to_string()
+                ),
+            ]
         );
         // additionalProperties turning from a schema into a boolean is an unhandled change.
         let new = CRD.replace(

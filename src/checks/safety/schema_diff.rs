@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::schema::{
-    CEL, Change, DEFAULT, ENUM, MAXIMUM, MINIMUM, NULLABLE, ONE_OF, Options, PATTERN, REQUIRED,
-    TYPE, UNHANDLED,
+    CEL, Change, DEFAULT, ENUM, MAXIMUM, MINIMUM, NULLABLE, ONE_OF, Options, PATTERN,
+    PREFLIGHT_ONLY, REQUIRED, TYPE, UNHANDLED,
 };
 use crate::checks::Code;
 use crate::fbc::node::{Node, Value, write_go_float, write_json_string};
@@ -178,6 +178,14 @@ pub(super) fn compare_property(
             .all(|n| matches!(n.value, Value::Map(_)))
         {
             c.handled.insert(key); // Compared as properties of their own.
+            // crdify's unhandled diff of the parent sees a changed additionalProperties schema
+            // too (its comparators do not blank it): OLM v1 refuses the parent as well.
+            if key == "additionalProperties" && !same_opt(o, n) {
+                c.report(
+                    &PREFLIGHT_ONLY,
+                    "unhandled changes found: additionalProperties (crdify reports a change inside an additionalProperties schema on its parent too)".into(),
+                );
+            }
         }
     }
     let _ = check_default(&mut c);
@@ -276,6 +284,9 @@ fn check_exclusive(c: &mut Cmp, key: &'static str, code: &'static Code) -> Shape
     c.handled.insert(key);
     if !o && n {
         c.report(code, format!("{key} added"));
+    } else if o && !n {
+        // Loosens the bound; crdify has no check for it, so it is unhandled.
+        c.report(&PREFLIGHT_ONLY, format!("{key} removed"));
     }
     Ok(())
 }
@@ -305,9 +316,17 @@ fn check_type(c: &mut Cmp) -> Shaped {
     c.handled.extend(["type", "x-kubernetes-int-or-string"]);
     // Becoming int-or-string accepts whatever the old type accepted.
     let widened = ni && !oi;
+    if widened {
+        // Accepts whatever the old type accepted; crdify sees the type change anyway.
+        c.report(
+            &PREFLIGHT_ONLY,
+            format!("type changed : {} -> \"int-or-string\"", quoted(ot)),
+        );
+        return Ok(());
+    }
     let from = if oi && !ni {
         "int-or-string"
-    } else if ot != nt && !widened {
+    } else if ot != nt {
         ot
     } else {
         return Ok(());
@@ -355,8 +374,15 @@ fn check_one_of(c: &mut Cmp) -> Shaped {
             &ONE_OF,
             "oneOf constraint added when there was none previously".into(),
         );
-    } else if o.iter().any(|a| !n.iter().any(|b| same(a, b))) {
+        return Ok(());
+    }
+    // Branches compare as a set (reordering is no change). A removed branch rejects what it
+    // matched; an added one can make an object match two branches, which oneOf rejects.
+    if o.iter().any(|a| !n.iter().any(|b| same(a, b))) {
         c.report(&ONE_OF, "allowed oneOf schemas removed".into());
+    }
+    if !o.is_empty() && n.iter().any(|b| !o.iter().any(|a| same(a, b))) {
+        c.report(&ONE_OF, "allowed oneOf schemas added".into());
     }
     Ok(())
 }
@@ -382,6 +408,11 @@ fn check_cel(c: &mut Cmp) -> Shaped {
     let mut old: BTreeMap<String, &Node> = BTreeMap::new();
     for entry in o {
         old.entry(rule(entry)).or_insert(entry);
+    }
+    let new_rules: BTreeSet<String> = n.iter().map(rule).collect();
+    for r in old.keys().filter(|r| !new_rules.contains(*r)) {
+        // Removing a rule loosens validation; crdify reports it as unhandled.
+        c.report(&PREFLIGHT_ONLY, format!("CEL rule removed: {}", quoted(r)));
     }
     let mut seen = BTreeSet::new();
     for entry in n {
@@ -508,9 +539,14 @@ mod tests {
             one(&x("maximum: 3"), &x("maximum: 3, exclusiveMaximum: true")),
             "^.spec.x SCH004 exclusiveMaximum added"
         );
+        // Turning it off loosens the bound; crdify has no check for it (unhandled): SCH014.
         assert_eq!(
-            diff(&x("maximum: 3, exclusiveMaximum: true"), &x("maximum: 3")),
-            vec![]
+            one(&x("maximum: 3, exclusiveMaximum: true"), &x("maximum: 3")),
+            "^.spec.x SCH014 exclusiveMaximum removed"
+        );
+        assert_eq!(
+            one(&x("minimum: 3, exclusiveMinimum: true"), &x("minimum: 3")),
+            "^.spec.x SCH014 exclusiveMinimum removed"
         );
     }
 
@@ -573,10 +609,10 @@ mod tests {
             ),
             r#"^.spec.value SCH007 type changed : "int-or-string" -> "string""#
         );
-        // Widening to int-or-string is allowed.
+        // Widening to int-or-string accepts every old value, but crdify sees a type change.
         assert_eq!(
-            diff(&x("type: string"), &x("x-kubernetes-int-or-string: true")),
-            vec![]
+            one(&x("type: string"), &x("x-kubernetes-int-or-string: true")),
+            r#"^.spec.x SCH014 type changed : "string" -> "int-or-string""#
         );
     }
 
@@ -630,6 +666,18 @@ mod tests {
                 &x(&format!("oneOf: [{a}]")),
                 &x(&format!("oneOf: [{b}, {a}]"))
             ),
+            vec![(
+                "^.spec.x".to_string(),
+                "SCH010",
+                "allowed oneOf schemas added".to_string()
+            )]
+        );
+        // Reordering branches is no change.
+        assert_eq!(
+            diff(
+                &x(&format!("oneOf: [{a}, {b}]")),
+                &x(&format!("oneOf: [{b}, {a}]"))
+            ),
             vec![]
         );
         assert_eq!(
@@ -642,6 +690,29 @@ mod tests {
     }
 
     #[test]
+    fn additional_properties_changes_reach_the_parent() {
+        let old = x("type: object, additionalProperties: {type: string, maxLength: 10}");
+        let new = x("type: object, additionalProperties: {type: string, maxLength: 5}");
+        assert_eq!(
+            diff(&old, &new),
+            vec![
+                (
+                    "^.spec.x".to_string(),
+                    "SCH014",
+                    "unhandled changes found: additionalProperties (crdify reports a change inside an additionalProperties schema on its parent too)".to_string()
+                ),
+                (
+                    "^.spec.x[*]".to_string(),
+                    "SCH004",
+                    "maxLength decreased: 10 -> 5".to_string(),
+                )
+            ]
+        );
+        // Unchanged: nothing on the parent either.
+        assert_eq!(diff(&old, &old), vec![]);
+    }
+
+    #[test]
     fn cel_rules_added_changed_removed() {
         let added = CRD.replace(
             "        message: too big\n",
@@ -651,8 +722,11 @@ mod tests {
             one(CRD, &added),
             r#"^.spec SCH011 CEL rule added: "has(self.name)""#
         );
-        // Removing a rule loosens.
-        assert_eq!(diff(&added, CRD), vec![]);
+        // Removing a rule loosens validation, but crdify calls it unhandled: SCH014.
+        assert_eq!(
+            one(&added, CRD),
+            r#"^.spec SCH014 CEL rule removed: "has(self.name)""#
+        );
         let changed = CRD.replace(
             "message: too big",
             "message: too large\n        reason: FieldValueInvalid",
@@ -661,10 +735,22 @@ mod tests {
             one(CRD, &changed),
             r#"^.spec SCH011 CEL rule changed: "self.size <= 10" (message, reason)"#
         );
+        // A reworded rule is a new rule and a removed one.
         let reworded = CRD.replace("self.size <= 10", "self.size < 11");
         assert_eq!(
-            one(CRD, &reworded),
-            r#"^.spec SCH011 CEL rule added: "self.size < 11""#
+            diff(CRD, &reworded),
+            vec![
+                (
+                    "^.spec".to_string(),
+                    "SCH011",
+                    r#"CEL rule added: "self.size < 11""#.to_string()
+                ),
+                (
+                    "^.spec".to_string(),
+                    "SCH014",
+                    r#"CEL rule removed: "self.size <= 10""#.to_string()
+                ),
+            ]
         );
     }
 

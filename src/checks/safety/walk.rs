@@ -16,7 +16,7 @@ use petgraph::graph::NodeIndex;
 
 use super::crdver::History;
 use super::facts::Facts;
-use super::{Options, check_bundle, check_edge};
+use super::{Options, check_bundle_after, check_edge};
 use crate::diag::Severity::Info;
 use crate::diag::{Finding, Subject, sort_findings};
 use crate::fbc::decl::DeclarativeConfig;
@@ -451,8 +451,16 @@ pub fn check_package_edges(
     let edges = &split.edges;
     let hist = histories(bundles, edges);
     let mut w = Walked::default();
-    for f in bundles.values() {
-        w.findings.extend(check_bundle(f, opts));
+    // Each bundle's checks ratchet CRV006 against the bundles users come from.
+    let mut preds: BTreeMap<&str, Vec<&Facts<'_>>> = BTreeMap::new();
+    for e in edges {
+        if let (Some(a), true) = (bundles.get(&e.from), bundles.contains_key(&e.to)) {
+            preds.entry(e.to.as_str()).or_default().push(a);
+        }
+    }
+    for (name, f) in bundles {
+        let before = preds.get(name.as_str()).map_or(&[][..], Vec::as_slice);
+        w.findings.extend(check_bundle_after(f, before, opts));
         w.bundles += 1;
     }
     // The same problem reached from several old bundles (skipRange fans in) is one finding
