@@ -161,9 +161,23 @@ fn objects_codes_fail_and_pass() {
             0,
             "",
         ),
+        // Named SCCs of its own: fine.
+        (
+            "OBJ006",
+            same,
+            vec![(
+                ROLE,
+                role(
+                    "ClusterRole",
+                    "{apiGroups: [security.openshift.io], resources: [securitycontextconstraints], resourceNames: [demo-scc], verbs: [update]}",
+                ),
+            )],
+            0,
+            "",
+        ),
         // No resourceNames: every SCC, the defaults included.
         (
-            "OBJ005",
+            "OBJ006",
             same,
             vec![(
                 ROLE,
@@ -184,7 +198,7 @@ fn objects_codes_fail_and_pass() {
             "spec.install.spec.clusterPermissions[0].rules[0]",
         ),
         (
-            "OBJ005",
+            "OBJ006",
             csv_rule,
             vec![],
             1,

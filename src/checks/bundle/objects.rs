@@ -8,8 +8,8 @@
 //!   value, e.g. `"50%"`, because a string IntOrString's integer part is 0);
 //! - RBAC rules match `*` in apiGroups and resources too (upstream compares exact strings, so
 //!   `apiGroups: ["*"], resources: ["*"], verbs: ["*"]` passes), and an SCC rule without
-//!   `resourceNames` covers every SCC, the default ones included (upstream needs a default name
-//!   in `resourceNames`);
+//!   `resourceNames` covers every SCC, the default ones included: a warning of its own (OBJ006;
+//!   upstream reports only default names in `resourceNames`, OBJ005);
 //! - the CSV's `permissions` and `clusterPermissions` are audited like Role and ClusterRole
 //!   manifests (OLM creates Roles and ClusterRoles from them; upstream audits manifests only).
 
@@ -26,7 +26,8 @@ codes! {
     PDB_MIN_AVAILABLE = "OBJ002", Error, "A PodDisruptionBudget sets minAvailable to 100%: no pod may ever be evicted, so node drains block.";
     PRIORITY_GLOBAL_DEFAULT = "OBJ003", Error, "A PriorityClass sets globalDefault: true, so it applies to every pod of the cluster without a priority class.";
     RBAC_PDB = "OBJ004", Warning, "An RBAC rule grants create, update or patch on PodDisruptionBudgets, which could impact cluster stability.";
-    RBAC_DEFAULT_SCC = "OBJ005", Error, "An RBAC rule grants delete, update or patch on OpenShift's default SecurityContextConstraints.";
+    RBAC_DEFAULT_SCC = "OBJ005", Error, "An RBAC rule grants delete, update or patch on OpenShift's default SecurityContextConstraints by name.";
+    RBAC_ANY_SCC = "OBJ006", Warning, "An RBAC rule grants delete, update or patch on every SecurityContextConstraints (no resourceNames), OpenShift's default ones included.";
 }
 
 /// OpenShift's default SecurityContextConstraints (as of 4.5, the list upstream uses).
@@ -139,24 +140,26 @@ fn audit(cx: &mut Ctx<'_>, file: &Path, rule: &Node, who: &str, path: &str) {
         .filter_map(Node::as_str)
         .filter(|n| DEFAULT_SCCS.contains(n))
         .collect();
-    if any_of(rule, "apiGroups", &["security.openshift.io", "*"])
+    let writes_sccs = any_of(rule, "apiGroups", &["security.openshift.io", "*"])
         && any_of(rule, "resources", &["securitycontextconstraints", "*"])
-        && any_of(rule, "verbs", &["delete", "update", "patch", "*"])
-        && (names.is_empty() || !defaults.is_empty())
-    {
-        let which = if names.is_empty() {
-            "every SecurityContextConstraints (no resourceNames), the default ones included"
-                .to_string()
-        } else {
-            defaults.join(", ")
-        };
+        && any_of(rule, "verbs", &["delete", "update", "patch", "*"]);
+    if writes_sccs && !defaults.is_empty() {
         cx.push(
             &RBAC_DEFAULT_SCC,
-            format!("{who}: RBAC includes permission to modify default securitycontextconstraints, which could impact cluster stability ({which})"),
+            format!("{who}: RBAC includes permission to modify default securitycontextconstraints, which could impact cluster stability ({})", defaults.join(", ")),
             file,
             rule.pos,
             Some(path),
         )
         .help = Some("create an SCC of your own and grant `use` on it; never change the defaults".into());
+    } else if writes_sccs && names.is_empty() {
+        cx.push(
+            &RBAC_ANY_SCC,
+            format!("{who}: RBAC lets it modify every SecurityContextConstraints (no resourceNames), OpenShift's default ones included"),
+            file,
+            rule.pos,
+            Some(path),
+        )
+        .help = Some("restrict update, patch and delete to the operator's own SCCs with resourceNames (create needs a rule of its own, without resourceNames)".into());
     }
 }
