@@ -551,3 +551,14 @@ fn yaml_scalars_of_other_types_fill_string_fields_as_go_reads_them() {
     );
     assert!(f.is_empty(), "{f:#?}");
 }
+
+/// metadata/annotations.yaml is a `map[string]string` to Go: a channel written `1` is "1".
+#[test]
+fn annotation_values_of_other_yaml_types_are_their_text() {
+    let ann = ANNOTATIONS
+        .replace("channels.v1: stable,fast", "channels.v1: 1")
+        .replace("channel.default.v1: stable", "channel.default.v1: 1");
+    let f = run(same, &[("metadata/annotations.yaml", &ann)]);
+    assert_eq!(codes(&f), ["GP003"], "{f:#?}");
+    assert!(f[0].message.contains("\"1\""), "{}", f[0].message);
+}

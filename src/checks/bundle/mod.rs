@@ -261,24 +261,31 @@ pub fn validate(b: &BundleDir) -> Vec<Finding> {
 
 /// Validates one bundle directory (already read).
 pub fn validate_with(b: &BundleDir, opts: &Options) -> Vec<Finding> {
-    // The checks judge the CSV as Go decodes it: numbers and booleans in string fields are
-    // their text ([`typed`]). Only a CSV that has such a scalar is copied.
+    // The checks judge the CSV and the annotations as Go decodes them: numbers and booleans in
+    // string fields are their text ([`typed`]). Only a bundle that has such a scalar is copied.
     let retyped;
-    let b = match b
+    let csv = b
         .csv()
-        .and_then(|(path, csv)| Some((path.clone(), typed::as_go_reads(csv)?)))
-    {
-        Some((path, csv)) => {
-            let mut copy = b.clone();
-            if let Some(m) = copy.manifests.iter_mut().find(|m| m.path == path)
-                && let Some(first) = m.docs.first_mut()
-            {
-                *first = csv;
-            }
-            retyped = copy;
-            &retyped
+        .and_then(|(path, csv)| Some((path.clone(), typed::as_go_reads(csv)?)));
+    let annotations = b
+        .annotations
+        .as_ref()
+        .and_then(|a| typed::map_of_strings(&a.node));
+    let b = if csv.is_some() || annotations.is_some() {
+        let mut copy = b.clone();
+        if let Some((path, csv)) = csv
+            && let Some(m) = copy.manifests.iter_mut().find(|m| m.path == path)
+            && let Some(first) = m.docs.first_mut()
+        {
+            *first = csv;
         }
-        None => b,
+        if let (Some(node), Some(a)) = (annotations, copy.annotations.as_mut()) {
+            a.node = node;
+        }
+        retyped = copy;
+        &retyped
+    } else {
+        b
     };
     let package = b
         .annotation(crate::bundle::load::keys::PACKAGE)

@@ -85,6 +85,31 @@ pub fn go_text(v: f64) -> String {
     format!("{f}")
 }
 
+/// A `map[string]string` block (metadata/annotations.yaml's `annotations`) with every number or
+/// boolean value replaced by Go's text of it; `None` when there is none.
+pub fn map_of_strings(block: &Node) -> Option<Node> {
+    let Value::Map(entries) = &block.value else {
+        return None;
+    };
+    if !entries
+        .iter()
+        .any(|e| matches!(e.value.value, Value::Number(_) | Value::Bool(_)))
+    {
+        return None;
+    }
+    let mut copy = block.clone();
+    if let Value::Map(entries) = &mut copy.value {
+        for e in entries {
+            match e.value.value {
+                Value::Number(v) => e.value.value = Value::Str(go_text(v)),
+                Value::Bool(b) => e.value.value = Value::Str(b.to_string()),
+                _ => {}
+            }
+        }
+    }
+    Some(copy)
+}
+
 /// The CSV with every non-string scalar in a string-typed field replaced by Go's text of it;
 /// `None` when there is none (the common case: no copy is made).
 pub fn as_go_reads(csv: &Node) -> Option<Node> {
