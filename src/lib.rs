@@ -19,5 +19,6 @@ pub mod oci;
 pub mod outdir;
 pub mod range;
 pub mod sarif;
+pub mod serve;
 pub mod template;
 pub mod text;

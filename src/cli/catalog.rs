@@ -26,6 +26,19 @@ pub enum CatalogCmd {
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
         output: Output,
     },
+    /// Serve OLM's registry gRPC API (api.Registry, health, reflection) from a catalog, as
+    /// `opm serve` does in a CatalogSource pod. A catalog with errors is refused (exit 2).
+    Serve {
+        /// The catalog directory (e.g. /configs).
+        dir: PathBuf,
+        /// The port (every interface).
+        #[arg(long, default_value_t = 50051)]
+        port: u16,
+        /// Accepted for compatibility with `opm serve` (no cache is needed: the index is built
+        /// at start).
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
+    },
     /// Rewrite a catalog in opm's canonical form: one directory per package.
     Fmt {
         /// The catalog directory.
@@ -291,6 +304,7 @@ impl From<FmtFormat> for Format {
 pub fn run(cmd: CatalogCmd) -> u8 {
     match cmd {
         CatalogCmd::Validate { dirs, output } => validate(&dirs, output),
+        CatalogCmd::Serve { dir, port, .. } => serve(&dir, port),
         CatalogCmd::Fmt {
             dir,
             format,
@@ -447,6 +461,58 @@ pub(crate) fn parse_labels(
         }
     }
     Ok(labels)
+}
+
+fn serve(dir: &std::path::Path, port: u16) -> u8 {
+    let started = std::time::Instant::now();
+    let loaded = match super::graph::load_catalog(&[dir.to_path_buf()]) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let findings = crate::checks::fbc::validate(&loaded);
+    if exit_status(&findings, false) != EXIT_OK {
+        report(&findings, &loaded, Output::Text);
+        super::error(format_args!(
+            "{}: the catalog does not validate; not serving it",
+            esc(dir.display())
+        ));
+        return EXIT_USAGE;
+    }
+    let catalog = std::sync::Arc::new(crate::serve::catalog::ServedCatalog::new(&loaded.cfg));
+    drop(loaded);
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            super::error(format_args!("cannot start the runtime: {e}"));
+            return EXIT_USAGE;
+        }
+    };
+    let addr = crate::serve::server::address(port);
+    let result = rt.block_on(async move {
+        // Handlers first: a SIGTERM from the moment the port is open is a graceful stop.
+        let shutdown = crate::serve::server::signalled();
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let bound = listener.local_addr().map_err(|e| e.to_string())?;
+        eprintln!(
+            "serving {} packages on {bound} (ready in {} ms)",
+            catalog.packages.len(),
+            started.elapsed().as_millis()
+        );
+        crate::serve::server::serve(catalog, listener, shutdown).await
+    });
+    match result {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            super::error(e);
+            EXIT_USAGE
+        }
+    }
 }
 
 fn validate(dirs: &[PathBuf], output: Output) -> u8 {

@@ -1,0 +1,19 @@
+//! Writes the Rust code and the file descriptor set of proto/registry.proto into src/serve/gen/
+//! with protox (a protobuf compiler in Rust: no protoc needed) and tonic-prost-build.
+use std::path::Path;
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let proto = root.join("proto");
+    let out = root.join("src/serve/gen");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    let fds = protox::compile([proto.join("registry.proto")], [&proto]).expect("compile proto");
+    let bytes = prost::Message::encode_to_vec(&fds);
+    std::fs::write(out.join("registry.bin"), &bytes).expect("write descriptor set");
+    tonic_prost_build::configure()
+        .build_client(true)
+        .build_server(true)
+        .out_dir(&out)
+        .compile_fds(fds)
+        .expect("generate");
+}

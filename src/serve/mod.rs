@@ -1,0 +1,44 @@
+//! `olmctl catalog serve`: OLM's registry gRPC API (`api.Registry`, operator-registry's
+//! `pkg/api/registry.proto`) over a File-Based Catalog, with the standard health service and
+//! server reflection, as `opm serve` offers them to OLM's catalog operator.
+//!
+//! - [`api`]: the messages, client and server generated from `proto/registry.proto`
+//!   (`scripts/grpc-gen.sh`; checked in, so building needs no protoc);
+//! - [`catalog`]: the index the answers come from, built once at start;
+//! - [`registry`]: the `api.Registry` service;
+//! - [`server`]: the listener, health, reflection and shutdown.
+
+pub mod catalog;
+pub mod registry;
+pub mod server;
+
+/// The registry API, generated from `proto/registry.proto` by `scripts/grpc-gen.sh`.
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod api {
+    include!("gen/api.rs");
+}
+
+/// The file descriptor set of `proto/registry.proto` (and `google/protobuf/struct.proto`), for
+/// server reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("gen/registry.bin");
+
+#[cfg(test)]
+mod tests {
+    use sha2::{Digest, Sha256};
+
+    /// The generated code is from the proto as checked in (rerun scripts/grpc-gen.sh after
+    /// changing it).
+    #[test]
+    fn generated_code_matches_the_proto() {
+        let proto = include_bytes!("../../proto/registry.proto");
+        let want = include_str!("gen/registry.proto.sha256").trim();
+        let got: String = Sha256::digest(proto)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(
+            got, want,
+            "proto/registry.proto changed: run scripts/grpc-gen.sh"
+        );
+    }
+}

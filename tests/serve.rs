@@ -1,0 +1,230 @@
+//! `olmctl catalog serve` on the v4.18 fixture, called with a real gRPC client (tonic) on
+//! 127.0.0.1: health, reflection, and the RPCs answered so far, with the expected values worked
+//! out from the fixture data here, independently of the server code.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use olmctl::serve::api;
+use olmctl::serve::api::registry_client::RegistryClient;
+use serde_json::Value;
+use tonic_health::pb::health_client::HealthClient;
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start(dir: &std::path::Path) -> Server {
+    let port = free_port();
+    let child = Command::new(common::olmctl_bin())
+        .args(["catalog", "serve"])
+        .arg(dir)
+        .args(["--port", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start olmctl catalog serve");
+    Server { child, port }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Connects once health says SERVING (the catalog is loaded); gives up after 60 s.
+async fn connect(port: u16) -> tonic::transport::Channel {
+    let url = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(ch) = tonic::transport::Endpoint::from_shared(url.clone())
+            .unwrap()
+            .connect()
+            .await
+        {
+            let mut h = HealthClient::new(ch.clone());
+            let r = h
+                .check(tonic_health::pb::HealthCheckRequest {
+                    service: String::new(),
+                })
+                .await;
+            if let Ok(r) = r
+                && r.get_ref().status
+                    == tonic_health::pb::health_check_response::ServingStatus::Serving as i32
+            {
+                return ch;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not become SERVING"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// What the fixture says: package -> (default channel, channel -> head), read straight from the
+/// JSON/YAML blobs with the head rule (the entry no other entry replaces or skips).
+fn expected() -> BTreeMap<String, (String, BTreeMap<String, String>)> {
+    let mut out: BTreeMap<String, (String, BTreeMap<String, String>)> = BTreeMap::new();
+    let mut docs = Vec::new();
+    for f in walk(&common::fixture_catalog()) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for d in text.split("\n---") {
+            if let Some(v) = olmctl::fbc::yaml::first_document(d).ok().flatten() {
+                docs.push(serde_json::from_str::<Value>(&v.to_json()).unwrap());
+            }
+        }
+    }
+    for d in &docs {
+        if d["schema"] == "olm.package" {
+            let name = d["name"].as_str().unwrap().to_string();
+            out.entry(name).or_default().0 = d["defaultChannel"].as_str().unwrap().into();
+        }
+    }
+    for d in &docs {
+        if d["schema"] != "olm.channel" {
+            continue;
+        }
+        let entries = d["entries"].as_array().unwrap();
+        let mut replaced = BTreeSet::new();
+        for e in entries {
+            if let Some(r) = e["replaces"].as_str() {
+                replaced.insert(r.to_string());
+            }
+            for s in e["skips"].as_array().into_iter().flatten() {
+                replaced.insert(s.as_str().unwrap().to_string());
+            }
+        }
+        let heads: Vec<&str> = entries
+            .iter()
+            .map(|e| e["name"].as_str().unwrap())
+            .filter(|n| !replaced.contains(*n))
+            .collect();
+        assert_eq!(heads.len(), 1, "{d}");
+        out.get_mut(d["package"].as_str().unwrap())
+            .unwrap()
+            .1
+            .insert(d["name"].as_str().unwrap().into(), heads[0].into());
+    }
+    out
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p
+                .extension()
+                .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn packages_and_channels_as_opm_serves_them() {
+    let want = expected();
+    assert!(want.len() > 10, "{}", want.len());
+    let server = start(&common::fixture_catalog());
+    rt().block_on(async {
+        let ch = connect(server.port).await;
+        let mut c = RegistryClient::new(ch);
+        let mut names = Vec::new();
+        let mut s = c
+            .list_packages(api::ListPackageRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        while let Some(p) = s.message().await.unwrap() {
+            names.push(p.name);
+        }
+        assert_eq!(names, want.keys().cloned().collect::<Vec<_>>());
+        for (name, (default, channels)) in &want {
+            let p = c
+                .get_package(api::GetPackageRequest { name: name.clone() })
+                .await
+                .unwrap()
+                .into_inner();
+            assert_eq!(&p.name, name);
+            assert_eq!(&p.default_channel_name, default, "{name}");
+            let got: Vec<(String, String)> = p
+                .channels
+                .iter()
+                .map(|c| (c.name.clone(), c.csv_name.clone()))
+                .collect();
+            let want: Vec<(String, String)> = channels
+                .iter()
+                .map(|(a, b)| (a.clone(), b.clone()))
+                .collect();
+            assert_eq!(
+                got, want,
+                "{name}: channels sorted by name with their heads"
+            );
+        }
+        let e = c
+            .get_package(api::GetPackageRequest {
+                name: "no-such-package".into(),
+            })
+            .await
+            .unwrap_err();
+        // opm returns a plain Go error: grpc-go's Unknown.
+        assert_eq!(e.code(), tonic::Code::Unknown);
+        assert_eq!(e.message(), "package \"no-such-package\" not found");
+    });
+}
+
+#[test]
+fn sigterm_drains_and_exits_zero_and_a_bad_catalog_is_refused() {
+    let mut server = start(&common::fixture_catalog());
+    rt().block_on(async {
+        connect(server.port).await;
+    });
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    let status = server.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+
+    let dir = common::write_tree(&[(
+        "p/catalog.yaml",
+        "---\nschema: olm.package\nname: p\ndefaultChannel: missing\n",
+    )]);
+    let o = Command::new(common::olmctl_bin())
+        .args(["catalog", "serve"])
+        .arg(dir.path())
+        .args(["--port", &free_port().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("does not validate"), "{err}");
+}
