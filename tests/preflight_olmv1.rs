@@ -42,7 +42,7 @@ fn check(old_crd: &str, new_crd: &str, olmv1: bool) -> Vec<Finding> {
     let tmp = tempfile::tempdir().expect("tmp");
     let copy = |dest: &Path, layers: &[PathBuf], crd: &str| {
         for l in layers {
-            for e in walk(l) {
+            for e in common::files_in(l) {
                 let to = dest.join(e.strip_prefix(l).unwrap());
                 std::fs::create_dir_all(to.parent().unwrap()).unwrap();
                 std::fs::copy(&e, &to).unwrap();
@@ -65,22 +65,6 @@ fn check(old_crd: &str, new_crd: &str, olmv1: bool) -> Vec<Finding> {
         &load_bundle(&n).expect("new"),
         &opts,
     )
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
 }
 
 fn errors(f: &[Finding]) -> Vec<String> {
@@ -262,7 +246,7 @@ fn the_flag_and_the_policy_key() {
     let mk = |name: &str, layers: &[PathBuf], crd: &str| {
         let d = tmp.path().join(name);
         for l in layers {
-            for e in walk(l) {
+            for e in common::files_in(l) {
                 let to = d.join(e.strip_prefix(l).unwrap());
                 std::fs::create_dir_all(to.parent().unwrap()).unwrap();
                 std::fs::copy(&e, &to).unwrap();

@@ -132,23 +132,13 @@ fn expected() -> BTreeMap<String, (String, BTreeMap<String, String>)> {
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p
-                .extension()
+    common::files_in(dir)
+        .into_iter()
+        .filter(|p| {
+            p.extension()
                 .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
-            {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+        })
+        .collect()
 }
 
 #[test]

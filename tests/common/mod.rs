@@ -122,3 +122,21 @@ pub fn fixture_bundle_dirs() -> Vec<(String, PathBuf)> {
 pub fn olmctl_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_olmctl-offline"))
 }
+
+/// Every file below `dir` (recursively), sorted.
+pub fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
