@@ -480,6 +480,13 @@ fn serve(dir: &std::path::Path, port: u16) -> u8 {
     }
     let catalog = std::sync::Arc::new(crate::serve::catalog::ServedCatalog::new(&loaded.cfg));
     drop(loaded);
+    drop(findings);
+    // The parsed catalog is gone: give its pages back to the system (glibc keeps freed heap).
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator; no pointer is involved.
+    unsafe {
+        libc::malloc_trim(0);
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
