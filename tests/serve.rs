@@ -84,10 +84,8 @@ async fn connect(port: u16) -> tonic::transport::Channel {
     }
 }
 
-/// What the fixture says: package -> (default channel, channel -> head), read straight from the
-/// JSON/YAML blobs with the head rule (the entry no other entry replaces or skips).
-fn expected() -> BTreeMap<String, (String, BTreeMap<String, String>)> {
-    let mut out: BTreeMap<String, (String, BTreeMap<String, String>)> = BTreeMap::new();
+/// Every blob of the fixture as JSON.
+fn blobs() -> Vec<Value> {
     let mut docs = Vec::new();
     for f in walk(&common::fixture_catalog()) {
         let text = std::fs::read_to_string(&f).unwrap();
@@ -97,6 +95,14 @@ fn expected() -> BTreeMap<String, (String, BTreeMap<String, String>)> {
             }
         }
     }
+    docs
+}
+
+/// What the fixture says: package -> (default channel, channel -> head), read straight from the
+/// JSON/YAML blobs with the head rule (the entry no other entry replaces or skips).
+fn expected() -> BTreeMap<String, (String, BTreeMap<String, String>)> {
+    let mut out: BTreeMap<String, (String, BTreeMap<String, String>)> = BTreeMap::new();
+    let docs = blobs();
     for d in &docs {
         if d["schema"] == "olm.package" {
             let name = d["name"].as_str().unwrap().to_string();
@@ -217,4 +223,192 @@ fn sigterm_drains_and_exits_zero_and_a_bad_catalog_is_refused() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("does not validate"), "{err}");
+}
+
+/// ListBundles: one record per (package, channel, bundle), ordered by channel, package, bundle;
+/// edges of that channel kept; version, image, provided APIs and skipRange from the fixture;
+/// csvJson and objects cleared for bundles with an image. GetBundle trims the edges.
+#[test]
+fn bundles_and_edges_as_opm_serves_them() {
+    let docs = blobs();
+    let mut bundles: BTreeMap<(String, String), &Value> = BTreeMap::new();
+    for d in &docs {
+        if d["schema"] == "olm.bundle" {
+            bundles.insert(
+                (
+                    d["package"].as_str().unwrap().into(),
+                    d["name"].as_str().unwrap().into(),
+                ),
+                d,
+            );
+        }
+    }
+    // (channel, package, bundle) -> the entry.
+    let mut want: BTreeMap<(String, String, String), Value> = BTreeMap::new();
+    for d in docs.iter().filter(|d| d["schema"] == "olm.channel") {
+        for e in d["entries"].as_array().unwrap() {
+            want.insert(
+                (
+                    d["name"].as_str().unwrap().into(),
+                    d["package"].as_str().unwrap().into(),
+                    e["name"].as_str().unwrap().into(),
+                ),
+                e.clone(),
+            );
+        }
+    }
+    let server = start(&common::fixture_catalog());
+    rt().block_on(async {
+        let mut c = RegistryClient::new(connect(server.port).await);
+        let mut got = Vec::new();
+        let mut s = c
+            .list_bundles(api::ListBundlesRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        while let Some(b) = s.message().await.unwrap() {
+            got.push(b);
+        }
+        let keys: Vec<(String, String, String)> = got
+            .iter()
+            .map(|b| {
+                (
+                    b.channel_name.clone(),
+                    b.package_name.clone(),
+                    b.csv_name.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(keys, want.keys().cloned().collect::<Vec<_>>());
+        for b in &got {
+            let e = &want[&(
+                b.channel_name.clone(),
+                b.package_name.clone(),
+                b.csv_name.clone(),
+            )];
+            let blob = bundles[&(b.package_name.clone(), b.csv_name.clone())];
+            assert_eq!(
+                b.replaces,
+                e["replaces"].as_str().unwrap_or(""),
+                "{}",
+                b.csv_name
+            );
+            let skips: Vec<&str> = e["skips"]
+                .as_array()
+                .map(|a| a.iter().map(|s| s.as_str().unwrap()).collect())
+                .unwrap_or_default();
+            assert_eq!(b.skips, skips);
+            assert_eq!(b.skip_range, e["skipRange"].as_str().unwrap_or(""));
+            assert_eq!(b.bundle_path, blob["image"].as_str().unwrap_or(""));
+            let props = blob["properties"].as_array().unwrap();
+            let version = props
+                .iter()
+                .find(|p| p["type"] == "olm.package")
+                .map(|p| p["value"]["version"].as_str().unwrap())
+                .unwrap();
+            assert_eq!(b.version, version);
+            let gvks: Vec<(String, String, String)> = props
+                .iter()
+                .filter(|p| p["type"] == "olm.gvk")
+                .map(|p| {
+                    let v = &p["value"];
+                    (
+                        v["group"].as_str().unwrap().into(),
+                        v["version"].as_str().unwrap().into(),
+                        v["kind"].as_str().unwrap().into(),
+                    )
+                })
+                .collect();
+            let served: Vec<(String, String, String)> = b
+                .provided_apis
+                .iter()
+                .map(|g| (g.group.clone(), g.version.clone(), g.kind.clone()))
+                .collect();
+            assert_eq!(served, gvks);
+            // Properties: every one but olm.bundle.object and olm.csv.metadata, in order.
+            let types: Vec<&str> = props
+                .iter()
+                .map(|p| p["type"].as_str().unwrap())
+                .filter(|t| *t != "olm.bundle.object" && *t != "olm.csv.metadata")
+                .collect();
+            assert_eq!(
+                b.properties
+                    .iter()
+                    .map(|p| p.r#type.as_str())
+                    .collect::<Vec<_>>(),
+                types
+            );
+            if !b.bundle_path.is_empty() {
+                assert!(b.csv_json.is_empty() && b.object.is_empty());
+            }
+        }
+        // GetBundle: the same record with its edges trimmed.
+        let b = got
+            .iter()
+            .find(|b| !b.replaces.is_empty())
+            .expect("a bundle with replaces");
+        let one = c
+            .get_bundle(api::GetBundleRequest {
+                pkg_name: b.package_name.clone(),
+                channel_name: b.channel_name.clone(),
+                csv_name: b.csv_name.clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(one.replaces, "");
+        assert!(one.skips.is_empty());
+        assert_eq!(one.version, b.version);
+        // GetChannelEntriesThatReplace: every entry naming it in replaces (or skips).
+        let mut s = c
+            .get_channel_entries_that_replace(api::GetAllReplacementsRequest {
+                csv_name: b.replaces.clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut entries = Vec::new();
+        while let Some(e) = s.message().await.unwrap() {
+            entries.push((e.package_name, e.channel_name, e.bundle_name));
+        }
+        let mut expect: Vec<(String, String, String)> = want
+            .iter()
+            .filter(|(_, e)| {
+                e["replaces"] == b.replaces.as_str()
+                    || e["skips"]
+                        .as_array()
+                        .is_some_and(|a| a.iter().any(|s| s == b.replaces.as_str()))
+            })
+            .map(|((ch, p, n), _)| (p.clone(), ch.clone(), n.clone()))
+            .collect();
+        expect.sort();
+        assert_eq!(entries, expect);
+        // Errors: opm's messages, as Unknown.
+        let e = c
+            .get_bundle(api::GetBundleRequest {
+                pkg_name: b.package_name.clone(),
+                channel_name: "no-such-channel".into(),
+                csv_name: b.csv_name.clone(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::Unknown);
+        assert_eq!(
+            e.message(),
+            format!(
+                "package {:?}, channel \"no-such-channel\" not found",
+                b.package_name
+            )
+        );
+        let e = c
+            .get_channel_entries_that_replace(api::GetAllReplacementsRequest {
+                csv_name: "nothing.v0".into(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.message(),
+            "no channel entries found that replace nothing.v0"
+        );
+    });
 }

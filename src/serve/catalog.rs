@@ -3,17 +3,141 @@
 //! re-derives anything.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use crate::fbc::decl::DeclarativeConfig;
+use crate::fbc::decl::{Bundle, DeclarativeConfig};
+use crate::fbc::node::write_json_string;
+use crate::fbc::property::Typed;
 use crate::model::chain::{Head, heads};
 
-/// One channel: its head (the bundle OLM installs from it) and deprecation.
+/// What a bundle answers with, whatever channel it is asked in (shared by its channels).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BundleData {
+    /// `image` (`bundlePath`).
+    pub image: String,
+    /// The `olm.package` property's version, as written.
+    pub version: String,
+    /// `olm.gvk` properties as (group, version, kind), in property order.
+    pub provided: Vec<[String; 3]>,
+    /// `olm.gvk.required` properties, the same way.
+    pub required: Vec<[String; 3]>,
+    /// Dependencies (type, JSON value): `olm.gvk.required` as `olm.gvk`, `olm.package.required`
+    /// as `olm.package` `{"packageName":..,"version":..}`.
+    pub dependencies: Vec<(String, String)>,
+    /// Properties (type, JSON value normalized as opm stores it), without `olm.bundle.object` and
+    /// `olm.csv.metadata`.
+    pub properties: Vec<(String, String)>,
+    /// The `olm.bundle.object` manifests as JSON.
+    pub objects: Vec<String>,
+    /// The CSV among them.
+    pub csv_json: String,
+    /// A bundle-level deprecation message.
+    pub deprecation: Option<String>,
+}
+
+/// One entry of a channel: its edges there, and the bundle's data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedEntry {
+    /// `replaces` in this channel.
+    pub replaces: String,
+    /// `skips` in this channel.
+    pub skips: Vec<String>,
+    /// `skipRange` in this channel.
+    pub skip_range: String,
+    /// The bundle.
+    pub data: Arc<BundleData>,
+}
+
+/// One channel: its head (the bundle OLM installs from it), deprecation and entries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServedChannel {
     /// The head's CSV name (`Channel.Head()` in opm; the catalog validated, so exactly one).
     pub head: String,
     /// The `olm.deprecations` message for the channel, if any.
     pub deprecation: Option<String>,
+    /// Entries by bundle name.
+    pub entries: BTreeMap<String, ServedEntry>,
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::new();
+    write_json_string(&mut out, s);
+    out
+}
+
+/// Go's `json.Marshal` escapes `<`, `>` and `&` (they only occur inside strings in JSON).
+fn html_escaped(json: &str) -> String {
+    json.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
+/// A bundle object's JSON as opm reads it: the decoded `data` unchanged when it starts with `{`,
+/// else YAML converted to compact JSON (sigs.k8s.io/yaml, HTML-escaped).
+fn object_json(data: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(data);
+    if text.trim_start().starts_with('{') {
+        return Some(text.into_owned());
+    }
+    let doc = crate::fbc::yaml::first_document(&text).ok()?;
+    Some(doc.map_or_else(|| "null".to_string(), |d| html_escaped(&d.to_json())))
+}
+
+impl BundleData {
+    fn of(b: &Bundle, deprecation: Option<String>) -> BundleData {
+        let mut d = BundleData {
+            image: b.image.clone(),
+            deprecation,
+            ..BundleData::default()
+        };
+        let gvk =
+            |g: &crate::fbc::property::Gvk| [g.group.clone(), g.version.clone(), g.kind.clone()];
+        for p in &b.properties {
+            match &p.typed {
+                Typed::Package { version, .. } if d.version.is_empty() => {
+                    d.version = version.clone();
+                }
+                Typed::Gvk(g) => d.provided.push(gvk(g)),
+                Typed::GvkRequired(g) => {
+                    d.required.push(gvk(g));
+                    d.dependencies.push(("olm.gvk".into(), p.value.to_json()));
+                }
+                Typed::PackageRequired {
+                    package_name,
+                    version_range,
+                } => d.dependencies.push((
+                    "olm.package".into(),
+                    format!(
+                        "{{\"packageName\":{},\"version\":{}}}",
+                        json_str(package_name),
+                        json_str(version_range)
+                    ),
+                )),
+                Typed::BundleObject => {
+                    let data = crate::bundle::load::str_at(&p.value, &["data"])
+                        .and_then(crate::checks::bundle::hub::decode_base64)
+                        .and_then(|bytes| object_json(&bytes));
+                    if let Some(json) = data {
+                        d.objects.push(json);
+                    }
+                }
+                _ => {}
+            }
+            if !matches!(p.typed, Typed::BundleObject | Typed::CsvMetadata) {
+                d.properties.push((p.type_.clone(), p.value.to_json()));
+            }
+        }
+        d.csv_json = d
+            .objects
+            .iter()
+            .find(|o| {
+                serde_json::from_str::<serde_json::Value>(o)
+                    .is_ok_and(|v| v["kind"] == "ClusterServiceVersion")
+            })
+            .cloned()
+            .unwrap_or_default();
+        d
+    }
 }
 
 /// One package.
@@ -52,19 +176,59 @@ impl ServedCatalog {
                 )
             })
             .collect();
+        // Bundle-level deprecations, then each bundle's data once.
+        let mut bundle_deprecations: BTreeMap<(&str, &str), &str> = BTreeMap::new();
+        for d in &cfg.deprecations {
+            for e in &d.entries {
+                if e.reference.schema == "olm.bundle" {
+                    bundle_deprecations.insert((&d.package, &e.reference.name), &e.message);
+                }
+            }
+        }
+        let data: BTreeMap<(&str, &str), Arc<BundleData>> = cfg
+            .bundles
+            .iter()
+            .map(|b| {
+                let dep = bundle_deprecations
+                    .get(&(b.package.as_str(), b.name.as_str()))
+                    .map(|m| m.to_string());
+                (
+                    (b.package.as_str(), b.name.as_str()),
+                    Arc::new(BundleData::of(b, dep)),
+                )
+            })
+            .collect();
         for c in &cfg.channels {
             let Some(p) = packages.get_mut(&c.package) else {
                 continue;
             };
-            if let Head::One(h) = heads(&c.entries) {
-                p.channels.insert(
-                    c.name.clone(),
-                    ServedChannel {
-                        head: h.to_string(),
-                        deprecation: None,
-                    },
-                );
-            }
+            let Head::One(h) = heads(&c.entries) else {
+                continue;
+            };
+            let entries = c
+                .entries
+                .iter()
+                .filter_map(|e| {
+                    let d = data.get(&(c.package.as_str(), e.name.as_str()))?;
+                    Some((
+                        e.name.clone(),
+                        ServedEntry {
+                            replaces: e.replaces.clone(),
+                            skips: e.skips.clone(),
+                            skip_range: e.skip_range.clone(),
+                            data: d.clone(),
+                        },
+                    ))
+                })
+                .collect();
+            p.channels.insert(
+                c.name.clone(),
+                ServedChannel {
+                    head: h.to_string(),
+                    deprecation: None,
+                    entries,
+                },
+            );
         }
         for d in &cfg.deprecations {
             let Some(p) = packages.get_mut(&d.package) else {

@@ -10,7 +10,7 @@ use futures_util::Stream;
 use tonic::{Request, Response, Status};
 
 use super::api;
-use super::catalog::ServedCatalog;
+use super::catalog::{ServedCatalog, ServedChannel, ServedEntry};
 
 /// The service.
 #[derive(Debug, Clone)]
@@ -22,6 +22,55 @@ impl RegistryService {
     /// Serves `catalog`.
     pub fn new(catalog: Arc<ServedCatalog>) -> Self {
         RegistryService { catalog }
+    }
+
+    fn channel(&self, pkg: &str, ch: &str) -> Result<&ServedChannel, Status> {
+        let p = self
+            .catalog
+            .packages
+            .get(pkg)
+            .ok_or_else(|| Status::unknown(format!("package {pkg:?} not found")))?;
+        p.channels
+            .get(ch)
+            .ok_or_else(|| Status::unknown(format!("package {pkg:?}, channel {ch:?} not found")))
+    }
+
+    /// Every (package, channel, bundle) in opm's `ListBundles` order: channel name, then
+    /// package name, then bundle name.
+    fn all_entries(&self) -> Vec<(&str, &str, &str, &ServedEntry)> {
+        let mut v: Vec<(&str, &str, &str, &ServedEntry)> = Vec::new();
+        for (pn, p) in &self.catalog.packages {
+            for (cn, c) in &p.channels {
+                for (bn, e) in &c.entries {
+                    v.push((pn, cn, bn, e));
+                }
+            }
+        }
+        v.sort_by(|a, b| (a.1, a.0, a.2).cmp(&(b.1, b.0, b.2)));
+        v
+    }
+
+    /// `GetLatestChannelEntriesThatProvide`'s entries (sorted by package, channel).
+    fn latest_providers(
+        &self,
+        g: &str,
+        v: &str,
+        k: &str,
+    ) -> Result<Vec<api::ChannelEntry>, Status> {
+        let mut out = Vec::new();
+        for (pn, p) in &self.catalog.packages {
+            for (cn, c) in &p.channels {
+                if let Some(e) = c.entries.get(&c.head)
+                    && provides(e, g, v, k)
+                {
+                    provider_entries(pn, cn, c, &c.head, e, false, &mut out);
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(no_providers(g, v, k));
+        }
+        Ok(out)
     }
 
     /// `GetPackage`'s answer.
@@ -48,6 +97,109 @@ impl RegistryService {
     }
 }
 
+/// How a bundle is sent.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// The single-bundle RPCs: `replaces` and `skips` cleared (opm's `getTrimmedBundle`).
+    Trimmed,
+    /// `ListBundles`: edges kept; `csvJson` and `object` cleared when `bundlePath` is set.
+    Listed,
+}
+
+fn gvks(list: &[[String; 3]]) -> Vec<api::GroupVersionKind> {
+    list.iter()
+        .map(|[g, v, k]| api::GroupVersionKind {
+            group: g.clone(),
+            version: v.clone(),
+            kind: k.clone(),
+            plural: String::new(),
+        })
+        .collect()
+}
+
+fn bundle(pkg: &str, ch: &str, name: &str, e: &ServedEntry, shape: Shape) -> api::Bundle {
+    let d = &e.data;
+    let (replaces, skips) = match shape {
+        Shape::Trimmed => (String::new(), Vec::new()),
+        Shape::Listed => (e.replaces.clone(), e.skips.clone()),
+    };
+    let cleared = shape == Shape::Listed && !d.image.is_empty();
+    api::Bundle {
+        csv_name: name.to_string(),
+        package_name: pkg.to_string(),
+        channel_name: ch.to_string(),
+        csv_json: if cleared {
+            String::new()
+        } else {
+            d.csv_json.clone()
+        },
+        object: if cleared {
+            Vec::new()
+        } else {
+            d.objects.clone()
+        },
+        bundle_path: d.image.clone(),
+        provided_apis: gvks(&d.provided),
+        required_apis: gvks(&d.required),
+        version: d.version.clone(),
+        skip_range: e.skip_range.clone(),
+        dependencies: d
+            .dependencies
+            .iter()
+            .map(|(t, v)| api::Dependency {
+                r#type: t.clone(),
+                value: v.clone(),
+            })
+            .collect(),
+        properties: d
+            .properties
+            .iter()
+            .map(|(t, v)| api::Property {
+                r#type: t.clone(),
+                value: v.clone(),
+            })
+            .collect(),
+        replaces,
+        skips,
+        deprecation: deprecation(d.deprecation.as_deref()),
+    }
+}
+
+fn entry(pkg: &str, ch: &str, name: &str, replaces: &str) -> api::ChannelEntry {
+    api::ChannelEntry {
+        package_name: pkg.to_string(),
+        channel_name: ch.to_string(),
+        bundle_name: name.to_string(),
+        replaces: replaces.to_string(),
+    }
+}
+
+/// opm's `channelEntriesForBundle`: the bundle with its `replaces`, then one entry per skipped
+/// name (other than `replaces`), only names of the same channel unless `any_skip`.
+fn provider_entries(
+    pkg: &str,
+    ch: &str,
+    c: &ServedChannel,
+    name: &str,
+    e: &ServedEntry,
+    any_skip: bool,
+    out: &mut Vec<api::ChannelEntry>,
+) {
+    out.push(entry(pkg, ch, name, &e.replaces));
+    for s in &e.skips {
+        if *s != e.replaces && (any_skip || c.entries.contains_key(s)) {
+            out.push(entry(pkg, ch, name, s));
+        }
+    }
+}
+
+fn provides(e: &ServedEntry, g: &str, v: &str, k: &str) -> bool {
+    e.data
+        .provided
+        .iter()
+        .any(|[a, b, c]| a == g && b == v && c == k)
+}
+
 fn deprecation(m: Option<&str>) -> Option<api::Deprecation> {
     m.map(|m| api::Deprecation {
         message: m.to_string(),
@@ -60,10 +212,10 @@ fn stream<T: Send + 'static>(items: Vec<T>) -> Stream_<T> {
     Box::pin(futures_util::stream::iter(items.into_iter().map(Ok)))
 }
 
-fn not_yet<T>(rpc: &str) -> Result<T, Status> {
-    Err(Status::unimplemented(format!(
-        "{rpc} is not served by this build of olmctl yet"
-    )))
+fn no_providers(g: &str, v: &str, k: &str) -> Status {
+    Status::unknown(format!(
+        "no channel entries found that provide group:{g:?} version:{v:?} kind:{k:?}"
+    ))
 }
 
 #[tonic::async_trait]
@@ -93,65 +245,189 @@ impl api::registry_server::Registry for RegistryService {
 
     async fn get_bundle(
         &self,
-        _: Request<api::GetBundleRequest>,
+        req: Request<api::GetBundleRequest>,
     ) -> Result<Response<api::Bundle>, Status> {
-        not_yet("GetBundle")
+        let r = req.get_ref();
+        let c = self.channel(&r.pkg_name, &r.channel_name)?;
+        let e = c.entries.get(&r.csv_name).ok_or_else(|| {
+            Status::unknown(format!(
+                "package {:?}, channel {:?}, bundle {:?} not found",
+                r.pkg_name, r.channel_name, r.csv_name
+            ))
+        })?;
+        Ok(Response::new(bundle(
+            &r.pkg_name,
+            &r.channel_name,
+            &r.csv_name,
+            e,
+            Shape::Trimmed,
+        )))
     }
 
     async fn get_bundle_for_channel(
         &self,
-        _: Request<api::GetBundleInChannelRequest>,
+        req: Request<api::GetBundleInChannelRequest>,
     ) -> Result<Response<api::Bundle>, Status> {
-        not_yet("GetBundleForChannel")
+        let r = req.get_ref();
+        let c = self.channel(&r.pkg_name, &r.channel_name)?;
+        let e = c.entries.get(&c.head).ok_or_else(|| {
+            Status::unknown(format!(
+                "package {:?}, channel {:?}, bundle {:?} not found",
+                r.pkg_name, r.channel_name, c.head
+            ))
+        })?;
+        Ok(Response::new(bundle(
+            &r.pkg_name,
+            &r.channel_name,
+            &c.head,
+            e,
+            Shape::Trimmed,
+        )))
     }
 
     type GetChannelEntriesThatReplaceStream = Stream_<api::ChannelEntry>;
 
     async fn get_channel_entries_that_replace(
         &self,
-        _: Request<api::GetAllReplacementsRequest>,
+        req: Request<api::GetAllReplacementsRequest>,
     ) -> Result<Response<Self::GetChannelEntriesThatReplaceStream>, Status> {
-        not_yet("GetChannelEntriesThatReplace")
+        let name = &req.get_ref().csv_name;
+        let mut out = Vec::new();
+        for (pn, p) in &self.catalog.packages {
+            for (cn, c) in &p.channels {
+                for (bn, e) in &c.entries {
+                    if e.replaces == *name {
+                        out.push(entry(pn, cn, bn, &e.replaces));
+                    }
+                    // opm names the bundle's own replaces here, not the skipped name.
+                    for s in &e.skips {
+                        if s == name && *s != e.replaces {
+                            out.push(entry(pn, cn, bn, &e.replaces));
+                        }
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(Status::unknown(format!(
+                "no channel entries found that replace {name}"
+            )));
+        }
+        Ok(Response::new(stream(out)))
     }
 
     async fn get_bundle_that_replaces(
         &self,
-        _: Request<api::GetReplacementRequest>,
+        req: Request<api::GetReplacementRequest>,
     ) -> Result<Response<api::Bundle>, Status> {
-        not_yet("GetBundleThatReplaces")
+        let r = req.get_ref();
+        let p = self
+            .catalog
+            .packages
+            .get(&r.pkg_name)
+            .ok_or_else(|| Status::unknown(format!("package {} not found", r.pkg_name)))?;
+        let c = p.channels.get(&r.channel_name).ok_or_else(|| {
+            Status::unknown(format!(
+                "package {:?}, channel {:?} not found",
+                r.pkg_name, r.channel_name
+            ))
+        })?;
+        // opm takes whichever a map iteration meets first; here the first by bundle name.
+        let found = c
+            .entries
+            .iter()
+            .find(|(_, e)| e.replaces == r.csv_name || e.skips.contains(&r.csv_name));
+        let Some((name, e)) = found else {
+            return Err(Status::unknown(format!(
+                "no entry found for package {:?}, channel {:?}",
+                r.pkg_name, r.channel_name
+            )));
+        };
+        Ok(Response::new(bundle(
+            &r.pkg_name,
+            &r.channel_name,
+            name,
+            e,
+            Shape::Trimmed,
+        )))
     }
 
     type GetChannelEntriesThatProvideStream = Stream_<api::ChannelEntry>;
 
     async fn get_channel_entries_that_provide(
         &self,
-        _: Request<api::GetAllProvidersRequest>,
+        req: Request<api::GetAllProvidersRequest>,
     ) -> Result<Response<Self::GetChannelEntriesThatProvideStream>, Status> {
-        not_yet("GetChannelEntriesThatProvide")
+        let r = req.get_ref();
+        let mut out = Vec::new();
+        for (pn, p) in &self.catalog.packages {
+            for (cn, c) in &p.channels {
+                for (bn, e) in &c.entries {
+                    if provides(e, &r.group, &r.version, &r.kind) {
+                        provider_entries(pn, cn, c, bn, e, true, &mut out);
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(no_providers(&r.group, &r.version, &r.kind));
+        }
+        Ok(Response::new(stream(out)))
     }
 
     type GetLatestChannelEntriesThatProvideStream = Stream_<api::ChannelEntry>;
 
     async fn get_latest_channel_entries_that_provide(
         &self,
-        _: Request<api::GetLatestProvidersRequest>,
+        req: Request<api::GetLatestProvidersRequest>,
     ) -> Result<Response<Self::GetLatestChannelEntriesThatProvideStream>, Status> {
-        not_yet("GetLatestChannelEntriesThatProvide")
+        let r = req.get_ref();
+        let out = self.latest_providers(&r.group, &r.version, &r.kind)?;
+        Ok(Response::new(stream(out)))
     }
 
     async fn get_default_bundle_that_provides(
         &self,
-        _: Request<api::GetDefaultProviderRequest>,
+        req: Request<api::GetDefaultProviderRequest>,
     ) -> Result<Response<api::Bundle>, Status> {
-        not_yet("GetDefaultBundleThatProvides")
+        let r = req.get_ref();
+        let latest = self.latest_providers(&r.group, &r.version, &r.kind)?;
+        // The first package (by name) whose default channel's head provides it.
+        for e in &latest {
+            let Some(p) = self.catalog.packages.get(&e.package_name) else {
+                continue;
+            };
+            if e.channel_name == p.default_channel {
+                let c = self.channel(&e.package_name, &e.channel_name)?;
+                if let Some(se) = c.entries.get(&e.bundle_name) {
+                    return Ok(Response::new(bundle(
+                        &e.package_name,
+                        &e.channel_name,
+                        &e.bundle_name,
+                        se,
+                        Shape::Trimmed,
+                    )));
+                }
+            }
+        }
+        Err(Status::unknown(format!(
+            "no entry found that provides group:{:?} version:{:?} kind:{:?}",
+            r.group, r.version, r.kind
+        )))
     }
 
     type ListBundlesStream = Stream_<api::Bundle>;
 
     async fn list_bundles(
         &self,
-        _: Request<api::ListBundlesRequest>,
+        req: Request<api::ListBundlesRequest>,
     ) -> Result<Response<Self::ListBundlesStream>, Status> {
-        not_yet("ListBundles")
+        let _ = req;
+        let out: Vec<api::Bundle> = self
+            .all_entries()
+            .into_iter()
+            .map(|(p, c, b, e)| bundle(p, c, b, e, Shape::Listed))
+            .collect();
+        Ok(Response::new(stream(out)))
     }
 }
