@@ -412,3 +412,89 @@ fn bundles_and_edges_as_opm_serves_them() {
         );
     });
 }
+
+/// ExperimentalListPackageCustomSchemas: custom-schema blobs, only for a client sending
+/// `x-acknowledge-experimental: true`; opm's InvalidArgument for a missing or malformed schema.
+#[test]
+fn custom_schemas_for_clients_that_acknowledge_the_experiment() {
+    use olmctl::serve::api::experimental_registry_client::ExperimentalRegistryClient;
+    let dir = common::write_tree(&[(
+        "p/catalog.yaml",
+        "---\nschema: olm.package\nname: p\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: p\nname: stable\nentries:\n- name: p.v1.0.0\n---\nschema: olm.bundle\npackage: p\nname: p.v1.0.0\nimage: quay.io/p/bundle:v1.0.0\nproperties:\n- type: olm.package\n  value: {packageName: p, version: 1.0.0}\n---\nschema: acme.notes\npackage: p\nname: n1\ntext: hello\nlevel: 2\n---\nschema: acme.notes\npackage: p\nname: n1\ntext: hello\nlevel: 2\n---\nschema: acme.notes\nname: global\ntext: all\n",
+    )]);
+    let server = start(dir.path());
+    rt().block_on(async {
+        let mut c = ExperimentalRegistryClient::new(connect(server.port).await);
+        let ask = |schema: &str, pkg: &str, ack: bool| {
+            let mut r = tonic::Request::new(api::ExperimentalListPackageCustomSchemasRequest {
+                schema: schema.into(),
+                package_name: pkg.into(),
+            });
+            if ack {
+                r.metadata_mut()
+                    .insert("x-acknowledge-experimental", "true".parse().unwrap());
+            }
+            r
+        };
+        let all = |s: tonic::Streaming<prost_types::Struct>| async move {
+            let mut s = s;
+            let mut v = Vec::new();
+            while let Some(x) = s.message().await.unwrap() {
+                v.push(x);
+            }
+            v
+        };
+        // Not acknowledged: empty, even for a bad request.
+        let got = all(c
+            .experimental_list_package_custom_schemas(ask("", "", false))
+            .await
+            .unwrap()
+            .into_inner())
+        .await;
+        assert!(got.is_empty());
+        // The package's blobs (identical ones once), each as a Struct.
+        let got = all(c
+            .experimental_list_package_custom_schemas(ask("acme.notes", "p", true))
+            .await
+            .unwrap()
+            .into_inner())
+        .await;
+        assert_eq!(got.len(), 1);
+        let f = &got[0].fields;
+        assert_eq!(
+            f["text"].kind,
+            Some(prost_types::value::Kind::StringValue("hello".into()))
+        );
+        assert_eq!(
+            f["level"].kind,
+            Some(prost_types::value::Kind::NumberValue(2.0))
+        );
+        // No package: the blobs without one.
+        let got = all(c
+            .experimental_list_package_custom_schemas(ask("acme.notes", "", true))
+            .await
+            .unwrap()
+            .into_inner())
+        .await;
+        assert_eq!(got.len(), 1);
+        assert_eq!(
+            got[0].fields["name"].kind,
+            Some(prost_types::value::Kind::StringValue("global".into()))
+        );
+        for (schema, pkg, msg) in [
+            ("", "p", "schema is required"),
+            (
+                "acme/notes",
+                "",
+                "invalid schema \"acme/notes\": must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$",
+            ),
+        ] {
+            let e = c
+                .experimental_list_package_custom_schemas(ask(schema, pkg, true))
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), tonic::Code::InvalidArgument);
+            assert_eq!(e.message(), msg);
+        }
+    });
+}

@@ -152,10 +152,42 @@ pub struct ServedPackage {
 }
 
 /// The served catalog.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ServedCatalog {
     /// Packages by name.
     pub packages: BTreeMap<String, ServedPackage>,
+    /// Blobs of custom schemas by (schema, package), in load order, as `google.protobuf.Struct`
+    /// (what `ExperimentalListPackageCustomSchemas` streams; identical blobs once, as opm's
+    /// content-addressed store keeps them).
+    pub custom: BTreeMap<(String, String), Vec<prost_types::Struct>>,
+}
+
+/// A JSON node as a protobuf `Value` (numbers as doubles, as Go's map decoding makes them).
+fn pb_value(n: &crate::fbc::node::Node) -> prost_types::Value {
+    use crate::fbc::node::Value as V;
+    use prost_types::value::Kind;
+    let kind = match &n.value {
+        V::Null => Kind::NullValue(0),
+        V::Bool(b) => Kind::BoolValue(*b),
+        V::Number(f) => Kind::NumberValue(*f),
+        V::Str(s) => Kind::StringValue(s.clone()),
+        V::Seq(items) => Kind::ListValue(prost_types::ListValue {
+            values: items.iter().map(pb_value).collect(),
+        }),
+        V::Map(_) => Kind::StructValue(pb_struct(n)),
+    };
+    prost_types::Value { kind: Some(kind) }
+}
+
+/// An object node as a `google.protobuf.Struct` (keys de-duplicated, the last one winning).
+fn pb_struct(n: &crate::fbc::node::Node) -> prost_types::Struct {
+    prost_types::Struct {
+        fields: n
+            .sorted_entries()
+            .into_iter()
+            .map(|e| (e.key.clone(), pb_value(&e.value)))
+            .collect(),
+    }
 }
 
 impl ServedCatalog {
@@ -246,6 +278,16 @@ impl ServedCatalog {
                 }
             }
         }
-        ServedCatalog { packages }
+        let mut custom: BTreeMap<(String, String), Vec<prost_types::Struct>> = BTreeMap::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for o in &cfg.others {
+            if seen.insert((o.schema.clone(), o.package.clone(), o.node.to_json())) {
+                custom
+                    .entry((o.schema.clone(), o.package.clone()))
+                    .or_default()
+                    .push(pb_struct(&o.node));
+            }
+        }
+        ServedCatalog { packages, custom }
     }
 }

@@ -431,3 +431,67 @@ impl api::registry_server::Registry for RegistryService {
         Ok(Response::new(stream(out)))
     }
 }
+
+/// `api.ExperimentalRegistry`: custom-schema blobs, for clients that acknowledge it is
+/// experimental (operator-registry#1981).
+#[derive(Debug, Clone)]
+pub struct ExperimentalService {
+    catalog: Arc<ServedCatalog>,
+}
+
+impl ExperimentalService {
+    /// Serves `catalog`'s custom-schema blobs.
+    pub fn new(catalog: Arc<ServedCatalog>) -> Self {
+        ExperimentalService { catalog }
+    }
+}
+
+/// opm's key rule for a schema or package name.
+fn valid_key(what: &str, v: &str) -> Result<(), Status> {
+    let ok = v.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Status::invalid_argument(format!(
+            "invalid {what} {v:?}: must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$"
+        )))
+    }
+}
+
+#[tonic::async_trait]
+impl api::experimental_registry_server::ExperimentalRegistry for ExperimentalService {
+    type ExperimentalListPackageCustomSchemasStream = Stream_<prost_types::Struct>;
+
+    async fn experimental_list_package_custom_schemas(
+        &self,
+        req: Request<api::ExperimentalListPackageCustomSchemasRequest>,
+    ) -> Result<Response<Self::ExperimentalListPackageCustomSchemasStream>, Status> {
+        // Without the acknowledgement (first value exactly "true") the stream is empty, before
+        // anything is checked.
+        let acknowledged = req
+            .metadata()
+            .get("x-acknowledge-experimental")
+            .and_then(|v| v.to_str().ok())
+            == Some("true");
+        if !acknowledged {
+            return Ok(Response::new(stream(Vec::new())));
+        }
+        let r = req.get_ref();
+        if r.schema.is_empty() {
+            return Err(Status::invalid_argument("schema is required"));
+        }
+        valid_key("schema", &r.schema)?;
+        if !r.package_name.is_empty() {
+            valid_key("packageName", &r.package_name)?;
+        }
+        let blobs = self
+            .catalog
+            .custom
+            .get(&(r.schema.clone(), r.package_name.clone()))
+            .cloned()
+            .unwrap_or_default();
+        Ok(Response::new(stream(blobs)))
+    }
+}

@@ -4,9 +4,10 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use super::api::experimental_registry_server::ExperimentalRegistryServer;
 use super::api::registry_server::RegistryServer;
 use super::catalog::ServedCatalog;
-use super::registry::RegistryService;
+use super::registry::{ExperimentalService, RegistryService};
 
 /// Serves `catalog` on `listener` until `shutdown` resolves; in-flight calls finish first.
 pub async fn serve(
@@ -30,7 +31,10 @@ pub async fn serve(
     tonic::transport::Server::builder()
         .add_service(health)
         .add_service(reflection)
-        .add_service(RegistryServer::new(RegistryService::new(catalog)))
+        .add_service(RegistryServer::new(RegistryService::new(catalog.clone())))
+        .add_service(ExperimentalRegistryServer::new(ExperimentalService::new(
+            catalog,
+        )))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await
         .map_err(|e| format!("gRPC server: {e}"))
