@@ -498,3 +498,72 @@ fn custom_schemas_for_clients_that_acknowledge_the_experiment() {
         }
     });
 }
+
+/// Bytes that are not the request message: InvalidArgument, and the server keeps serving.
+#[test]
+fn a_malformed_request_is_invalid_argument() {
+    use bytes::{Buf, BufMut};
+    use tonic::codec::{DecodeBuf, Decoder, EncodeBuf, Encoder};
+
+    #[derive(Clone, Copy, Default)]
+    struct Raw;
+    struct RawEnc;
+    struct RawDec;
+    impl Encoder for RawEnc {
+        type Item = Vec<u8>;
+        type Error = tonic::Status;
+        fn encode(&mut self, item: Vec<u8>, buf: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
+            buf.put_slice(&item);
+            Ok(())
+        }
+    }
+    impl Decoder for RawDec {
+        type Item = Vec<u8>;
+        type Error = tonic::Status;
+        fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, tonic::Status> {
+            Ok(Some(buf.copy_to_bytes(buf.remaining()).to_vec()))
+        }
+    }
+    impl tonic::codec::Codec for Raw {
+        type Encode = Vec<u8>;
+        type Decode = Vec<u8>;
+        type Encoder = RawEnc;
+        type Decoder = RawDec;
+        fn encoder(&mut self) -> RawEnc {
+            RawEnc
+        }
+        fn decoder(&mut self) -> RawDec {
+            RawDec
+        }
+    }
+
+    let server = start(&common::fixture_catalog());
+    rt().block_on(async {
+        let ch = connect(server.port).await;
+        for rpc in ["GetPackage", "GetBundle", "GetDefaultBundleThatProvides"] {
+            let mut grpc = tonic::client::Grpc::new(ch.clone());
+            grpc.ready().await.unwrap();
+            let path =
+                tonic::codegen::http::uri::PathAndQuery::try_from(format!("/api.Registry/{rpc}"))
+                    .unwrap();
+            // Field 1 as a varint where a string is expected, then a truncated length.
+            let e = grpc
+                .unary(
+                    tonic::Request::new(vec![0x08, 0x96, 0x01, 0x0a, 0xff]),
+                    path,
+                    Raw,
+                )
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), tonic::Code::InvalidArgument, "{rpc}: {e:?}");
+            assert!(
+                e.message().starts_with("malformed request: "),
+                "{}",
+                e.message()
+            );
+        }
+        // Still serving.
+        let mut c = RegistryClient::new(ch);
+        assert!(c.list_packages(api::ListPackageRequest {}).await.is_ok());
+    });
+}

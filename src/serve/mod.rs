@@ -9,6 +9,7 @@
 //! - [`server`]: the listener, health, reflection and shutdown.
 
 pub mod catalog;
+pub mod codec;
 pub mod registry;
 pub mod server;
 

@@ -13,6 +13,8 @@ fn main() {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
+        // prost's codec with malformed requests as InvalidArgument (src/serve/codec.rs).
+        .codec_path("crate::serve::codec::Codec")
         .out_dir(&out)
         .compile_fds(fds)
         .expect("generate");

@@ -277,7 +277,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::serve::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static("/api.Registry/ListPackages");
             let mut req = request.into_request();
             req.extensions_mut()
@@ -291,7 +291,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::serve::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static("/api.Registry/GetPackage");
             let mut req = request.into_request();
             req.extensions_mut()
@@ -305,7 +305,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::serve::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static("/api.Registry/GetBundle");
             let mut req = request.into_request();
             req.extensions_mut()
@@ -320,7 +320,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::serve::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static("/api.Registry/GetBundleForChannel");
             let mut req = request.into_request();
             req.extensions_mut()
@@ -337,7 +337,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::serve::codec::Codec::default();
             let path =
                 http::uri::PathAndQuery::from_static("/api.Registry/GetChannelEntriesThatReplace");
             let mut req = request.into_request();
@@ -354,7 +354,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::serve::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static("/api.Registry/GetBundleThatReplaces");
             let mut req = request.into_request();
             req.extensions_mut()
@@ -371,7 +371,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::serve::codec::Codec::default();
             let path =
                 http::uri::PathAndQuery::from_static("/api.Registry/GetChannelEntriesThatProvide");
             let mut req = request.into_request();
@@ -391,7 +391,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::serve::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/api.Registry/GetLatestChannelEntriesThatProvide",
             );
@@ -409,7 +409,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::serve::codec::Codec::default();
             let path =
                 http::uri::PathAndQuery::from_static("/api.Registry/GetDefaultBundleThatProvides");
             let mut req = request.into_request();
@@ -429,7 +429,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::serve::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static("/api.Registry/ListBundles");
             let mut req = request.into_request();
             req.extensions_mut()
@@ -628,7 +628,7 @@ pub mod registry_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListPackagesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::serve::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -666,7 +666,7 @@ pub mod registry_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetPackageSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::serve::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -704,7 +704,7 @@ pub mod registry_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetBundleSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::serve::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -745,7 +745,7 @@ pub mod registry_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetBundleForChannelSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::serve::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -790,7 +790,7 @@ pub mod registry_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetChannelEntriesThatReplaceSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::serve::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -831,7 +831,7 @@ pub mod registry_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetBundleThatReplacesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::serve::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -876,7 +876,7 @@ pub mod registry_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetChannelEntriesThatProvideSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::serve::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -923,7 +923,7 @@ pub mod registry_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetLatestChannelEntriesThatProvideSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::serve::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -965,7 +965,7 @@ pub mod registry_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetDefaultBundleThatProvidesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::serve::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1008,7 +1008,7 @@ pub mod registry_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListBundlesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::serve::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1157,7 +1157,7 @@ pub mod experimental_registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = crate::serve::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/api.ExperimentalRegistry/ExperimentalListPackageCustomSchemas",
             );
@@ -1307,7 +1307,7 @@ pub mod experimental_registry_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ExperimentalListPackageCustomSchemasSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = crate::serve::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
