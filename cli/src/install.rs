@@ -196,33 +196,12 @@ async fn apply_existing(
         return Ok("unchanged");
     };
     let mut merged = live.clone();
-    json_merge(&mut merged["spec"], spec);
+    json_patch::merge(&mut merged["spec"], spec);
     if merged.get("spec") == live.get("spec") {
         return Ok("unchanged");
     }
     api::merge(client, r, ns, name, &json!({"spec": spec})).await?;
     Ok("configured")
-}
-
-/// RFC 7386 merge of `patch` into `target`.
-fn json_merge(target: &mut Value, patch: &Value) {
-    match patch {
-        Value::Object(p) => {
-            if !target.is_object() {
-                *target = json!({});
-            }
-            if let Value::Object(t) = target {
-                for (k, v) in p {
-                    if v.is_null() {
-                        t.remove(k);
-                    } else {
-                        json_merge(t.entry(k.clone()).or_insert(Value::Null), v);
-                    }
-                }
-            }
-        }
-        v => *target = v.clone(),
-    }
 }
 
 /// Reads what OLM has written.
@@ -257,17 +236,4 @@ async fn snapshot(
         install_plan,
         csv,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::json_merge;
-    use serde_json::json;
-
-    #[test]
-    fn merge_follows_rfc_7386() {
-        let mut t = json!({"a": 1, "b": {"c": 2, "d": 3}});
-        json_merge(&mut t, &json!({"b": {"c": null, "e": 4}, "f": [1]}));
-        assert_eq!(t, json!({"a": 1, "b": {"d": 3, "e": 4}, "f": [1]}));
-    }
 }

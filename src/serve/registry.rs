@@ -35,6 +35,19 @@ impl RegistryService {
             .ok_or_else(|| Status::unknown(format!("package {pkg:?}, channel {ch:?} not found")))
     }
 
+    /// A bundle of a channel (`None`: its head) as the single-bundle RPCs send it, or opm's
+    /// errors for what is not there.
+    fn trimmed(&self, pkg: &str, ch: &str, name: Option<&str>) -> Result<api::Bundle, Status> {
+        let c = self.channel(pkg, ch)?;
+        let name = name.unwrap_or(&c.head);
+        let e = c.entries.get(name).ok_or_else(|| {
+            Status::unknown(format!(
+                "package {pkg:?}, channel {ch:?}, bundle {name:?} not found"
+            ))
+        })?;
+        Ok(bundle(pkg, ch, name, e, Shape::Trimmed))
+    }
+
     /// Every (package, channel, bundle) in opm's `ListBundles` order: channel name, then
     /// package name, then bundle name.
     fn all_entries(&self) -> Vec<(&str, &str, &str, &ServedEntry)> {
@@ -248,20 +261,8 @@ impl api::registry_server::Registry for RegistryService {
         req: Request<api::GetBundleRequest>,
     ) -> Result<Response<api::Bundle>, Status> {
         let r = req.get_ref();
-        let c = self.channel(&r.pkg_name, &r.channel_name)?;
-        let e = c.entries.get(&r.csv_name).ok_or_else(|| {
-            Status::unknown(format!(
-                "package {:?}, channel {:?}, bundle {:?} not found",
-                r.pkg_name, r.channel_name, r.csv_name
-            ))
-        })?;
-        Ok(Response::new(bundle(
-            &r.pkg_name,
-            &r.channel_name,
-            &r.csv_name,
-            e,
-            Shape::Trimmed,
-        )))
+        self.trimmed(&r.pkg_name, &r.channel_name, Some(&r.csv_name))
+            .map(Response::new)
     }
 
     async fn get_bundle_for_channel(
@@ -269,20 +270,8 @@ impl api::registry_server::Registry for RegistryService {
         req: Request<api::GetBundleInChannelRequest>,
     ) -> Result<Response<api::Bundle>, Status> {
         let r = req.get_ref();
-        let c = self.channel(&r.pkg_name, &r.channel_name)?;
-        let e = c.entries.get(&c.head).ok_or_else(|| {
-            Status::unknown(format!(
-                "package {:?}, channel {:?}, bundle {:?} not found",
-                r.pkg_name, r.channel_name, c.head
-            ))
-        })?;
-        Ok(Response::new(bundle(
-            &r.pkg_name,
-            &r.channel_name,
-            &c.head,
-            e,
-            Shape::Trimmed,
-        )))
+        self.trimmed(&r.pkg_name, &r.channel_name, None)
+            .map(Response::new)
     }
 
     type GetChannelEntriesThatReplaceStream = Stream_<api::ChannelEntry>;
@@ -398,16 +387,9 @@ impl api::registry_server::Registry for RegistryService {
                 continue;
             };
             if e.channel_name == p.default_channel {
-                let c = self.channel(&e.package_name, &e.channel_name)?;
-                if let Some(se) = c.entries.get(&e.bundle_name) {
-                    return Ok(Response::new(bundle(
-                        &e.package_name,
-                        &e.channel_name,
-                        &e.bundle_name,
-                        se,
-                        Shape::Trimmed,
-                    )));
-                }
+                return self
+                    .trimmed(&e.package_name, &e.channel_name, Some(&e.bundle_name))
+                    .map(Response::new);
             }
         }
         Err(Status::unknown(format!(

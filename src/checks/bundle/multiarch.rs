@@ -225,30 +225,31 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
             mgr_platforms.insert((o, a));
         }
     }
-    let extra_archs: BTreeSet<String> = mgr_archs.difference(&archs).cloned().collect();
-    if !extra_archs.is_empty() && mgr_archs != BTreeSet::from(["amd64".to_string()]) {
-        for a in &extra_archs {
-            cx.push(
-                &ARCH_LABEL_MISSING,
-                format!("check if the CSV is missing the label (operatorframework.io/arch.{a}) for the Arch(s): [{a}]: the operator's image is built for it"),
-                file,
-                labels_pos,
-                Some("metadata.labels"),
-            )
-            .help = Some(format!("add the label operatorframework.io/arch.{a}: supported"));
+    // Only the default (amd64, linux) alone needs no label.
+    let label_checks = [
+        (
+            &ARCH_LABEL_MISSING,
+            "arch",
+            "Arch(s)",
+            &mgr_archs,
+            &archs,
+            "amd64",
+        ),
+        (&OS_LABEL_MISSING, "os", "OS(s)", &mgr_oss, &oss, "linux"),
+    ];
+    for (code, key, what, built, labelled, default) in label_checks {
+        if built.len() == 1 && built.contains(default) {
+            continue;
         }
-    }
-    let extra_oss: BTreeSet<String> = mgr_oss.difference(&oss).cloned().collect();
-    if !extra_oss.is_empty() && mgr_oss != BTreeSet::from(["linux".to_string()]) {
-        for o in &extra_oss {
+        for v in built.difference(labelled) {
             cx.push(
-                &OS_LABEL_MISSING,
-                format!("check if the CSV is missing the label (operatorframework.io/os.{o}) for the OS(s): [{o}]: the operator's image is built for it"),
+                code,
+                format!("check if the CSV is missing the label (operatorframework.io/{key}.{v}) for the {what}: [{v}]: the operator's image is built for it"),
                 file,
                 labels_pos,
                 Some("metadata.labels"),
             )
-            .help = Some(format!("add the label operatorframework.io/os.{o}: supported"));
+            .help = Some(format!("add the label operatorframework.io/{key}.{v}: supported"));
         }
     }
     // ARC005: other images behind the manager.
