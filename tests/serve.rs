@@ -1,5 +1,5 @@
 //! `olmctl catalog serve` on the v4.18 fixture, called with a real gRPC client (tonic) on
-//! 127.0.0.1: health, reflection, and the RPCs answered so far, with the expected values worked
+//! 127.0.0.1: health and every RPC of api.Registry and api.ExperimentalRegistry, with the expected values worked
 //! out from the fixture data here, independently of the server code.
 
 mod common;
@@ -565,5 +565,351 @@ fn a_malformed_request_is_invalid_argument() {
         // Still serving.
         let mut c = RegistryClient::new(ch);
         assert!(c.list_packages(api::ListPackageRequest {}).await.is_ok());
+    });
+}
+
+/// The CSV opm builds from a bundle's `olm.csv.metadata` (model_to_api.go), worked out from the
+/// fixture blobs: the fixture's metadata was rendered by opm from real CSVs, so its values are
+/// already in their Go types' shape.
+fn expected_csv(bundle: &Value, pkg: &Value) -> Value {
+    let props = bundle["properties"].as_array().unwrap();
+    let meta = &props
+        .iter()
+        .find(|p| p["type"] == "olm.csv.metadata")
+        .unwrap()["value"];
+    let version =
+        props.iter().find(|p| p["type"] == "olm.package").unwrap()["value"]["version"].clone();
+    let mut metadata = serde_json::json!({"name": bundle["name"]});
+    for k in ["labels", "annotations"] {
+        if meta
+            .get(k)
+            .is_some_and(|v| v.as_object().is_some_and(|o| !o.is_empty()))
+        {
+            metadata[k] = meta[k].clone();
+        }
+    }
+    let mut spec = serde_json::json!({
+        "install": {"strategy": "deployment", "spec": {"deployments": null}},
+        "version": version,
+        "customresourcedefinitions": meta.get("crdDescriptions").cloned().unwrap_or(serde_json::json!({})),
+        "apiservicedefinitions": meta.get("apiServiceDefinitions").cloned().unwrap_or(serde_json::json!({})),
+        "displayName": meta.get("displayName").cloned().unwrap_or(serde_json::json!("")),
+        "provider": meta.get("provider").cloned().unwrap_or(serde_json::json!({})),
+        "cleanup": {"enabled": false},
+    });
+    for k in [
+        "maturity",
+        "nativeAPIs",
+        "minKubeVersion",
+        "keywords",
+        "maintainers",
+        "links",
+        "installModes",
+    ] {
+        if let Some(v) = meta.get(k) {
+            spec[k] = v.clone();
+        }
+    }
+    let description = meta["description"]
+        .as_str()
+        .filter(|d| !d.is_empty())
+        .or(pkg["description"].as_str())
+        .unwrap_or("");
+    if !description.is_empty() {
+        spec["description"] = description.into();
+    }
+    if let Some(icon) = pkg.get("icon") {
+        spec["icon"] =
+            serde_json::json!([{"base64data": icon["base64data"], "mediatype": icon["mediatype"]}]);
+    }
+    if let Some(ri) = bundle["relatedImages"].as_array().filter(|a| !a.is_empty()) {
+        spec["relatedImages"] = ri
+            .iter()
+            .map(|r| serde_json::json!({"name": r["name"].as_str().unwrap_or(""), "image": r["image"]}))
+            .collect();
+    }
+    serde_json::json!({
+        "kind": "ClusterServiceVersion",
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "metadata": metadata,
+        "spec": spec,
+        "status": {"cleanup": {}},
+    })
+}
+
+/// Every bundle through GetBundle, every channel through GetBundleForChannel, every edge
+/// through GetBundleThatReplaces, and every GVK of the fixture through the three "provide"
+/// RPCs, against what the fixture blobs say opm answers.
+#[test]
+fn every_bundle_and_every_provider_as_opm_serves_them() {
+    let docs = blobs();
+    let pkgs: BTreeMap<&str, &Value> = docs
+        .iter()
+        .filter(|d| d["schema"] == "olm.package")
+        .map(|d| (d["name"].as_str().unwrap(), d))
+        .collect();
+    let bundles: BTreeMap<(&str, &str), &Value> = docs
+        .iter()
+        .filter(|d| d["schema"] == "olm.bundle")
+        .map(|d| {
+            (
+                (d["package"].as_str().unwrap(), d["name"].as_str().unwrap()),
+                d,
+            )
+        })
+        .collect();
+    // (package, channel) -> entries in file order.
+    let channels: BTreeMap<(&str, &str), &Vec<Value>> = docs
+        .iter()
+        .filter(|d| d["schema"] == "olm.channel")
+        .map(|d| {
+            (
+                (d["package"].as_str().unwrap(), d["name"].as_str().unwrap()),
+                d["entries"].as_array().unwrap(),
+            )
+        })
+        .collect();
+    let heads = expected();
+    let str_list = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    let server = start(&common::fixture_catalog());
+    rt().block_on(async {
+        let mut c = RegistryClient::new(connect(server.port).await);
+        let mut checked = 0;
+        for (&(pn, cn), entries) in &channels {
+            for e in entries.iter() {
+                let name = e["name"].as_str().unwrap();
+                let blob = bundles[&(pn, name)];
+                let b = c
+                    .get_bundle(api::GetBundleRequest {
+                        pkg_name: pn.into(),
+                        channel_name: cn.into(),
+                        csv_name: name.into(),
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner();
+                assert_eq!((b.csv_name.as_str(), b.package_name.as_str()), (name, pn));
+                assert_eq!(b.channel_name, cn);
+                assert_eq!(b.bundle_path, blob["image"].as_str().unwrap());
+                assert_eq!(b.skip_range, e["skipRange"].as_str().unwrap_or(""), "{name}");
+                assert!(b.replaces.is_empty() && b.skips.is_empty(), "{name}: edges trimmed");
+                let props = blob["properties"].as_array().unwrap();
+                let gvk = |t: &str| -> Vec<(String, String, String)> {
+                    props
+                        .iter()
+                        .filter(|p| p["type"] == t)
+                        .map(|p| {
+                            let v = &p["value"];
+                            let s = |k: &str| v[k].as_str().unwrap().to_string();
+                            (s("group"), s("version"), s("kind"))
+                        })
+                        .collect()
+                };
+                let served = |l: &[api::GroupVersionKind]| -> Vec<(String, String, String)> {
+                    l.iter()
+                        .map(|g| {
+                            assert!(g.plural.is_empty());
+                            (g.group.clone(), g.version.clone(), g.kind.clone())
+                        })
+                        .collect()
+                };
+                assert_eq!(served(&b.provided_apis), gvk("olm.gvk"), "{name}");
+                assert_eq!(served(&b.required_apis), gvk("olm.gvk.required"), "{name}");
+                // Properties: compact JSON with sorted keys (serde_json's map is sorted).
+                let want_props: Vec<(String, String)> = props
+                    .iter()
+                    .filter(|p| p["type"] != "olm.bundle.object" && p["type"] != "olm.csv.metadata")
+                    .map(|p| {
+                        (
+                            p["type"].as_str().unwrap().to_string(),
+                            serde_json::to_string(&p["value"]).unwrap(),
+                        )
+                    })
+                    .collect();
+                let got_props: Vec<(String, String)> = b
+                    .properties
+                    .iter()
+                    .map(|p| (p.r#type.clone(), p.value.clone()))
+                    .collect();
+                assert_eq!(got_props, want_props, "{name}");
+                let want_deps: Vec<(String, String)> = props
+                    .iter()
+                    .filter_map(|p| match p["type"].as_str().unwrap() {
+                        "olm.gvk.required" => {
+                            Some(("olm.gvk".into(), serde_json::to_string(&p["value"]).unwrap()))
+                        }
+                        "olm.package.required" => Some((
+                            "olm.package".into(),
+                            format!(
+                                "{{\"packageName\":{},\"version\":{}}}",
+                                p["value"]["packageName"], p["value"]["versionRange"]
+                            ),
+                        )),
+                        _ => None,
+                    })
+                    .collect();
+                let got_deps: Vec<(String, String)> = b
+                    .dependencies
+                    .iter()
+                    .map(|d| (d.r#type.clone(), d.value.clone()))
+                    .collect();
+                assert_eq!(got_deps, want_deps, "{name}");
+                // The fixture carries olm.csv.metadata and no manifests: the synthesized CSV,
+                // HTML-escaped as Go's json.Marshal writes it, is the csvJson and the only object.
+                assert!(props.iter().all(|p| p["type"] != "olm.bundle.object"));
+                let csv: Value = serde_json::from_str(&b.csv_json).unwrap();
+                assert_eq!(csv, expected_csv(blob, pkgs[pn]), "{name}");
+                assert!(!b.csv_json.contains(['<', '>', '&']), "{name}");
+                assert_eq!(b.object, vec![b.csv_json.clone()]);
+                checked += 1;
+            }
+            // GetBundleForChannel (deprecated in the proto, still served): the head.
+            #[allow(deprecated)]
+            let head = c
+                .get_bundle_for_channel(api::GetBundleInChannelRequest {
+                    pkg_name: pn.into(),
+                    channel_name: cn.into(),
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            assert_eq!(head.csv_name, heads[pn].1[cn], "{pn}/{cn}");
+            // GetBundleThatReplaces, for every name an entry replaces or skips: the first
+            // (by bundle name) of the entries naming it.
+            let mut replacing: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+            for e in entries.iter() {
+                let n = e["name"].as_str().unwrap();
+                for r in e["replaces"].as_str().into_iter().map(String::from).chain(str_list(&e["skips"])) {
+                    replacing.entry(r).or_default().insert(n);
+                }
+            }
+            for (old, newer) in &replacing {
+                let b = c
+                    .get_bundle_that_replaces(api::GetReplacementRequest {
+                        csv_name: old.clone(),
+                        pkg_name: pn.into(),
+                        channel_name: cn.into(),
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner();
+                assert_eq!(&b.csv_name.as_str(), newer.first().unwrap(), "{pn}/{cn} {old}");
+            }
+        }
+        assert_eq!(checked, bundles.len().max(checked));
+        assert!(checked >= bundles.len(), "{checked} of {}", bundles.len());
+
+        // The provide RPCs, for every GVK some bundle provides.
+        let mut gvks: BTreeSet<(String, String, String)> = BTreeSet::new();
+        for b in bundles.values() {
+            for p in b["properties"].as_array().unwrap() {
+                if p["type"] == "olm.gvk" {
+                    let v = &p["value"];
+                    let s = |k: &str| v[k].as_str().unwrap().to_string();
+                    gvks.insert((s("group"), s("version"), s("kind")));
+                }
+            }
+        }
+        assert!(gvks.len() > 20, "{}", gvks.len());
+        let provides = |pn: &str, n: &str, g: &(String, String, String)| {
+            bundles[&(pn, n)]["properties"].as_array().unwrap().iter().any(|p| {
+                p["type"] == "olm.gvk"
+                    && p["value"]["group"] == g.0.as_str()
+                    && p["value"]["version"] == g.1.as_str()
+                    && p["value"]["kind"] == g.2.as_str()
+            })
+        };
+        for g in &gvks {
+            // Every bundle providing it (package, channel, bundle order): itself with its
+            // replaces, then one entry per skipped name other than replaces.
+            let mut all = Vec::new();
+            let mut latest = Vec::new();
+            for (&(pn, cn), entries) in &channels {
+                let names: BTreeSet<&str> = entries.iter().map(|e| e["name"].as_str().unwrap()).collect();
+                let mut sorted: Vec<&Value> = entries.iter().collect();
+                sorted.sort_by_key(|e| e["name"].as_str().unwrap());
+                for e in sorted {
+                    let n = e["name"].as_str().unwrap();
+                    if !provides(pn, n, g) {
+                        continue;
+                    }
+                    let replaces = e["replaces"].as_str().unwrap_or("").to_string();
+                    let is_head = heads[pn].1[cn] == n;
+                    let push = |out: &mut Vec<(String, String, String, String)>, only_in_channel: bool| {
+                        out.push((pn.into(), cn.into(), n.into(), replaces.clone()));
+                        for s in str_list(&e["skips"]) {
+                            if s != replaces && (!only_in_channel || names.contains(s.as_str())) {
+                                out.push((pn.into(), cn.into(), n.into(), s));
+                            }
+                        }
+                    };
+                    push(&mut all, false);
+                    if is_head {
+                        push(&mut latest, true);
+                    }
+                }
+            }
+            let req = api::GetAllProvidersRequest {
+                group: g.0.clone(),
+                version: g.1.clone(),
+                kind: g.2.clone(),
+                plural: String::new(),
+            };
+            let mut s = c.get_channel_entries_that_provide(req).await.unwrap().into_inner();
+            let mut got = Vec::new();
+            while let Some(e) = s.message().await.unwrap() {
+                got.push((e.package_name, e.channel_name, e.bundle_name, e.replaces));
+            }
+            assert_eq!(got, all, "{g:?}");
+            let req = api::GetLatestProvidersRequest {
+                group: g.0.clone(),
+                version: g.1.clone(),
+                kind: g.2.clone(),
+                plural: String::new(),
+            };
+            let answer = c.get_latest_channel_entries_that_provide(req).await;
+            let mut got = Vec::new();
+            match answer {
+                Ok(s) => {
+                    let mut s = s.into_inner();
+                    while let Some(e) = s.message().await.unwrap() {
+                        got.push((e.package_name, e.channel_name, e.bundle_name, e.replaces));
+                    }
+                }
+                Err(e) => {
+                    assert_eq!(e.code(), tonic::Code::Unknown);
+                    assert_eq!(
+                        e.message(),
+                        format!("no channel entries found that provide group:{:?} version:{:?} kind:{:?}", g.0, g.1, g.2)
+                    );
+                }
+            }
+            assert_eq!(got, latest, "{g:?}");
+            // GetDefaultBundleThatProvides: the default channel's head of the first package
+            // (by name) whose default channel head provides it.
+            let want = latest
+                .iter()
+                .find(|(pn, cn, _, _)| pkgs[pn.as_str()]["defaultChannel"] == cn.as_str())
+                .map(|(pn, _, n, _)| (pn.clone(), n.clone()));
+            let req = api::GetDefaultProviderRequest {
+                group: g.0.clone(),
+                version: g.1.clone(),
+                kind: g.2.clone(),
+                plural: String::new(),
+            };
+            match (c.get_default_bundle_that_provides(req).await, want) {
+                (Ok(b), Some((pn, n))) => {
+                    let b = b.into_inner();
+                    assert_eq!((b.package_name, b.csv_name), (pn, n), "{g:?}");
+                    assert!(b.replaces.is_empty() && b.skips.is_empty());
+                }
+                (Err(e), None) => assert_eq!(e.code(), tonic::Code::Unknown, "{g:?}"),
+                (got, want) => panic!("{g:?}: got {got:?}, want {want:?}"),
+            }
+        }
     });
 }

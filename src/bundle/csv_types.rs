@@ -173,6 +173,16 @@ pub fn csv_metadata(csv: &Node) -> Result<Node, TypeError> {
     Ok(Node::new(Pos::default(), Value::Map(out)))
 }
 
+/// The field `name` of an `olm.csv.metadata` value decoded into its Go type and encoded again
+/// (`property.CSVMetadata`, as opm reads the property back; the zero value when absent).
+pub fn metadata_field(meta: &Node, name: &str) -> Result<Node, TypeError> {
+    let f = CSV_METADATA
+        .iter()
+        .find(|f| f.name == name)
+        .expect("a field of property.CSVMetadata");
+    encode(lookup(meta, &[name]), f.shape, name)
+}
+
 /// The string fields `keys` of each owned (`true`) or required description in `spec.<section>`.
 fn descriptions(csv: &Node, section: &str, owned: bool, keys: [&str; 3]) -> Vec<[String; 4]> {
     let key = if owned { "owned" } else { "required" };

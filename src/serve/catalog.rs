@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::fbc::decl::{Bundle, DeclarativeConfig};
+use super::csv::html_escaped;
+use crate::fbc::decl::{Bundle, DeclarativeConfig, Package};
 use crate::fbc::node::write_json_string;
 use crate::fbc::property::Typed;
 use crate::model::chain::{Head, heads};
@@ -29,7 +30,8 @@ pub struct BundleData {
     pub properties: Vec<(String, String)>,
     /// The `olm.bundle.object` manifests as JSON.
     pub objects: Vec<String>,
-    /// The CSV among them.
+    /// The CSV among them, or the one opm synthesizes from `olm.csv.metadata` (then also the
+    /// only object when there are no others).
     pub csv_json: String,
     /// A bundle-level deprecation message.
     pub deprecation: Option<String>,
@@ -65,13 +67,6 @@ fn json_str(s: &str) -> String {
     out
 }
 
-/// Go's `json.Marshal` escapes `<`, `>` and `&` (they only occur inside strings in JSON).
-fn html_escaped(json: &str) -> String {
-    json.replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
-}
-
 /// A bundle object's JSON as opm reads it: the decoded `data` unchanged when it starts with `{`,
 /// else YAML converted to compact JSON (sigs.k8s.io/yaml, HTML-escaped).
 fn object_json(data: &[u8]) -> Option<String> {
@@ -84,12 +79,13 @@ fn object_json(data: &[u8]) -> Option<String> {
 }
 
 impl BundleData {
-    fn of(b: &Bundle, deprecation: Option<String>) -> BundleData {
+    fn of(b: &Bundle, pkg: Option<&Package>, deprecation: Option<String>) -> BundleData {
         let mut d = BundleData {
             image: b.image.clone(),
             deprecation,
             ..BundleData::default()
         };
+        let mut metadata = Vec::new();
         let gvk =
             |g: &crate::fbc::property::Gvk| [g.group.clone(), g.version.clone(), g.kind.clone()];
         for p in &b.properties {
@@ -121,6 +117,7 @@ impl BundleData {
                         d.objects.push(json);
                     }
                 }
+                Typed::CsvMetadata => metadata.push(&p.value),
                 _ => {}
             }
             if !matches!(p.typed, Typed::BundleObject | Typed::CsvMetadata) {
@@ -136,6 +133,16 @@ impl BundleData {
             })
             .cloned()
             .unwrap_or_default();
+        // No CSV among the objects and exactly one olm.csv.metadata: opm synthesizes one, and
+        // serves it as the only object when there are none.
+        if let ([meta], "") = (metadata.as_slice(), d.csv_json.as_str())
+            && let Some(csv) = super::csv::synthesized(b, pkg, &d.version, meta)
+        {
+            if d.objects.is_empty() {
+                d.objects.push(csv.clone());
+            }
+            d.csv_json = csv;
+        }
         d
     }
 }
@@ -217,6 +224,8 @@ impl ServedCatalog {
                 }
             }
         }
+        let package_blobs: BTreeMap<&str, &Package> =
+            cfg.packages.iter().map(|p| (p.name.as_str(), p)).collect();
         let data: BTreeMap<(&str, &str), Arc<BundleData>> = cfg
             .bundles
             .iter()
@@ -226,7 +235,11 @@ impl ServedCatalog {
                     .map(|m| m.to_string());
                 (
                     (b.package.as_str(), b.name.as_str()),
-                    Arc::new(BundleData::of(b, dep)),
+                    Arc::new(BundleData::of(
+                        b,
+                        package_blobs.get(b.package.as_str()).copied(),
+                        dep,
+                    )),
                 )
             })
             .collect();

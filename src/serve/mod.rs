@@ -4,12 +4,14 @@
 //!
 //! - [`api`]: the messages, client and server generated from `proto/registry.proto`
 //!   (`scripts/grpc-gen.sh`; checked in, so building needs no protoc);
+//! - [`csv`]: the CSV opm serves for a bundle described only by `olm.csv.metadata`;
 //! - [`catalog`]: the index the answers come from, built once at start;
 //! - [`registry`]: the `api.Registry` service;
 //! - [`server`]: the listener, health, reflection and shutdown.
 
 pub mod catalog;
 pub mod codec;
+pub mod csv;
 pub mod registry;
 pub mod server;
 

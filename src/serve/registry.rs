@@ -6,7 +6,7 @@
 use std::pin::Pin;
 use std::sync::Arc;
 
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
 use super::api;
@@ -16,12 +16,27 @@ use super::catalog::{ServedCatalog, ServedChannel, ServedEntry};
 #[derive(Debug, Clone)]
 pub struct RegistryService {
     catalog: Arc<ServedCatalog>,
+    /// Every (package, channel, bundle) in `ListBundles` order, worked out once.
+    listing: Arc<[(String, String, String)]>,
 }
 
 impl RegistryService {
     /// Serves `catalog`.
     pub fn new(catalog: Arc<ServedCatalog>) -> Self {
-        RegistryService { catalog }
+        let mut listing: Vec<(String, String, String)> = Vec::new();
+        for (pn, p) in &catalog.packages {
+            for (cn, c) in &p.channels {
+                for bn in c.entries.keys() {
+                    listing.push((pn.clone(), cn.clone(), bn.clone()));
+                }
+            }
+        }
+        // opm's ListBundles order: channel name, then package name, then bundle name.
+        listing.sort_by(|a, b| (&a.1, &a.0, &a.2).cmp(&(&b.1, &b.0, &b.2)));
+        RegistryService {
+            catalog,
+            listing: listing.into(),
+        }
     }
 
     fn channel(&self, pkg: &str, ch: &str) -> Result<&ServedChannel, Status> {
@@ -46,21 +61,6 @@ impl RegistryService {
             ))
         })?;
         Ok(bundle(pkg, ch, name, e, Shape::Trimmed))
-    }
-
-    /// Every (package, channel, bundle) in opm's `ListBundles` order: channel name, then
-    /// package name, then bundle name.
-    fn all_entries(&self) -> Vec<(&str, &str, &str, &ServedEntry)> {
-        let mut v: Vec<(&str, &str, &str, &ServedEntry)> = Vec::new();
-        for (pn, p) in &self.catalog.packages {
-            for (cn, c) in &p.channels {
-                for (bn, e) in &c.entries {
-                    v.push((pn, cn, bn, e));
-                }
-            }
-        }
-        v.sort_by(|a, b| (a.1, a.0, a.2).cmp(&(b.1, b.0, b.2)));
-        v
     }
 
     /// `GetLatestChannelEntriesThatProvide`'s entries (sorted by package, channel).
@@ -405,12 +405,20 @@ impl api::registry_server::Registry for RegistryService {
         req: Request<api::ListBundlesRequest>,
     ) -> Result<Response<Self::ListBundlesStream>, Status> {
         let _ = req;
-        let out: Vec<api::Bundle> = self
-            .all_entries()
-            .into_iter()
-            .map(|(p, c, b, e)| bundle(p, c, b, e, Shape::Listed))
-            .collect();
-        Ok(Response::new(stream(out)))
+        // Built one at a time as the client reads: a stream holds one bundle, not a copy of
+        // the catalog.
+        let (catalog, listing) = (self.catalog.clone(), self.listing.clone());
+        let out = futures_util::stream::iter(0..listing.len()).filter_map(move |i| {
+            let (p, c, b) = &listing[i];
+            let e = catalog
+                .packages
+                .get(p)
+                .and_then(|pk| pk.channels.get(c))
+                .and_then(|ch| ch.entries.get(b))
+                .map(|e| Ok(bundle(p, c, b, e, Shape::Listed)));
+            std::future::ready(e)
+        });
+        Ok(Response::new(Box::pin(out)))
     }
 }
 

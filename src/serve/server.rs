@@ -40,12 +40,17 @@ pub async fn serve(
         .map_err(|e| format!("gRPC server: {e}"))
 }
 
-/// The listener as the stream of connections tonic takes.
+/// The listener as the stream of connections tonic takes, with Nagle's algorithm off (tonic only
+/// sets that on listeners it binds itself; left on, each small answer waits for the client's
+/// delayed ACK, about 40 ms per call).
 fn tokio_stream_of(
     listener: tokio::net::TcpListener,
 ) -> impl futures_util::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
     futures_util::stream::unfold(listener, |l| async move {
-        let r = l.accept().await.map(|(s, _)| s);
+        let r = l.accept().await.map(|(s, _)| {
+            let _ = s.set_nodelay(true);
+            s
+        });
         Some((r, l))
     })
 }

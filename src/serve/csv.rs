@@ -1,0 +1,285 @@
+//! The ClusterServiceVersion opm serves for a bundle that has no `olm.bundle.object` manifests
+//! but one `olm.csv.metadata` property (operator-registry `pkg/api/model_to_api.go`,
+//! `ConvertModelBundleToAPIBundle`): a stub CSV carrying the metadata, the package's icon, the
+//! bundle's version and related images, with a `deployment` install strategy and no
+//! deployments. OLM's package server lists operators from it, so its bytes are what
+//! `json.Marshal` of operator-framework/api's `v1alpha1.ClusterServiceVersion` gives: fields in
+//! Go declaration order, `omitempty` fields left out when empty, map keys sorted, compact, and
+//! `<`, `>`, `&` escaped as `\u003c`, `\u003e`, `\u0026`.
+//!
+//! `metadata.creationTimestamp` is left out: apimachinery 0.33 (kubernetes#130989) stopped
+//! writing a zero timestamp as `null`, and opm has been built with it since.
+
+use crate::bundle::csv_types::metadata_field;
+use crate::bundle::gotype::{Shape, is_empty};
+use crate::fbc::decl::{Bundle, Package};
+use crate::fbc::node::{Entry, Node, Pos, Value, sorted_unique, write_go_float, write_json_string};
+
+fn node(value: Value) -> Node {
+    Node::new(Pos::default(), value)
+}
+
+fn text(s: &str) -> Node {
+    node(Value::Str(s.to_string()))
+}
+
+/// An object from (key, value) pairs, in the order given.
+fn object(fields: Vec<(&str, Node)>) -> Node {
+    node(Value::Map(
+        fields
+            .into_iter()
+            .map(|(key, value)| Entry {
+                key: key.to_string(),
+                key_pos: Pos::default(),
+                value,
+            })
+            .collect(),
+    ))
+}
+
+/// `n` with every object's keys sorted and de-duplicated (the last one winning), as opm holds a
+/// property value after loading: a `json.RawMessage` inside it (a descriptor `value`) keeps that
+/// order when encoded again.
+fn normalized(n: &Node) -> Node {
+    match &n.value {
+        Value::Map(entries) => node(Value::Map(
+            sorted_unique(entries)
+                .into_iter()
+                .map(|e| Entry {
+                    key: e.key.clone(),
+                    key_pos: e.key_pos,
+                    value: normalized(&e.value),
+                })
+                .collect(),
+        )),
+        Value::Seq(items) => node(Value::Seq(items.iter().map(normalized).collect())),
+        _ => n.clone(),
+    }
+}
+
+/// Compact JSON of `n` with object entries in the order they are (the order the CSV was built
+/// in), as Go's encoder writes a struct.
+fn write_in_order(n: &Node, out: &mut String) {
+    match &n.value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(f) => write_go_float(out, *f),
+        Value::Str(s) => write_json_string(out, s),
+        Value::Seq(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_in_order(item, out);
+            }
+            out.push(']');
+        }
+        Value::Map(entries) => {
+            out.push('{');
+            for (i, e) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_string(out, &e.key);
+                out.push(':');
+                write_in_order(&e.value, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Go's `json.Marshal` escapes `<`, `>` and `&` (they only occur inside strings in JSON).
+pub fn html_escaped(json: &str) -> String {
+    json.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
+/// Adds an `omitempty` field unless its value is empty (not a struct: those are always written).
+fn optional(fields: &mut Vec<(&'static str, Node)>, key: &'static str, value: Node) {
+    if !is_empty(Shape::Raw, &value) {
+        fields.push((key, value));
+    }
+}
+
+/// The icon list: the package's icon (its data decoded and encoded again as standard base64, as
+/// Go's `[]byte` round trip does), or nothing.
+fn icon(pkg: Option<&Package>) -> Option<Node> {
+    let icon = pkg?.icon.as_ref()?;
+    let data = crate::checks::bundle::hub::decode_base64(&icon.base64data)
+        .map(|bytes| crate::bundle::render::base64(&bytes))
+        .unwrap_or_else(|| icon.base64data.to_string());
+    Some(node(Value::Seq(vec![object(vec![
+        ("base64data", text(&data)),
+        ("mediatype", text(&icon.mediatype)),
+    ])])))
+}
+
+/// The CSV JSON for `bundle` from its `olm.csv.metadata` value `meta`; `None` when the value
+/// does not decode into `property.CSVMetadata` (opm refuses such a catalog at start).
+pub fn synthesized(
+    bundle: &Bundle,
+    pkg: Option<&Package>,
+    version: &str,
+    meta: &Node,
+) -> Option<String> {
+    let meta = normalized(meta);
+    let field = |name: &str| metadata_field(&meta, name).ok();
+    let mut spec: Vec<(&str, Node)> = Vec::new();
+    spec.push((
+        "install",
+        object(vec![
+            ("strategy", text("deployment")),
+            ("spec", object(vec![("deployments", node(Value::Null))])),
+        ]),
+    ));
+    // OperatorVersion marshals blang's String() of the parsed version.
+    let version = semver::Version::parse(version)
+        .map(|v| v.to_string())
+        .unwrap_or_else(|_| "0.0.0".to_string());
+    spec.push(("version", text(&version)));
+    optional(&mut spec, "maturity", field("maturity")?);
+    spec.push(("customresourcedefinitions", field("crdDescriptions")?));
+    spec.push(("apiservicedefinitions", field("apiServiceDefinitions")?));
+    optional(&mut spec, "nativeAPIs", field("nativeAPIs")?);
+    optional(&mut spec, "minKubeVersion", field("minKubeVersion")?);
+    spec.push(("displayName", field("displayName")?));
+    let mut description = field("description")?;
+    if is_empty(Shape::Str, &description) {
+        description = text(pkg.map_or("", |p| p.description.as_str()));
+    }
+    optional(&mut spec, "description", description);
+    optional(&mut spec, "keywords", field("keywords")?);
+    optional(&mut spec, "maintainers", field("maintainers")?);
+    spec.push(("provider", field("provider")?));
+    optional(&mut spec, "links", field("links")?);
+    if let Some(icon) = icon(pkg) {
+        spec.push(("icon", icon));
+    }
+    optional(&mut spec, "installModes", field("installModes")?);
+    spec.push((
+        "cleanup",
+        object(vec![("enabled", node(Value::Bool(false)))]),
+    ));
+    let related: Vec<Node> = bundle
+        .related_images
+        .iter()
+        .map(|r| object(vec![("name", text(&r.name)), ("image", text(&r.image))]))
+        .collect();
+    optional(&mut spec, "relatedImages", node(Value::Seq(related)));
+
+    let mut metadata = vec![("name", text(&bundle.name))];
+    optional(&mut metadata, "labels", field("labels")?);
+    optional(&mut metadata, "annotations", field("annotations")?);
+    let csv = object(vec![
+        ("kind", text("ClusterServiceVersion")),
+        ("apiVersion", text("operators.coreos.com/v1alpha1")),
+        ("metadata", object(metadata)),
+        ("spec", object(spec)),
+        ("status", object(vec![("cleanup", object(vec![]))])),
+    ]);
+    let mut out = String::new();
+    write_in_order(&csv, &mut out);
+    Some(html_escaped(&out))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use crate::fbc::decl::DeclarativeConfig;
+    use crate::serve::catalog::ServedCatalog;
+
+    fn served(text: &str) -> ServedCatalog {
+        let mut cfg = DeclarativeConfig::default();
+        let problems =
+            crate::fbc::load::parse_text(text, &Arc::from(Path::new("c.yaml")), &mut cfg);
+        assert!(problems.is_empty(), "{problems:?}");
+        ServedCatalog::new(&cfg)
+    }
+
+    const CATALOG: &str = r#"---
+schema: olm.package
+name: p
+defaultChannel: stable
+description: From the package & its <blob>
+icon: {base64data: "PHN2Zz48L3N2Zz4=", mediatype: image/svg+xml}
+---
+schema: olm.channel
+package: p
+name: stable
+entries: [{name: p.v1.0.0}]
+---
+schema: olm.bundle
+package: p
+name: p.v1.0.0
+image: quay.io/p/b:1
+relatedImages: [{name: op, image: quay.io/p/op:1}]
+properties:
+- {type: olm.package, value: {packageName: p, version: 1.0.0}}
+- type: olm.csv.metadata
+  value:
+    provider: {name: P}
+    displayName: P
+    labels: {z: "1", a: "2"}
+    keywords: [k]
+    installModes: [{type: AllNamespaces, supported: true}]
+    crdDescriptions:
+      owned:
+      - {name: ps.p.io, version: v1, kind: P, specDescriptors: [{path: size, value: {z: 1, a: 2}}]}
+    annotations: {alm-examples: "[]", capabilities: Basic Install}
+    unknownField: dropped
+"#;
+
+    /// The bytes Go's json.Marshal gives for the v1alpha1 CSV opm builds: struct field order,
+    /// omitempty fields out, maps and the RawMessage descriptor value sorted, the package's
+    /// description and icon, HTML escaping, and no creationTimestamp.
+    #[test]
+    fn the_csv_opm_synthesizes_byte_for_byte() {
+        let c = served(CATALOG);
+        let e = &c.packages["p"].channels["stable"].entries["p.v1.0.0"];
+        let want = concat!(
+            r#"{"kind":"ClusterServiceVersion","apiVersion":"operators.coreos.com/v1alpha1","#,
+            r#""metadata":{"name":"p.v1.0.0","labels":{"a":"2","z":"1"},"#,
+            r#""annotations":{"alm-examples":"[]","capabilities":"Basic Install"}},"#,
+            r#""spec":{"install":{"strategy":"deployment","spec":{"deployments":null}},"#,
+            r#""version":"1.0.0","customresourcedefinitions":{"owned":[{"name":"ps.p.io","#,
+            r#""version":"v1","kind":"P","specDescriptors":[{"path":"size","value":{"a":2,"z":1}}]}]},"#,
+            r#""apiservicedefinitions":{},"displayName":"P","#,
+            r#""description":"From the package \u0026 its \u003cblob\u003e","keywords":["k"],"#,
+            r#""provider":{"name":"P"},"#,
+            r#""icon":[{"base64data":"PHN2Zz48L3N2Zz4=","mediatype":"image/svg+xml"}],"#,
+            r#""installModes":[{"type":"AllNamespaces","supported":true}],"#,
+            r#""cleanup":{"enabled":false},"relatedImages":[{"name":"op","image":"quay.io/p/op:1"}]},"#,
+            r#""status":{"cleanup":{}}}"#,
+        );
+        assert_eq!(e.data.csv_json, want);
+        assert_eq!(e.data.objects, vec![want.to_string()]);
+    }
+
+    /// A bundle with manifests serves its own CSV; one without either serves none.
+    #[test]
+    fn only_without_a_csv_object_and_with_one_metadata_property() {
+        let csv = r#"{"apiVersion":"operators.coreos.com/v1alpha1","kind":"ClusterServiceVersion","metadata":{"name":"p.v1.0.0"}}"#;
+        let data = crate::bundle::render::base64(csv.as_bytes());
+        let with_object = CATALOG.replace(
+            "- type: olm.csv.metadata",
+            &format!(
+                "- {{type: olm.bundle.object, value: {{data: {data}}}}}\n- type: olm.csv.metadata"
+            ),
+        );
+        let c = served(&with_object);
+        let e = &c.packages["p"].channels["stable"].entries["p.v1.0.0"];
+        assert_eq!(e.data.csv_json, csv);
+        assert_eq!(e.data.objects, vec![csv.to_string()]);
+
+        let bare = CATALOG.split("- type: olm.csv.metadata").next().unwrap();
+        let c = served(bare);
+        let e = &c.packages["p"].channels["stable"].entries["p.v1.0.0"];
+        assert_eq!(e.data.csv_json, "");
+        assert!(e.data.objects.is_empty());
+    }
+}
