@@ -469,7 +469,9 @@ fn serve(dir: &std::path::Path, port: u16) -> u8 {
         Ok(l) => l,
         Err(c) => return c,
     };
+    let load_ms = started.elapsed().as_millis();
     let findings = crate::checks::fbc::validate(&loaded);
+    let validate_ms = started.elapsed().as_millis() - load_ms;
     if exit_status(&findings, false) != EXIT_OK {
         report(&findings, &loaded, Output::Text);
         super::error(format_args!(
@@ -506,10 +508,11 @@ fn serve(dir: &std::path::Path, port: u16) -> u8 {
             .await
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         let bound = listener.local_addr().map_err(|e| e.to_string())?;
+        let ready_ms = started.elapsed().as_millis();
         eprintln!(
-            "serving {} packages on {bound} (ready in {} ms)",
+            "serving {} packages on {bound} (ready in {ready_ms} ms: load {load_ms}, validate {validate_ms}, index {})",
             catalog.packages.len(),
-            started.elapsed().as_millis()
+            ready_ms - load_ms - validate_ms
         );
         crate::serve::server::serve(catalog, listener, shutdown).await
     });

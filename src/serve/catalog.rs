@@ -5,8 +5,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::csv::PackageInfo;
 use super::csv::html_escaped;
-use crate::fbc::decl::{Bundle, DeclarativeConfig, Package};
+use super::rope::{Interner, Rope};
+use crate::fbc::decl::{Bundle, DeclarativeConfig};
 use crate::fbc::node::write_json_string;
 use crate::fbc::property::Typed;
 use crate::model::chain::{Head, heads};
@@ -29,10 +31,10 @@ pub struct BundleData {
     /// `olm.csv.metadata`.
     pub properties: Vec<(String, String)>,
     /// The `olm.bundle.object` manifests as JSON.
-    pub objects: Vec<String>,
+    pub objects: Vec<Rope>,
     /// The CSV among them, or the one opm synthesizes from `olm.csv.metadata` (then also the
     /// only object when there are no others).
-    pub csv_json: String,
+    pub csv_json: Rope,
     /// A bundle-level deprecation message.
     pub deprecation: Option<String>,
 }
@@ -79,13 +81,19 @@ fn object_json(data: &[u8]) -> Option<String> {
 }
 
 impl BundleData {
-    fn of(b: &Bundle, pkg: Option<&Package>, deprecation: Option<String>) -> BundleData {
+    fn of(
+        b: &Bundle,
+        pkg: Option<&PackageInfo>,
+        deprecation: Option<String>,
+        interner: &mut Interner,
+    ) -> BundleData {
         let mut d = BundleData {
             image: b.image.clone(),
             deprecation,
             ..BundleData::default()
         };
         let mut metadata = Vec::new();
+        let mut objects: Vec<String> = Vec::new();
         let gvk =
             |g: &crate::fbc::property::Gvk| [g.group.clone(), g.version.clone(), g.kind.clone()];
         for p in &b.properties {
@@ -114,7 +122,7 @@ impl BundleData {
                         .and_then(crate::checks::bundle::hub::decode_base64)
                         .and_then(|bytes| object_json(&bytes));
                     if let Some(json) = data {
-                        d.objects.push(json);
+                        objects.push(json);
                     }
                 }
                 Typed::CsvMetadata => metadata.push(&p.value),
@@ -124,20 +132,18 @@ impl BundleData {
                 d.properties.push((p.type_.clone(), p.value.to_json()));
             }
         }
-        d.csv_json = d
-            .objects
-            .iter()
-            .find(|o| {
-                serde_json::from_str::<serde_json::Value>(o)
-                    .is_ok_and(|v| v["kind"] == "ClusterServiceVersion")
-            })
-            .cloned()
-            .unwrap_or_default();
-        // No CSV among the objects and exactly one olm.csv.metadata: opm synthesizes one, and
-        // serves it as the only object when there are none.
-        if let ([meta], "") = (metadata.as_slice(), d.csv_json.as_str())
-            && let Some(csv) = super::csv::synthesized(b, pkg, &d.version, meta)
+        let csv = objects.iter().position(|o| {
+            serde_json::from_str::<serde_json::Value>(o)
+                .is_ok_and(|v| v["kind"] == "ClusterServiceVersion")
+        });
+        d.objects = objects.iter().map(|o| Rope::whole(o, interner)).collect();
+        if let Some(i) = csv {
+            d.csv_json = d.objects[i].clone();
+        } else if let [meta] = metadata.as_slice()
+            && let Some(csv) = super::csv::synthesized(b, pkg, &d.version, meta, interner)
         {
+            // No CSV among the objects and exactly one olm.csv.metadata: opm synthesizes one,
+            // and serves it as the only object when there are none.
             if d.objects.is_empty() {
                 d.objects.push(csv.clone());
             }
@@ -197,6 +203,28 @@ fn pb_struct(n: &crate::fbc::node::Node) -> prost_types::Struct {
     }
 }
 
+/// A bundle's (package, name) and data.
+type Built<'c> = ((&'c str, &'c str), Arc<BundleData>);
+
+/// The data of a share of the bundles, with one interner.
+fn build_share<'c>(
+    share: &[&'c Bundle],
+    deprecations: &BTreeMap<(&str, &str), &str>,
+    package_info: &BTreeMap<&str, PackageInfo>,
+) -> Vec<Built<'c>> {
+    let mut interner = Interner::default();
+    share
+        .iter()
+        .map(|b| {
+            let dep = deprecations
+                .get(&(b.package.as_str(), b.name.as_str()))
+                .map(|m| m.to_string());
+            let d = BundleData::of(b, package_info.get(b.package.as_str()), dep, &mut interner);
+            ((b.package.as_str(), b.name.as_str()), Arc::new(d))
+        })
+        .collect()
+}
+
 impl ServedCatalog {
     /// Builds the index. The catalog must have passed validation (one head per channel, every
     /// channel's package declared); anything else is skipped rather than guessed.
@@ -224,25 +252,33 @@ impl ServedCatalog {
                 }
             }
         }
-        let package_blobs: BTreeMap<&str, &Package> =
-            cfg.packages.iter().map(|p| (p.name.as_str(), p)).collect();
-        let data: BTreeMap<(&str, &str), Arc<BundleData>> = cfg
-            .bundles
+        let package_info: BTreeMap<&str, PackageInfo> = cfg
+            .packages
             .iter()
-            .map(|b| {
-                let dep = bundle_deprecations
-                    .get(&(b.package.as_str(), b.name.as_str()))
-                    .map(|m| m.to_string());
-                (
-                    (b.package.as_str(), b.name.as_str()),
-                    Arc::new(BundleData::of(
-                        b,
-                        package_blobs.get(b.package.as_str()).copied(),
-                        dep,
-                    )),
-                )
-            })
+            .map(|p| (p.name.as_str(), PackageInfo::of(p)))
             .collect();
+        // Packages split across threads, each with its own interner: pieces are shared within
+        // a package (its icon, unchanged descriptions and CRDs), where they repeat.
+        let mut by_package: BTreeMap<&str, Vec<&Bundle>> = BTreeMap::new();
+        for b in &cfg.bundles {
+            by_package.entry(b.package.as_str()).or_default().push(b);
+        }
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut shares: Vec<Vec<&Bundle>> = vec![Vec::new(); workers];
+        for (i, group) in by_package.into_values().enumerate() {
+            shares[i % workers].extend(group);
+        }
+        let built: Vec<Vec<Built>> = std::thread::scope(|s| {
+            let handles: Vec<_> = shares
+                .iter()
+                .map(|share| s.spawn(|| build_share(share, &bundle_deprecations, &package_info)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        let data: BTreeMap<(&str, &str), Arc<BundleData>> = built.into_iter().flatten().collect();
         for c in &cfg.channels {
             let Some(p) = packages.get_mut(&c.package) else {
                 continue;

@@ -10,6 +10,9 @@
 //! `metadata.creationTimestamp` is left out: apimachinery 0.33 (kubernetes#130989) stopped
 //! writing a zero timestamp as `null`, and opm has been built with it since.
 
+use std::sync::Arc;
+
+use super::rope::{Interner, Rope, RopeWriter};
 use crate::bundle::csv_types::metadata_field;
 use crate::bundle::gotype::{Shape, is_empty};
 use crate::fbc::decl::{Bundle, Package};
@@ -58,35 +61,57 @@ fn normalized(n: &Node) -> Node {
 }
 
 /// Compact JSON of `n` with object entries in the order they are (the order the CSV was built
-/// in), as Go's encoder writes a struct.
-fn write_in_order(n: &Node, out: &mut String) {
+/// in), as Go's encoder writes a struct; strings HTML-escaped as `json.Marshal` writes them (the
+/// only place `<`, `>` and `&` can be). Long strings become shared pieces of the rope.
+fn write_in_order(n: &Node, out: &mut RopeWriter) {
+    let mut scalar = String::new();
     match &n.value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(f) => write_go_float(out, *f),
-        Value::Str(s) => write_json_string(out, s),
+        Value::Number(f) => {
+            write_go_float(&mut scalar, *f);
+            out.push_str(&scalar);
+        }
+        Value::Str(s) => {
+            write_json_string(&mut scalar, s);
+            if scalar.contains(['<', '>', '&']) {
+                scalar = html_escaped(&scalar);
+            }
+            out.push_str(&scalar);
+        }
         Value::Seq(items) => {
-            out.push('[');
+            out.push_str("[");
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push_str(",");
                 }
                 write_in_order(item, out);
             }
-            out.push(']');
+            out.push_str("]");
         }
         Value::Map(entries) => {
-            out.push('{');
-            for (i, e) in entries.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json_string(out, &e.key);
-                out.push(':');
-                write_in_order(&e.value, out);
-            }
-            out.push('}');
+            out.push_str("{");
+            write_entries(entries, out);
+            out.push_str("}");
         }
+    }
+}
+
+/// The members of an object, comma-separated, in order.
+fn write_entries(entries: &[Entry], out: &mut RopeWriter) {
+    let mut key = String::new();
+    for (i, e) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push_str(",");
+        }
+        key.clear();
+        write_json_string(&mut key, &e.key);
+        if key.contains(['<', '>', '&']) {
+            key = html_escaped(&key);
+        }
+        out.push_str(&key);
+        out.push_str(":");
+        write_in_order(&e.value, out);
     }
 }
 
@@ -104,10 +129,34 @@ fn optional(fields: &mut Vec<(&'static str, Node)>, key: &'static str, value: No
     }
 }
 
+/// What the CSV takes from the package, worked out once per package.
+#[derive(Debug, Clone)]
+pub struct PackageInfo {
+    /// The package's description (the CSV's when it has none).
+    pub description: String,
+    /// [`icon`] as JSON, shared by every bundle of the package.
+    pub icon: Option<Arc<str>>,
+}
+
+impl PackageInfo {
+    /// The package's description and icon.
+    pub fn of(pkg: &Package) -> PackageInfo {
+        PackageInfo {
+            description: pkg.description.clone(),
+            icon: icon(pkg).map(|n| {
+                let mut interner = Interner::default();
+                let mut w = RopeWriter::new(&mut interner);
+                write_in_order(&n, &mut w);
+                Arc::from(w.finish().to_string())
+            }),
+        }
+    }
+}
+
 /// The icon list: the package's icon (its data decoded and encoded again as standard base64, as
 /// Go's `[]byte` round trip does), or nothing.
-fn icon(pkg: Option<&Package>) -> Option<Node> {
-    let icon = pkg?.icon.as_ref()?;
+pub fn icon(pkg: &Package) -> Option<Node> {
+    let icon = pkg.icon.as_ref()?;
     let data = crate::checks::bundle::hub::decode_base64(&icon.base64data)
         .map(|bytes| crate::bundle::render::base64(&bytes))
         .unwrap_or_else(|| icon.base64data.to_string());
@@ -117,14 +166,16 @@ fn icon(pkg: Option<&Package>) -> Option<Node> {
     ])])))
 }
 
-/// The CSV JSON for `bundle` from its `olm.csv.metadata` value `meta`; `None` when the value
-/// does not decode into `property.CSVMetadata` (opm refuses such a catalog at start).
+/// The CSV JSON for `bundle` from its `olm.csv.metadata` value `meta`, long strings interned in
+/// `interner`; `None` when the value does not decode into `property.CSVMetadata` (opm refuses
+/// such a catalog at start).
 pub fn synthesized(
     bundle: &Bundle,
-    pkg: Option<&Package>,
+    pkg: Option<&PackageInfo>,
     version: &str,
     meta: &Node,
-) -> Option<String> {
+    interner: &mut Interner,
+) -> Option<Rope> {
     let meta = normalized(meta);
     let field = |name: &str| metadata_field(&meta, name).ok();
     let mut spec: Vec<(&str, Node)> = Vec::new();
@@ -155,11 +206,10 @@ pub fn synthesized(
     optional(&mut spec, "maintainers", field("maintainers")?);
     spec.push(("provider", field("provider")?));
     optional(&mut spec, "links", field("links")?);
-    if let Some(icon) = icon(pkg) {
-        spec.push(("icon", icon));
-    }
-    optional(&mut spec, "installModes", field("installModes")?);
-    spec.push((
+    // The icon goes between these: it is the package's, written once.
+    let mut tail: Vec<(&str, Node)> = Vec::new();
+    optional(&mut tail, "installModes", field("installModes")?);
+    tail.push((
         "cleanup",
         object(vec![("enabled", node(Value::Bool(false)))]),
     ));
@@ -168,21 +218,30 @@ pub fn synthesized(
         .iter()
         .map(|r| object(vec![("name", text(&r.name)), ("image", text(&r.image))]))
         .collect();
-    optional(&mut spec, "relatedImages", node(Value::Seq(related)));
+    optional(&mut tail, "relatedImages", node(Value::Seq(related)));
 
     let mut metadata = vec![("name", text(&bundle.name))];
     optional(&mut metadata, "labels", field("labels")?);
     optional(&mut metadata, "annotations", field("annotations")?);
-    let csv = object(vec![
-        ("kind", text("ClusterServiceVersion")),
-        ("apiVersion", text("operators.coreos.com/v1alpha1")),
-        ("metadata", object(metadata)),
-        ("spec", object(spec)),
-        ("status", object(vec![("cleanup", object(vec![]))])),
-    ]);
-    let mut out = String::new();
-    write_in_order(&csv, &mut out);
-    Some(html_escaped(&out))
+    let mut out = RopeWriter::new(interner);
+    out.push_str(
+        r#"{"kind":"ClusterServiceVersion","apiVersion":"operators.coreos.com/v1alpha1","metadata":"#,
+    );
+    write_in_order(&object(metadata), &mut out);
+    out.push_str(r#","spec":{"#);
+    let fields = |v: Vec<(&str, Node)>| match object(v).value {
+        Value::Map(entries) => entries,
+        _ => Vec::new(),
+    };
+    write_entries(&fields(spec), &mut out);
+    if let Some(icon) = pkg.and_then(|p| p.icon.clone()) {
+        out.push_str(r#","icon":"#);
+        out.push_shared(icon);
+    }
+    out.push_str(",");
+    write_entries(&fields(tail), &mut out);
+    out.push_str(r#"},"status":{"cleanup":{}}}"#);
+    Some(out.finish())
 }
 
 #[cfg(test)]
@@ -256,8 +315,8 @@ properties:
             r#""cleanup":{"enabled":false},"relatedImages":[{"name":"op","image":"quay.io/p/op:1"}]},"#,
             r#""status":{"cleanup":{}}}"#,
         );
-        assert_eq!(e.data.csv_json, want);
-        assert_eq!(e.data.objects, vec![want.to_string()]);
+        assert_eq!(e.data.csv_json.to_string(), want);
+        assert_eq!(e.data.objects, vec![e.data.csv_json.clone()]);
     }
 
     /// A bundle with manifests serves its own CSV; one without either serves none.
@@ -273,13 +332,13 @@ properties:
         );
         let c = served(&with_object);
         let e = &c.packages["p"].channels["stable"].entries["p.v1.0.0"];
-        assert_eq!(e.data.csv_json, csv);
-        assert_eq!(e.data.objects, vec![csv.to_string()]);
+        assert_eq!(e.data.csv_json.to_string(), csv);
+        assert_eq!(e.data.objects, vec![e.data.csv_json.clone()]);
 
         let bare = CATALOG.split("- type: olm.csv.metadata").next().unwrap();
         let c = served(bare);
         let e = &c.packages["p"].channels["stable"].entries["p.v1.0.0"];
-        assert_eq!(e.data.csv_json, "");
+        assert!(e.data.csv_json.is_empty());
         assert!(e.data.objects.is_empty());
     }
 }

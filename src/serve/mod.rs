@@ -5,6 +5,7 @@
 //! - [`api`]: the messages, client and server generated from `proto/registry.proto`
 //!   (`scripts/grpc-gen.sh`; checked in, so building needs no protoc);
 //! - [`csv`]: the CSV opm serves for a bundle described only by `olm.csv.metadata`;
+//! - [`rope`]: bundle JSON as shared pieces (one copy of a package's icon);
 //! - [`catalog`]: the index the answers come from, built once at start;
 //! - [`registry`]: the `api.Registry` service;
 //! - [`server`]: the listener, health, reflection and shutdown.
@@ -13,6 +14,7 @@ pub mod catalog;
 pub mod codec;
 pub mod csv;
 pub mod registry;
+pub mod rope;
 pub mod server;
 
 /// The registry API, generated from `proto/registry.proto` by `scripts/grpc-gen.sh`.

@@ -11,6 +11,7 @@ use tonic::{Request, Response, Status};
 
 use super::api;
 use super::catalog::{ServedCatalog, ServedChannel, ServedEntry};
+use super::rope::Rope;
 
 /// The service.
 #[derive(Debug, Clone)]
@@ -144,12 +145,12 @@ fn bundle(pkg: &str, ch: &str, name: &str, e: &ServedEntry, shape: Shape) -> api
         csv_json: if cleared {
             String::new()
         } else {
-            d.csv_json.clone()
+            d.csv_json.to_string()
         },
         object: if cleared {
             Vec::new()
         } else {
-            d.objects.clone()
+            d.objects.iter().map(Rope::to_string).collect()
         },
         bundle_path: d.image.clone(),
         provided_apis: gvks(&d.provided),
