@@ -1250,3 +1250,162 @@ fn image_build_appends_an_executable_binary_reproducibly() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("/nonexistent/op"), "{}", stderr(&o));
 }
+
+/// Unpacks the layers of `image` (a single-platform image in the registry), in order, into
+/// `root`.
+fn unpack_image(image: &str, work: &Path, root: &Path) {
+    let copy = work.join("copy");
+    let o = skopeo(&[
+        "copy",
+        "--src-tls-verify=false",
+        &format!("docker://{image}"),
+        &format!("dir:{}", p(&copy)),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let raw = skopeo_inspect(image, "--raw");
+    for l in raw["layers"].as_array().unwrap() {
+        let gz =
+            std::fs::read(copy.join(l["digest"].as_str().unwrap().trim_start_matches("sha256:")))
+                .unwrap();
+        tar::Archive::new(flate2::read::GzDecoder::new(gz.as_slice()))
+            .unpack(root)
+            .unwrap();
+    }
+}
+
+/// `catalog push --serve-with olmctl` on a base made by `olmctl image build` from the olmctl
+/// binary: the image runs `olmctl catalog serve /configs`, and what it holds serves the catalog
+/// (the unpacked entrypoint, run with the image's command, answers over gRPC). A base whose
+/// entrypoint is not olmctl is refused with the way to build one.
+#[test]
+fn catalog_image_served_by_olmctl() {
+    use olmctl::serve::api;
+    let reg = TestRegistry::start();
+    let (runtime, _) = push_base(&reg, "runtime:test");
+    let olmctl_base = reg.image("olmctl:test");
+    let binary = format!("{}:/usr/local/bin/olmctl", common::olmctl_bin().display());
+    ok(&olmctl(&[
+        "image",
+        "build",
+        "--base-image",
+        &runtime,
+        "--binary",
+        &binary,
+        "--platform",
+        "linux/amd64",
+        "--tag",
+        &olmctl_base,
+    ]));
+    let tag = reg.image("catalog-on-olmctl:v1");
+    ok(&olmctl(&[
+        "catalog",
+        "push",
+        p(&fixture_catalog()),
+        "--base-image",
+        &olmctl_base,
+        "--serve-with",
+        "olmctl",
+        "--tag",
+        &tag,
+    ]));
+    let cfg = skopeo_inspect(&tag, "--config");
+    assert_eq!(
+        cfg["config"]["Entrypoint"],
+        serde_json::json!(["/usr/local/bin/olmctl"])
+    );
+    assert_eq!(
+        cfg["config"]["Cmd"],
+        serde_json::json!(["catalog", "serve", "/configs"])
+    );
+    assert_eq!(
+        cfg["config"]["Labels"]["operators.operatorframework.io.index.configs.v1"],
+        "/configs"
+    );
+    // Run what the image holds: its entrypoint and command, /configs taken from the unpacked
+    // root (no container runtime here).
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    unpack_image(&tag, d.path(), &root);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let entry = cfg["config"]["Entrypoint"][0].as_str().unwrap();
+    let args: Vec<String> = cfg["config"]["Cmd"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let a = a.as_str().unwrap();
+            if a == "/configs" {
+                p(&root.join("configs")).to_string()
+            } else {
+                a.to_string()
+            }
+        })
+        .collect();
+    let mut child = Command::new(root.join(entry.trim_start_matches('/')))
+        .args(&args)
+        .args(["--port", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let names = rt().block_on(async {
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let channel = loop {
+            if let Ok(ch) = tonic::transport::Endpoint::from_shared(url.clone())
+                .unwrap()
+                .connect()
+                .await
+            {
+                break ch;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the image's server never listened"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        };
+        let mut c = api::registry_client::RegistryClient::new(channel);
+        let mut s = c
+            .list_packages(api::ListPackageRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        let mut names = Vec::new();
+        while let Some(p) = s.message().await.unwrap() {
+            names.push(p.name);
+        }
+        names
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let want: Vec<String> = std::fs::read_dir(fixture_catalog())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(names, want);
+    // A base that does not run olmctl.
+    let o = olmctl(&[
+        "catalog",
+        "push",
+        p(&fixture_catalog()),
+        "--base-image",
+        &runtime,
+        "--serve-with",
+        "olmctl",
+        "--tag",
+        &reg.image("catalog-on-olmctl:bad"),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not olmctl: build the base with `olmctl image build"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -142,7 +142,9 @@ pub enum CatalogCmd {
     /// validated (errors stop the push unless --force), written in canonical form under
     /// /configs with the label operators.operatorframework.io.index.configs.v1=/configs.
     /// With --base-image (e.g. an opm image) the layer is appended to every platform of the
-    /// base, with opm's entrypoint and serve command. Prints `<repository>@<digest>`.
+    /// base, with opm's entrypoint and serve command; with --serve-with olmctl, to a base
+    /// built by `olmctl image build --binary .../olmctl`, which then runs `olmctl catalog serve
+    /// /configs`. Prints `<repository>@<digest>`.
     Push(Box<PushArgs>),
     /// Pull a catalog image and extract its FBC (the configs directory) into DIR.
     Pull {
@@ -250,6 +252,10 @@ pub struct PushArgs {
     /// without it the image holds only /configs.
     #[arg(long, value_name = "IMAGE")]
     base_image: Option<String>,
+    /// What serves the catalog in the image: opm (`opm serve /configs`, the base is an opm
+    /// image) or olmctl (`olmctl catalog serve /configs`, the base's entrypoint is olmctl).
+    #[arg(long, value_enum, default_value_t = ServeWith::Opm, requires = "base_image")]
+    serve_with: ServeWith,
     /// Write the image into this OCI layout directory instead of pushing.
     #[arg(long, value_name = "DIR")]
     oci_layout: Option<PathBuf>,
@@ -282,6 +288,15 @@ pub enum TemplateSub {
         #[arg(long, short = 'o', value_enum, default_value_t = FmtFormat::Yaml)]
         output: FmtFormat,
     },
+}
+
+/// `catalog push --serve-with`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ServeWith {
+    /// opm's entrypoint and `serve /configs`.
+    Opm,
+    /// The base's olmctl and `catalog serve /configs`.
+    Olmctl,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -420,6 +435,10 @@ pub fn run(cmd: CatalogCmd) -> u8 {
                 format: match a.format {
                     FmtFormat::Yaml => Format::Yaml,
                     FmtFormat::Json => Format::Json,
+                },
+                server: match a.serve_with {
+                    ServeWith::Opm => crate::oci::catalog_image::Server::Opm,
+                    ServeWith::Olmctl => crate::oci::catalog_image::Server::Olmctl,
                 },
             };
             super::oci::catalog_push(&p, &a.registry, a.output)

@@ -422,6 +422,8 @@ pub struct CatalogPush<'a> {
     pub labels: BTreeMap<String, String>,
     /// Encoding of the FBC files.
     pub format: crate::fbc::write::Format,
+    /// What serves the catalog in the image (with a base image).
+    pub server: crate::oci::catalog_image::Server,
 }
 
 /// `catalog push`.
@@ -482,7 +484,7 @@ pub fn catalog_push(p: &CatalogPush<'_>, reg_args: &RegistryArgs, output: Output
     block(async {
         let art = match (&base, &reg) {
             (Some(b), Some(reg)) => {
-                let exec = crate::oci::catalog_image::exec();
+                let exec = crate::oci::catalog_image::exec(p.server);
                 append_to_base(reg, b, &layer, &labels, &exec, None).await?
             }
             _ => crate::oci::catalog_image::standalone(&layer, &labels, created),

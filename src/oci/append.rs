@@ -16,11 +16,21 @@ use super::registry::Resolved;
 #[derive(Debug, Clone)]
 pub struct Exec {
     /// `config.Entrypoint`.
-    pub entrypoint: Vec<String>,
+    pub entrypoint: Entrypoint,
     /// `config.Cmd`; `None` removes the base's command.
     pub cmd: Option<Vec<String>>,
     /// The history entry of the layer.
     pub created_by: String,
+}
+
+/// The entrypoint of the resulting image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entrypoint {
+    /// This one.
+    Set(Vec<String>),
+    /// The base's, which must run the program with this file name (a base built by `olmctl
+    /// image build --binary .../olmctl`).
+    KeepRunning(&'static str),
 }
 
 /// The config of `base` with the layer appended: diff_id and history added, labels merged,
@@ -62,7 +72,25 @@ pub fn appended_config(
     for (k, v) in labels {
         l.insert(k.clone(), json!(v));
     }
-    c.insert("Entrypoint".into(), json!(exec.entrypoint));
+    match &exec.entrypoint {
+        Entrypoint::Set(e) => {
+            c.insert("Entrypoint".into(), json!(e));
+        }
+        Entrypoint::KeepRunning(program) => {
+            let current = c.get("Entrypoint").cloned().unwrap_or(Value::Null);
+            let runs = current
+                .get(0)
+                .and_then(Value::as_str)
+                .and_then(|e| e.rsplit('/').next())
+                == Some(*program);
+            if !runs {
+                return Err(format!(
+                    "the base image's entrypoint is {current}, not {program}: build the base with \
+                     `olmctl image build --base-image <runtime image> --binary <path to {program}>`"
+                ));
+            }
+        }
+    }
     match &exec.cmd {
         Some(cmd) => {
             c.insert("Cmd".into(), json!(cmd));

@@ -66,7 +66,7 @@ pub fn exec(src: &Path, dest: &str) -> Exec {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     Exec {
-        entrypoint: vec![dest.to_string()],
+        entrypoint: super::append::Entrypoint::Set(vec![dest.to_string()]),
         cmd: None,
         created_by: format!("ADD {name} {dest} (olmctl image build)"),
     }
@@ -89,7 +89,9 @@ pub fn standalone(
         created.as_deref(),
     );
     let mut cfg: Value = serde_json::from_slice(&bytes).unwrap_or_default();
-    cfg["config"]["Entrypoint"] = json!(exec.entrypoint);
+    if let super::append::Entrypoint::Set(e) = &exec.entrypoint {
+        cfg["config"]["Entrypoint"] = json!(e);
+    }
     Artifact::Image(Manifest::new(
         media::OCI_MANIFEST,
         Blob::bytes(

@@ -72,11 +72,31 @@ pub fn standalone(
     ))
 }
 
-/// How a catalog image runs on a base: opm's entrypoint and serve command.
-pub fn exec() -> super::append::Exec {
+/// The program that serves the catalog in the image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Server {
+    /// `opm serve` (the base is an opm image).
+    #[default]
+    Opm,
+    /// `olmctl catalog serve` (the base holds olmctl as its entrypoint).
+    Olmctl,
+}
+
+/// `olmctl catalog serve`'s command in an image whose entrypoint is olmctl: the registry API on
+/// port 50051, as OLM's catalog pods expect, with nothing to build first.
+pub const OLMCTL_CMD: &[&str] = &["catalog", "serve", "/configs"];
+
+/// How a catalog image runs on a base: opm's entrypoint and serve command, or the base's olmctl
+/// with `catalog serve /configs`.
+pub fn exec(server: Server) -> super::append::Exec {
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let (entrypoint, cmd) = match server {
+        Server::Opm => (super::append::Entrypoint::Set(strings(ENTRYPOINT)), CMD),
+        Server::Olmctl => (super::append::Entrypoint::KeepRunning("olmctl"), OLMCTL_CMD),
+    };
     super::append::Exec {
-        entrypoint: ENTRYPOINT.iter().map(|s| s.to_string()).collect(),
-        cmd: Some(CMD.iter().map(|s| s.to_string()).collect()),
+        entrypoint,
+        cmd: Some(strings(cmd)),
         created_by: CREATED_BY.into(),
     }
 }
