@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo run --quiet --manifest-path scripts/grpc-gen/Cargo.toml --target-dir target/grpc-gen
-rustfmt --edition 2024 src/serve/gen/api.rs
+rustfmt --edition 2024 src/serve/gen/api.rs src/serve/gen/server.rs
 sha256sum proto/registry.proto | cut -d' ' -f1 > src/serve/gen/registry.proto.sha256

@@ -40,7 +40,7 @@ pub struct BundleData {
 }
 
 /// One entry of a channel: its edges there, and the bundle's data.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServedEntry {
     /// `replaces` in this channel.
     pub replaces: String,

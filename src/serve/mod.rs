@@ -2,8 +2,9 @@
 //! `pkg/api/registry.proto`) over a File-Based Catalog, with the standard health service and
 //! server reflection, as `opm serve` offers them to OLM's catalog operator.
 //!
-//! - [`api`]: the messages, client and server generated from `proto/registry.proto`
-//!   (`scripts/grpc-gen.sh`; checked in, so building needs no protoc);
+//! - [`api`], [`api_server`]: the messages, client and servers generated from
+//!   `proto/registry.proto` (`scripts/grpc-gen.sh`; checked in, so building needs no protoc);
+//! - [`reply`]: `api.Bundle` encoded from the served catalog without copying it;
 //! - [`csv`]: the CSV opm serves for a bundle described only by `olm.csv.metadata`;
 //! - [`rope`]: bundle JSON as shared pieces (one copy of a package's icon);
 //! - [`catalog`]: the index the answers come from, built once at start;
@@ -14,13 +15,21 @@ pub mod catalog;
 pub mod codec;
 pub mod csv;
 pub mod registry;
+pub mod reply;
 pub mod rope;
 pub mod server;
 
-/// The registry API, generated from `proto/registry.proto` by `scripts/grpc-gen.sh`.
+/// The registry API's messages and client, generated from `proto/registry.proto` by
+/// `scripts/grpc-gen.sh`.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
 pub mod api {
     include!("gen/api.rs");
+}
+
+/// The registry API's servers, generated with `api.Bundle` sent as [`reply::BundleReply`].
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod api_server {
+    include!("gen/server.rs");
 }
 
 /// The file descriptor set of `proto/registry.proto` (and `google/protobuf/struct.proto`), for

@@ -11,7 +11,7 @@ use tonic::{Request, Response, Status};
 
 use super::api;
 use super::catalog::{ServedCatalog, ServedChannel, ServedEntry};
-use super::rope::Rope;
+use super::reply::{BundleReply, Shape};
 
 /// The service.
 #[derive(Debug, Clone)]
@@ -53,7 +53,7 @@ impl RegistryService {
 
     /// A bundle of a channel (`None`: its head) as the single-bundle RPCs send it, or opm's
     /// errors for what is not there.
-    fn trimmed(&self, pkg: &str, ch: &str, name: Option<&str>) -> Result<api::Bundle, Status> {
+    fn trimmed(&self, pkg: &str, ch: &str, name: Option<&str>) -> Result<BundleReply, Status> {
         let c = self.channel(pkg, ch)?;
         let name = name.unwrap_or(&c.head);
         let e = c.entries.get(name).ok_or_else(|| {
@@ -111,71 +111,13 @@ impl RegistryService {
     }
 }
 
-/// How a bundle is sent.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Shape {
-    /// The single-bundle RPCs: `replaces` and `skips` cleared (opm's `getTrimmedBundle`).
-    Trimmed,
-    /// `ListBundles`: edges kept; `csvJson` and `object` cleared when `bundlePath` is set.
-    Listed,
-}
-
-fn gvks(list: &[[String; 3]]) -> Vec<api::GroupVersionKind> {
-    list.iter()
-        .map(|[g, v, k]| api::GroupVersionKind {
-            group: g.clone(),
-            version: v.clone(),
-            kind: k.clone(),
-            plural: String::new(),
-        })
-        .collect()
-}
-
-fn bundle(pkg: &str, ch: &str, name: &str, e: &ServedEntry, shape: Shape) -> api::Bundle {
-    let d = &e.data;
-    let (replaces, skips) = match shape {
-        Shape::Trimmed => (String::new(), Vec::new()),
-        Shape::Listed => (e.replaces.clone(), e.skips.clone()),
-    };
-    let cleared = shape == Shape::Listed && !d.image.is_empty();
-    api::Bundle {
-        csv_name: name.to_string(),
-        package_name: pkg.to_string(),
-        channel_name: ch.to_string(),
-        csv_json: if cleared {
-            String::new()
-        } else {
-            d.csv_json.to_string()
-        },
-        object: if cleared {
-            Vec::new()
-        } else {
-            d.objects.iter().map(Rope::to_string).collect()
-        },
-        bundle_path: d.image.clone(),
-        provided_apis: gvks(&d.provided),
-        required_apis: gvks(&d.required),
-        version: d.version.clone(),
-        skip_range: e.skip_range.clone(),
-        dependencies: d
-            .dependencies
-            .iter()
-            .map(|(t, v)| api::Dependency {
-                r#type: t.clone(),
-                value: v.clone(),
-            })
-            .collect(),
-        properties: d
-            .properties
-            .iter()
-            .map(|(t, v)| api::Property {
-                r#type: t.clone(),
-                value: v.clone(),
-            })
-            .collect(),
-        replaces,
-        skips,
-        deprecation: deprecation(d.deprecation.as_deref()),
+fn bundle(pkg: &str, ch: &str, name: &str, e: &ServedEntry, shape: Shape) -> BundleReply {
+    BundleReply {
+        package: pkg.to_string(),
+        channel: ch.to_string(),
+        name: name.to_string(),
+        entry: Some(e.clone()),
+        shape,
     }
 }
 
@@ -233,7 +175,7 @@ fn no_providers(g: &str, v: &str, k: &str) -> Status {
 }
 
 #[tonic::async_trait]
-impl api::registry_server::Registry for RegistryService {
+impl super::api_server::registry_server::Registry for RegistryService {
     type ListPackagesStream = Stream_<api::PackageName>;
 
     async fn list_packages(
@@ -260,7 +202,7 @@ impl api::registry_server::Registry for RegistryService {
     async fn get_bundle(
         &self,
         req: Request<api::GetBundleRequest>,
-    ) -> Result<Response<api::Bundle>, Status> {
+    ) -> Result<Response<BundleReply>, Status> {
         let r = req.get_ref();
         self.trimmed(&r.pkg_name, &r.channel_name, Some(&r.csv_name))
             .map(Response::new)
@@ -269,7 +211,7 @@ impl api::registry_server::Registry for RegistryService {
     async fn get_bundle_for_channel(
         &self,
         req: Request<api::GetBundleInChannelRequest>,
-    ) -> Result<Response<api::Bundle>, Status> {
+    ) -> Result<Response<BundleReply>, Status> {
         let r = req.get_ref();
         self.trimmed(&r.pkg_name, &r.channel_name, None)
             .map(Response::new)
@@ -309,7 +251,7 @@ impl api::registry_server::Registry for RegistryService {
     async fn get_bundle_that_replaces(
         &self,
         req: Request<api::GetReplacementRequest>,
-    ) -> Result<Response<api::Bundle>, Status> {
+    ) -> Result<Response<BundleReply>, Status> {
         let r = req.get_ref();
         let p = self
             .catalog
@@ -379,7 +321,7 @@ impl api::registry_server::Registry for RegistryService {
     async fn get_default_bundle_that_provides(
         &self,
         req: Request<api::GetDefaultProviderRequest>,
-    ) -> Result<Response<api::Bundle>, Status> {
+    ) -> Result<Response<BundleReply>, Status> {
         let r = req.get_ref();
         let latest = self.latest_providers(&r.group, &r.version, &r.kind)?;
         // The first package (by name) whose default channel's head provides it.
@@ -399,7 +341,7 @@ impl api::registry_server::Registry for RegistryService {
         )))
     }
 
-    type ListBundlesStream = Stream_<api::Bundle>;
+    type ListBundlesStream = Stream_<BundleReply>;
 
     async fn list_bundles(
         &self,
@@ -452,7 +394,7 @@ fn valid_key(what: &str, v: &str) -> Result<(), Status> {
 }
 
 #[tonic::async_trait]
-impl api::experimental_registry_server::ExperimentalRegistry for ExperimentalService {
+impl super::api_server::experimental_registry_server::ExperimentalRegistry for ExperimentalService {
     type ExperimentalListPackageCustomSchemasStream = Stream_<prost_types::Struct>;
 
     async fn experimental_list_package_custom_schemas(

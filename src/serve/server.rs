@@ -4,8 +4,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::api::experimental_registry_server::ExperimentalRegistryServer;
-use super::api::registry_server::RegistryServer;
+use super::api_server::experimental_registry_server::ExperimentalRegistryServer;
+use super::api_server::registry_server::RegistryServer;
 use super::catalog::ServedCatalog;
 use super::registry::{ExperimentalService, RegistryService};
 

@@ -1,5 +1,9 @@
 //! Writes the Rust code and the file descriptor set of proto/registry.proto into src/serve/gen/
-//! with protox (a protobuf compiler in Rust: no protoc needed) and tonic-prost-build.
+//! with protox (a protobuf compiler in Rust: no protoc needed) and tonic-prost-build:
+//! - `api.rs`: the messages and the client;
+//! - `server.rs`: the servers, over those messages except `api.Bundle`, which the server sends
+//!   as `crate::serve::reply::BundleReply` (encoded straight from the served catalog, no copy of
+//!   the bundle's JSON per call).
 use std::path::Path;
 
 fn main() {
@@ -12,10 +16,21 @@ fn main() {
     std::fs::write(out.join("registry.bin"), &bytes).expect("write descriptor set");
     tonic_prost_build::configure()
         .build_client(true)
+        .build_server(false)
+        .out_dir(&out)
+        .compile_fds(fds.clone())
+        .expect("generate messages and client");
+    let tmp = root.join("target/grpc-gen/server");
+    std::fs::create_dir_all(&tmp).expect("mkdir");
+    tonic_prost_build::configure()
+        .build_client(false)
         .build_server(true)
         // prost's codec with malformed requests as InvalidArgument (src/serve/codec.rs).
         .codec_path("crate::serve::codec::Codec")
-        .out_dir(&out)
+        .extern_path(".api", "crate::serve::api")
+        .extern_path(".api.Bundle", "crate::serve::reply::BundleReply")
+        .out_dir(&tmp)
         .compile_fds(fds)
-        .expect("generate");
+        .expect("generate servers");
+    std::fs::copy(tmp.join("api.rs"), out.join("server.rs")).expect("copy server.rs");
 }

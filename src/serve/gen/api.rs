@@ -277,7 +277,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = crate::serve::codec::Codec::default();
+            let codec = tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/api.Registry/ListPackages");
             let mut req = request.into_request();
             req.extensions_mut()
@@ -291,7 +291,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = crate::serve::codec::Codec::default();
+            let codec = tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/api.Registry/GetPackage");
             let mut req = request.into_request();
             req.extensions_mut()
@@ -305,7 +305,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = crate::serve::codec::Codec::default();
+            let codec = tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/api.Registry/GetBundle");
             let mut req = request.into_request();
             req.extensions_mut()
@@ -320,7 +320,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = crate::serve::codec::Codec::default();
+            let codec = tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/api.Registry/GetBundleForChannel");
             let mut req = request.into_request();
             req.extensions_mut()
@@ -337,7 +337,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = crate::serve::codec::Codec::default();
+            let codec = tonic_prost::ProstCodec::default();
             let path =
                 http::uri::PathAndQuery::from_static("/api.Registry/GetChannelEntriesThatReplace");
             let mut req = request.into_request();
@@ -354,7 +354,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = crate::serve::codec::Codec::default();
+            let codec = tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/api.Registry/GetBundleThatReplaces");
             let mut req = request.into_request();
             req.extensions_mut()
@@ -371,7 +371,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = crate::serve::codec::Codec::default();
+            let codec = tonic_prost::ProstCodec::default();
             let path =
                 http::uri::PathAndQuery::from_static("/api.Registry/GetChannelEntriesThatProvide");
             let mut req = request.into_request();
@@ -391,7 +391,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = crate::serve::codec::Codec::default();
+            let codec = tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/api.Registry/GetLatestChannelEntriesThatProvide",
             );
@@ -409,7 +409,7 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = crate::serve::codec::Codec::default();
+            let codec = tonic_prost::ProstCodec::default();
             let path =
                 http::uri::PathAndQuery::from_static("/api.Registry/GetDefaultBundleThatProvides");
             let mut req = request.into_request();
@@ -429,632 +429,13 @@ pub mod registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = crate::serve::codec::Codec::default();
+            let codec = tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/api.Registry/ListBundles");
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("api.Registry", "ListBundles"));
             self.inner.server_streaming(req, path, codec).await
         }
-    }
-}
-/// Generated server implementations.
-pub mod registry_server {
-    #![allow(
-        unused_variables,
-        dead_code,
-        missing_docs,
-        clippy::wildcard_imports,
-        clippy::let_unit_value
-    )]
-    use tonic::codegen::*;
-    /// Generated trait containing gRPC methods that should be implemented for use with RegistryServer.
-    #[async_trait]
-    pub trait Registry: std::marker::Send + std::marker::Sync + 'static {
-        /// Server streaming response type for the ListPackages method.
-        type ListPackagesStream: tonic::codegen::tokio_stream::Stream<
-                Item = std::result::Result<super::PackageName, tonic::Status>,
-            > + std::marker::Send
-            + 'static;
-        async fn list_packages(
-            &self,
-            request: tonic::Request<super::ListPackageRequest>,
-        ) -> std::result::Result<tonic::Response<Self::ListPackagesStream>, tonic::Status>;
-        async fn get_package(
-            &self,
-            request: tonic::Request<super::GetPackageRequest>,
-        ) -> std::result::Result<tonic::Response<super::Package>, tonic::Status>;
-        async fn get_bundle(
-            &self,
-            request: tonic::Request<super::GetBundleRequest>,
-        ) -> std::result::Result<tonic::Response<super::Bundle>, tonic::Status>;
-        async fn get_bundle_for_channel(
-            &self,
-            request: tonic::Request<super::GetBundleInChannelRequest>,
-        ) -> std::result::Result<tonic::Response<super::Bundle>, tonic::Status>;
-        /// Server streaming response type for the GetChannelEntriesThatReplace method.
-        type GetChannelEntriesThatReplaceStream: tonic::codegen::tokio_stream::Stream<
-                Item = std::result::Result<super::ChannelEntry, tonic::Status>,
-            > + std::marker::Send
-            + 'static;
-        async fn get_channel_entries_that_replace(
-            &self,
-            request: tonic::Request<super::GetAllReplacementsRequest>,
-        ) -> std::result::Result<
-            tonic::Response<Self::GetChannelEntriesThatReplaceStream>,
-            tonic::Status,
-        >;
-        async fn get_bundle_that_replaces(
-            &self,
-            request: tonic::Request<super::GetReplacementRequest>,
-        ) -> std::result::Result<tonic::Response<super::Bundle>, tonic::Status>;
-        /// Server streaming response type for the GetChannelEntriesThatProvide method.
-        type GetChannelEntriesThatProvideStream: tonic::codegen::tokio_stream::Stream<
-                Item = std::result::Result<super::ChannelEntry, tonic::Status>,
-            > + std::marker::Send
-            + 'static;
-        async fn get_channel_entries_that_provide(
-            &self,
-            request: tonic::Request<super::GetAllProvidersRequest>,
-        ) -> std::result::Result<
-            tonic::Response<Self::GetChannelEntriesThatProvideStream>,
-            tonic::Status,
-        >;
-        /// Server streaming response type for the GetLatestChannelEntriesThatProvide method.
-        type GetLatestChannelEntriesThatProvideStream: tonic::codegen::tokio_stream::Stream<
-                Item = std::result::Result<super::ChannelEntry, tonic::Status>,
-            > + std::marker::Send
-            + 'static;
-        async fn get_latest_channel_entries_that_provide(
-            &self,
-            request: tonic::Request<super::GetLatestProvidersRequest>,
-        ) -> std::result::Result<
-            tonic::Response<Self::GetLatestChannelEntriesThatProvideStream>,
-            tonic::Status,
-        >;
-        async fn get_default_bundle_that_provides(
-            &self,
-            request: tonic::Request<super::GetDefaultProviderRequest>,
-        ) -> std::result::Result<tonic::Response<super::Bundle>, tonic::Status>;
-        /// Server streaming response type for the ListBundles method.
-        type ListBundlesStream: tonic::codegen::tokio_stream::Stream<
-                Item = std::result::Result<super::Bundle, tonic::Status>,
-            > + std::marker::Send
-            + 'static;
-        async fn list_bundles(
-            &self,
-            request: tonic::Request<super::ListBundlesRequest>,
-        ) -> std::result::Result<tonic::Response<Self::ListBundlesStream>, tonic::Status>;
-    }
-    #[derive(Debug)]
-    pub struct RegistryServer<T> {
-        inner: Arc<T>,
-        accept_compression_encodings: EnabledCompressionEncodings,
-        send_compression_encodings: EnabledCompressionEncodings,
-        max_decoding_message_size: Option<usize>,
-        max_encoding_message_size: Option<usize>,
-    }
-    impl<T> RegistryServer<T> {
-        pub fn new(inner: T) -> Self {
-            Self::from_arc(Arc::new(inner))
-        }
-        pub fn from_arc(inner: Arc<T>) -> Self {
-            Self {
-                inner,
-                accept_compression_encodings: Default::default(),
-                send_compression_encodings: Default::default(),
-                max_decoding_message_size: None,
-                max_encoding_message_size: None,
-            }
-        }
-        pub fn with_interceptor<F>(inner: T, interceptor: F) -> InterceptedService<Self, F>
-        where
-            F: tonic::service::Interceptor,
-        {
-            InterceptedService::new(Self::new(inner), interceptor)
-        }
-        /// Enable decompressing requests with the given encoding.
-        #[must_use]
-        pub fn accept_compressed(mut self, encoding: CompressionEncoding) -> Self {
-            self.accept_compression_encodings.enable(encoding);
-            self
-        }
-        /// Compress responses with the given encoding, if the client supports it.
-        #[must_use]
-        pub fn send_compressed(mut self, encoding: CompressionEncoding) -> Self {
-            self.send_compression_encodings.enable(encoding);
-            self
-        }
-        /// Limits the maximum size of a decoded message.
-        ///
-        /// Default: `4MB`
-        #[must_use]
-        pub fn max_decoding_message_size(mut self, limit: usize) -> Self {
-            self.max_decoding_message_size = Some(limit);
-            self
-        }
-        /// Limits the maximum size of an encoded message.
-        ///
-        /// Default: `usize::MAX`
-        #[must_use]
-        pub fn max_encoding_message_size(mut self, limit: usize) -> Self {
-            self.max_encoding_message_size = Some(limit);
-            self
-        }
-    }
-    impl<T, B> tonic::codegen::Service<http::Request<B>> for RegistryServer<T>
-    where
-        T: Registry,
-        B: Body + std::marker::Send + 'static,
-        B::Error: Into<StdError> + std::marker::Send + 'static,
-    {
-        type Response = http::Response<tonic::body::Body>;
-        type Error = std::convert::Infallible;
-        type Future = BoxFuture<Self::Response, Self::Error>;
-        fn poll_ready(
-            &mut self,
-            _cx: &mut Context<'_>,
-        ) -> Poll<std::result::Result<(), Self::Error>> {
-            Poll::Ready(Ok(()))
-        }
-        fn call(&mut self, req: http::Request<B>) -> Self::Future {
-            match req.uri().path() {
-                "/api.Registry/ListPackages" => {
-                    #[allow(non_camel_case_types)]
-                    struct ListPackagesSvc<T: Registry>(pub Arc<T>);
-                    impl<T: Registry>
-                        tonic::server::ServerStreamingService<super::ListPackageRequest>
-                        for ListPackagesSvc<T>
-                    {
-                        type Response = super::PackageName;
-                        type ResponseStream = T::ListPackagesStream;
-                        type Future =
-                            BoxFuture<tonic::Response<Self::ResponseStream>, tonic::Status>;
-                        fn call(
-                            &mut self,
-                            request: tonic::Request<super::ListPackageRequest>,
-                        ) -> Self::Future {
-                            let inner = Arc::clone(&self.0);
-                            let fut = async move {
-                                <T as Registry>::list_packages(&inner, request).await
-                            };
-                            Box::pin(fut)
-                        }
-                    }
-                    let accept_compression_encodings = self.accept_compression_encodings;
-                    let send_compression_encodings = self.send_compression_encodings;
-                    let max_decoding_message_size = self.max_decoding_message_size;
-                    let max_encoding_message_size = self.max_encoding_message_size;
-                    let inner = self.inner.clone();
-                    let fut = async move {
-                        let method = ListPackagesSvc(inner);
-                        let codec = crate::serve::codec::Codec::default();
-                        let mut grpc = tonic::server::Grpc::new(codec)
-                            .apply_compression_config(
-                                accept_compression_encodings,
-                                send_compression_encodings,
-                            )
-                            .apply_max_message_size_config(
-                                max_decoding_message_size,
-                                max_encoding_message_size,
-                            );
-                        let res = grpc.server_streaming(method, req).await;
-                        Ok(res)
-                    };
-                    Box::pin(fut)
-                }
-                "/api.Registry/GetPackage" => {
-                    #[allow(non_camel_case_types)]
-                    struct GetPackageSvc<T: Registry>(pub Arc<T>);
-                    impl<T: Registry> tonic::server::UnaryService<super::GetPackageRequest> for GetPackageSvc<T> {
-                        type Response = super::Package;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
-                        fn call(
-                            &mut self,
-                            request: tonic::Request<super::GetPackageRequest>,
-                        ) -> Self::Future {
-                            let inner = Arc::clone(&self.0);
-                            let fut =
-                                async move { <T as Registry>::get_package(&inner, request).await };
-                            Box::pin(fut)
-                        }
-                    }
-                    let accept_compression_encodings = self.accept_compression_encodings;
-                    let send_compression_encodings = self.send_compression_encodings;
-                    let max_decoding_message_size = self.max_decoding_message_size;
-                    let max_encoding_message_size = self.max_encoding_message_size;
-                    let inner = self.inner.clone();
-                    let fut = async move {
-                        let method = GetPackageSvc(inner);
-                        let codec = crate::serve::codec::Codec::default();
-                        let mut grpc = tonic::server::Grpc::new(codec)
-                            .apply_compression_config(
-                                accept_compression_encodings,
-                                send_compression_encodings,
-                            )
-                            .apply_max_message_size_config(
-                                max_decoding_message_size,
-                                max_encoding_message_size,
-                            );
-                        let res = grpc.unary(method, req).await;
-                        Ok(res)
-                    };
-                    Box::pin(fut)
-                }
-                "/api.Registry/GetBundle" => {
-                    #[allow(non_camel_case_types)]
-                    struct GetBundleSvc<T: Registry>(pub Arc<T>);
-                    impl<T: Registry> tonic::server::UnaryService<super::GetBundleRequest> for GetBundleSvc<T> {
-                        type Response = super::Bundle;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
-                        fn call(
-                            &mut self,
-                            request: tonic::Request<super::GetBundleRequest>,
-                        ) -> Self::Future {
-                            let inner = Arc::clone(&self.0);
-                            let fut =
-                                async move { <T as Registry>::get_bundle(&inner, request).await };
-                            Box::pin(fut)
-                        }
-                    }
-                    let accept_compression_encodings = self.accept_compression_encodings;
-                    let send_compression_encodings = self.send_compression_encodings;
-                    let max_decoding_message_size = self.max_decoding_message_size;
-                    let max_encoding_message_size = self.max_encoding_message_size;
-                    let inner = self.inner.clone();
-                    let fut = async move {
-                        let method = GetBundleSvc(inner);
-                        let codec = crate::serve::codec::Codec::default();
-                        let mut grpc = tonic::server::Grpc::new(codec)
-                            .apply_compression_config(
-                                accept_compression_encodings,
-                                send_compression_encodings,
-                            )
-                            .apply_max_message_size_config(
-                                max_decoding_message_size,
-                                max_encoding_message_size,
-                            );
-                        let res = grpc.unary(method, req).await;
-                        Ok(res)
-                    };
-                    Box::pin(fut)
-                }
-                "/api.Registry/GetBundleForChannel" => {
-                    #[allow(non_camel_case_types)]
-                    struct GetBundleForChannelSvc<T: Registry>(pub Arc<T>);
-                    impl<T: Registry> tonic::server::UnaryService<super::GetBundleInChannelRequest>
-                        for GetBundleForChannelSvc<T>
-                    {
-                        type Response = super::Bundle;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
-                        fn call(
-                            &mut self,
-                            request: tonic::Request<super::GetBundleInChannelRequest>,
-                        ) -> Self::Future {
-                            let inner = Arc::clone(&self.0);
-                            let fut = async move {
-                                <T as Registry>::get_bundle_for_channel(&inner, request).await
-                            };
-                            Box::pin(fut)
-                        }
-                    }
-                    let accept_compression_encodings = self.accept_compression_encodings;
-                    let send_compression_encodings = self.send_compression_encodings;
-                    let max_decoding_message_size = self.max_decoding_message_size;
-                    let max_encoding_message_size = self.max_encoding_message_size;
-                    let inner = self.inner.clone();
-                    let fut = async move {
-                        let method = GetBundleForChannelSvc(inner);
-                        let codec = crate::serve::codec::Codec::default();
-                        let mut grpc = tonic::server::Grpc::new(codec)
-                            .apply_compression_config(
-                                accept_compression_encodings,
-                                send_compression_encodings,
-                            )
-                            .apply_max_message_size_config(
-                                max_decoding_message_size,
-                                max_encoding_message_size,
-                            );
-                        let res = grpc.unary(method, req).await;
-                        Ok(res)
-                    };
-                    Box::pin(fut)
-                }
-                "/api.Registry/GetChannelEntriesThatReplace" => {
-                    #[allow(non_camel_case_types)]
-                    struct GetChannelEntriesThatReplaceSvc<T: Registry>(pub Arc<T>);
-                    impl<T: Registry>
-                        tonic::server::ServerStreamingService<super::GetAllReplacementsRequest>
-                        for GetChannelEntriesThatReplaceSvc<T>
-                    {
-                        type Response = super::ChannelEntry;
-                        type ResponseStream = T::GetChannelEntriesThatReplaceStream;
-                        type Future =
-                            BoxFuture<tonic::Response<Self::ResponseStream>, tonic::Status>;
-                        fn call(
-                            &mut self,
-                            request: tonic::Request<super::GetAllReplacementsRequest>,
-                        ) -> Self::Future {
-                            let inner = Arc::clone(&self.0);
-                            let fut = async move {
-                                <T as Registry>::get_channel_entries_that_replace(&inner, request)
-                                    .await
-                            };
-                            Box::pin(fut)
-                        }
-                    }
-                    let accept_compression_encodings = self.accept_compression_encodings;
-                    let send_compression_encodings = self.send_compression_encodings;
-                    let max_decoding_message_size = self.max_decoding_message_size;
-                    let max_encoding_message_size = self.max_encoding_message_size;
-                    let inner = self.inner.clone();
-                    let fut = async move {
-                        let method = GetChannelEntriesThatReplaceSvc(inner);
-                        let codec = crate::serve::codec::Codec::default();
-                        let mut grpc = tonic::server::Grpc::new(codec)
-                            .apply_compression_config(
-                                accept_compression_encodings,
-                                send_compression_encodings,
-                            )
-                            .apply_max_message_size_config(
-                                max_decoding_message_size,
-                                max_encoding_message_size,
-                            );
-                        let res = grpc.server_streaming(method, req).await;
-                        Ok(res)
-                    };
-                    Box::pin(fut)
-                }
-                "/api.Registry/GetBundleThatReplaces" => {
-                    #[allow(non_camel_case_types)]
-                    struct GetBundleThatReplacesSvc<T: Registry>(pub Arc<T>);
-                    impl<T: Registry> tonic::server::UnaryService<super::GetReplacementRequest>
-                        for GetBundleThatReplacesSvc<T>
-                    {
-                        type Response = super::Bundle;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
-                        fn call(
-                            &mut self,
-                            request: tonic::Request<super::GetReplacementRequest>,
-                        ) -> Self::Future {
-                            let inner = Arc::clone(&self.0);
-                            let fut = async move {
-                                <T as Registry>::get_bundle_that_replaces(&inner, request).await
-                            };
-                            Box::pin(fut)
-                        }
-                    }
-                    let accept_compression_encodings = self.accept_compression_encodings;
-                    let send_compression_encodings = self.send_compression_encodings;
-                    let max_decoding_message_size = self.max_decoding_message_size;
-                    let max_encoding_message_size = self.max_encoding_message_size;
-                    let inner = self.inner.clone();
-                    let fut = async move {
-                        let method = GetBundleThatReplacesSvc(inner);
-                        let codec = crate::serve::codec::Codec::default();
-                        let mut grpc = tonic::server::Grpc::new(codec)
-                            .apply_compression_config(
-                                accept_compression_encodings,
-                                send_compression_encodings,
-                            )
-                            .apply_max_message_size_config(
-                                max_decoding_message_size,
-                                max_encoding_message_size,
-                            );
-                        let res = grpc.unary(method, req).await;
-                        Ok(res)
-                    };
-                    Box::pin(fut)
-                }
-                "/api.Registry/GetChannelEntriesThatProvide" => {
-                    #[allow(non_camel_case_types)]
-                    struct GetChannelEntriesThatProvideSvc<T: Registry>(pub Arc<T>);
-                    impl<T: Registry>
-                        tonic::server::ServerStreamingService<super::GetAllProvidersRequest>
-                        for GetChannelEntriesThatProvideSvc<T>
-                    {
-                        type Response = super::ChannelEntry;
-                        type ResponseStream = T::GetChannelEntriesThatProvideStream;
-                        type Future =
-                            BoxFuture<tonic::Response<Self::ResponseStream>, tonic::Status>;
-                        fn call(
-                            &mut self,
-                            request: tonic::Request<super::GetAllProvidersRequest>,
-                        ) -> Self::Future {
-                            let inner = Arc::clone(&self.0);
-                            let fut = async move {
-                                <T as Registry>::get_channel_entries_that_provide(&inner, request)
-                                    .await
-                            };
-                            Box::pin(fut)
-                        }
-                    }
-                    let accept_compression_encodings = self.accept_compression_encodings;
-                    let send_compression_encodings = self.send_compression_encodings;
-                    let max_decoding_message_size = self.max_decoding_message_size;
-                    let max_encoding_message_size = self.max_encoding_message_size;
-                    let inner = self.inner.clone();
-                    let fut = async move {
-                        let method = GetChannelEntriesThatProvideSvc(inner);
-                        let codec = crate::serve::codec::Codec::default();
-                        let mut grpc = tonic::server::Grpc::new(codec)
-                            .apply_compression_config(
-                                accept_compression_encodings,
-                                send_compression_encodings,
-                            )
-                            .apply_max_message_size_config(
-                                max_decoding_message_size,
-                                max_encoding_message_size,
-                            );
-                        let res = grpc.server_streaming(method, req).await;
-                        Ok(res)
-                    };
-                    Box::pin(fut)
-                }
-                "/api.Registry/GetLatestChannelEntriesThatProvide" => {
-                    #[allow(non_camel_case_types)]
-                    struct GetLatestChannelEntriesThatProvideSvc<T: Registry>(pub Arc<T>);
-                    impl<T: Registry>
-                        tonic::server::ServerStreamingService<super::GetLatestProvidersRequest>
-                        for GetLatestChannelEntriesThatProvideSvc<T>
-                    {
-                        type Response = super::ChannelEntry;
-                        type ResponseStream = T::GetLatestChannelEntriesThatProvideStream;
-                        type Future =
-                            BoxFuture<tonic::Response<Self::ResponseStream>, tonic::Status>;
-                        fn call(
-                            &mut self,
-                            request: tonic::Request<super::GetLatestProvidersRequest>,
-                        ) -> Self::Future {
-                            let inner = Arc::clone(&self.0);
-                            let fut = async move {
-                                <T as Registry>::get_latest_channel_entries_that_provide(
-                                    &inner, request,
-                                )
-                                .await
-                            };
-                            Box::pin(fut)
-                        }
-                    }
-                    let accept_compression_encodings = self.accept_compression_encodings;
-                    let send_compression_encodings = self.send_compression_encodings;
-                    let max_decoding_message_size = self.max_decoding_message_size;
-                    let max_encoding_message_size = self.max_encoding_message_size;
-                    let inner = self.inner.clone();
-                    let fut = async move {
-                        let method = GetLatestChannelEntriesThatProvideSvc(inner);
-                        let codec = crate::serve::codec::Codec::default();
-                        let mut grpc = tonic::server::Grpc::new(codec)
-                            .apply_compression_config(
-                                accept_compression_encodings,
-                                send_compression_encodings,
-                            )
-                            .apply_max_message_size_config(
-                                max_decoding_message_size,
-                                max_encoding_message_size,
-                            );
-                        let res = grpc.server_streaming(method, req).await;
-                        Ok(res)
-                    };
-                    Box::pin(fut)
-                }
-                "/api.Registry/GetDefaultBundleThatProvides" => {
-                    #[allow(non_camel_case_types)]
-                    struct GetDefaultBundleThatProvidesSvc<T: Registry>(pub Arc<T>);
-                    impl<T: Registry> tonic::server::UnaryService<super::GetDefaultProviderRequest>
-                        for GetDefaultBundleThatProvidesSvc<T>
-                    {
-                        type Response = super::Bundle;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
-                        fn call(
-                            &mut self,
-                            request: tonic::Request<super::GetDefaultProviderRequest>,
-                        ) -> Self::Future {
-                            let inner = Arc::clone(&self.0);
-                            let fut = async move {
-                                <T as Registry>::get_default_bundle_that_provides(&inner, request)
-                                    .await
-                            };
-                            Box::pin(fut)
-                        }
-                    }
-                    let accept_compression_encodings = self.accept_compression_encodings;
-                    let send_compression_encodings = self.send_compression_encodings;
-                    let max_decoding_message_size = self.max_decoding_message_size;
-                    let max_encoding_message_size = self.max_encoding_message_size;
-                    let inner = self.inner.clone();
-                    let fut = async move {
-                        let method = GetDefaultBundleThatProvidesSvc(inner);
-                        let codec = crate::serve::codec::Codec::default();
-                        let mut grpc = tonic::server::Grpc::new(codec)
-                            .apply_compression_config(
-                                accept_compression_encodings,
-                                send_compression_encodings,
-                            )
-                            .apply_max_message_size_config(
-                                max_decoding_message_size,
-                                max_encoding_message_size,
-                            );
-                        let res = grpc.unary(method, req).await;
-                        Ok(res)
-                    };
-                    Box::pin(fut)
-                }
-                "/api.Registry/ListBundles" => {
-                    #[allow(non_camel_case_types)]
-                    struct ListBundlesSvc<T: Registry>(pub Arc<T>);
-                    impl<T: Registry>
-                        tonic::server::ServerStreamingService<super::ListBundlesRequest>
-                        for ListBundlesSvc<T>
-                    {
-                        type Response = super::Bundle;
-                        type ResponseStream = T::ListBundlesStream;
-                        type Future =
-                            BoxFuture<tonic::Response<Self::ResponseStream>, tonic::Status>;
-                        fn call(
-                            &mut self,
-                            request: tonic::Request<super::ListBundlesRequest>,
-                        ) -> Self::Future {
-                            let inner = Arc::clone(&self.0);
-                            let fut =
-                                async move { <T as Registry>::list_bundles(&inner, request).await };
-                            Box::pin(fut)
-                        }
-                    }
-                    let accept_compression_encodings = self.accept_compression_encodings;
-                    let send_compression_encodings = self.send_compression_encodings;
-                    let max_decoding_message_size = self.max_decoding_message_size;
-                    let max_encoding_message_size = self.max_encoding_message_size;
-                    let inner = self.inner.clone();
-                    let fut = async move {
-                        let method = ListBundlesSvc(inner);
-                        let codec = crate::serve::codec::Codec::default();
-                        let mut grpc = tonic::server::Grpc::new(codec)
-                            .apply_compression_config(
-                                accept_compression_encodings,
-                                send_compression_encodings,
-                            )
-                            .apply_max_message_size_config(
-                                max_decoding_message_size,
-                                max_encoding_message_size,
-                            );
-                        let res = grpc.server_streaming(method, req).await;
-                        Ok(res)
-                    };
-                    Box::pin(fut)
-                }
-                _ => Box::pin(async move {
-                    let mut response = http::Response::new(tonic::body::Body::default());
-                    let headers = response.headers_mut();
-                    headers.insert(
-                        tonic::Status::GRPC_STATUS,
-                        (tonic::Code::Unimplemented as i32).into(),
-                    );
-                    headers.insert(
-                        http::header::CONTENT_TYPE,
-                        tonic::metadata::GRPC_CONTENT_TYPE,
-                    );
-                    Ok(response)
-                }),
-            }
-        }
-    }
-    impl<T> Clone for RegistryServer<T> {
-        fn clone(&self) -> Self {
-            let inner = self.inner.clone();
-            Self {
-                inner,
-                accept_compression_encodings: self.accept_compression_encodings,
-                send_compression_encodings: self.send_compression_encodings,
-                max_decoding_message_size: self.max_decoding_message_size,
-                max_encoding_message_size: self.max_encoding_message_size,
-            }
-        }
-    }
-    /// Generated gRPC service name
-    pub const SERVICE_NAME: &str = "api.Registry";
-    impl<T> tonic::server::NamedService for RegistryServer<T> {
-        const NAME: &'static str = SERVICE_NAME;
     }
 }
 /// Generated client implementations.
@@ -1157,7 +538,7 @@ pub mod experimental_registry_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = crate::serve::codec::Codec::default();
+            let codec = tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/api.ExperimentalRegistry/ExperimentalListPackageCustomSchemas",
             );
@@ -1168,191 +549,5 @@ pub mod experimental_registry_client {
             ));
             self.inner.server_streaming(req, path, codec).await
         }
-    }
-}
-/// Generated server implementations.
-pub mod experimental_registry_server {
-    #![allow(
-        unused_variables,
-        dead_code,
-        missing_docs,
-        clippy::wildcard_imports,
-        clippy::let_unit_value
-    )]
-    use tonic::codegen::*;
-    /// Generated trait containing gRPC methods that should be implemented for use with ExperimentalRegistryServer.
-    #[async_trait]
-    pub trait ExperimentalRegistry: std::marker::Send + std::marker::Sync + 'static {
-        /// Server streaming response type for the ExperimentalListPackageCustomSchemas method.
-        type ExperimentalListPackageCustomSchemasStream: tonic::codegen::tokio_stream::Stream<
-                Item = std::result::Result<::prost_types::Struct, tonic::Status>,
-            > + std::marker::Send
-            + 'static;
-        async fn experimental_list_package_custom_schemas(
-            &self,
-            request: tonic::Request<super::ExperimentalListPackageCustomSchemasRequest>,
-        ) -> std::result::Result<
-            tonic::Response<Self::ExperimentalListPackageCustomSchemasStream>,
-            tonic::Status,
-        >;
-    }
-    #[derive(Debug)]
-    pub struct ExperimentalRegistryServer<T> {
-        inner: Arc<T>,
-        accept_compression_encodings: EnabledCompressionEncodings,
-        send_compression_encodings: EnabledCompressionEncodings,
-        max_decoding_message_size: Option<usize>,
-        max_encoding_message_size: Option<usize>,
-    }
-    impl<T> ExperimentalRegistryServer<T> {
-        pub fn new(inner: T) -> Self {
-            Self::from_arc(Arc::new(inner))
-        }
-        pub fn from_arc(inner: Arc<T>) -> Self {
-            Self {
-                inner,
-                accept_compression_encodings: Default::default(),
-                send_compression_encodings: Default::default(),
-                max_decoding_message_size: None,
-                max_encoding_message_size: None,
-            }
-        }
-        pub fn with_interceptor<F>(inner: T, interceptor: F) -> InterceptedService<Self, F>
-        where
-            F: tonic::service::Interceptor,
-        {
-            InterceptedService::new(Self::new(inner), interceptor)
-        }
-        /// Enable decompressing requests with the given encoding.
-        #[must_use]
-        pub fn accept_compressed(mut self, encoding: CompressionEncoding) -> Self {
-            self.accept_compression_encodings.enable(encoding);
-            self
-        }
-        /// Compress responses with the given encoding, if the client supports it.
-        #[must_use]
-        pub fn send_compressed(mut self, encoding: CompressionEncoding) -> Self {
-            self.send_compression_encodings.enable(encoding);
-            self
-        }
-        /// Limits the maximum size of a decoded message.
-        ///
-        /// Default: `4MB`
-        #[must_use]
-        pub fn max_decoding_message_size(mut self, limit: usize) -> Self {
-            self.max_decoding_message_size = Some(limit);
-            self
-        }
-        /// Limits the maximum size of an encoded message.
-        ///
-        /// Default: `usize::MAX`
-        #[must_use]
-        pub fn max_encoding_message_size(mut self, limit: usize) -> Self {
-            self.max_encoding_message_size = Some(limit);
-            self
-        }
-    }
-    impl<T, B> tonic::codegen::Service<http::Request<B>> for ExperimentalRegistryServer<T>
-    where
-        T: ExperimentalRegistry,
-        B: Body + std::marker::Send + 'static,
-        B::Error: Into<StdError> + std::marker::Send + 'static,
-    {
-        type Response = http::Response<tonic::body::Body>;
-        type Error = std::convert::Infallible;
-        type Future = BoxFuture<Self::Response, Self::Error>;
-        fn poll_ready(
-            &mut self,
-            _cx: &mut Context<'_>,
-        ) -> Poll<std::result::Result<(), Self::Error>> {
-            Poll::Ready(Ok(()))
-        }
-        fn call(&mut self, req: http::Request<B>) -> Self::Future {
-            match req.uri().path() {
-                "/api.ExperimentalRegistry/ExperimentalListPackageCustomSchemas" => {
-                    #[allow(non_camel_case_types)]
-                    struct ExperimentalListPackageCustomSchemasSvc<T: ExperimentalRegistry>(
-                        pub Arc<T>,
-                    );
-                    impl<T: ExperimentalRegistry>
-                        tonic::server::ServerStreamingService<
-                            super::ExperimentalListPackageCustomSchemasRequest,
-                        > for ExperimentalListPackageCustomSchemasSvc<T>
-                    {
-                        type Response = ::prost_types::Struct;
-                        type ResponseStream = T::ExperimentalListPackageCustomSchemasStream;
-                        type Future =
-                            BoxFuture<tonic::Response<Self::ResponseStream>, tonic::Status>;
-                        fn call(
-                            &mut self,
-                            request: tonic::Request<
-                                super::ExperimentalListPackageCustomSchemasRequest,
-                            >,
-                        ) -> Self::Future {
-                            let inner = Arc::clone(&self.0);
-                            let fut = async move {
-                                <T as ExperimentalRegistry>::experimental_list_package_custom_schemas(
-                                        &inner,
-                                        request,
-                                    )
-                                    .await
-                            };
-                            Box::pin(fut)
-                        }
-                    }
-                    let accept_compression_encodings = self.accept_compression_encodings;
-                    let send_compression_encodings = self.send_compression_encodings;
-                    let max_decoding_message_size = self.max_decoding_message_size;
-                    let max_encoding_message_size = self.max_encoding_message_size;
-                    let inner = self.inner.clone();
-                    let fut = async move {
-                        let method = ExperimentalListPackageCustomSchemasSvc(inner);
-                        let codec = crate::serve::codec::Codec::default();
-                        let mut grpc = tonic::server::Grpc::new(codec)
-                            .apply_compression_config(
-                                accept_compression_encodings,
-                                send_compression_encodings,
-                            )
-                            .apply_max_message_size_config(
-                                max_decoding_message_size,
-                                max_encoding_message_size,
-                            );
-                        let res = grpc.server_streaming(method, req).await;
-                        Ok(res)
-                    };
-                    Box::pin(fut)
-                }
-                _ => Box::pin(async move {
-                    let mut response = http::Response::new(tonic::body::Body::default());
-                    let headers = response.headers_mut();
-                    headers.insert(
-                        tonic::Status::GRPC_STATUS,
-                        (tonic::Code::Unimplemented as i32).into(),
-                    );
-                    headers.insert(
-                        http::header::CONTENT_TYPE,
-                        tonic::metadata::GRPC_CONTENT_TYPE,
-                    );
-                    Ok(response)
-                }),
-            }
-        }
-    }
-    impl<T> Clone for ExperimentalRegistryServer<T> {
-        fn clone(&self) -> Self {
-            let inner = self.inner.clone();
-            Self {
-                inner,
-                accept_compression_encodings: self.accept_compression_encodings,
-                send_compression_encodings: self.send_compression_encodings,
-                max_decoding_message_size: self.max_decoding_message_size,
-                max_encoding_message_size: self.max_encoding_message_size,
-            }
-        }
-    }
-    /// Generated gRPC service name
-    pub const SERVICE_NAME: &str = "api.ExperimentalRegistry";
-    impl<T> tonic::server::NamedService for ExperimentalRegistryServer<T> {
-        const NAME: &'static str = SERVICE_NAME;
     }
 }
