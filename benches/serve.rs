@@ -261,6 +261,7 @@ struct Row {
     peak_kb: u64,
     after_kb: u64,
     hwm_kb: u64,
+    quarters: Vec<u64>,
     lists: u64,
     listed: u64,
     gets: u64,
@@ -279,10 +280,17 @@ async fn measure(name: &str, dir: &Path, secs: u64, clients: usize) -> Row {
         .collect();
     let t0 = Instant::now();
     let mut peak_kb = 0;
+    // RSS at each quarter of the load: flat memory means these stay level.
+    let mut quarters = Vec::new();
     while t0.elapsed() < Duration::from_secs(secs) {
-        peak_kb = peak_kb.max(status_kb(pid, "VmRSS:"));
+        let rss = status_kb(pid, "VmRSS:");
+        peak_kb = peak_kb.max(rss);
+        if t0.elapsed().as_secs_f64() >= (quarters.len() + 1) as f64 * secs as f64 / 4.0 {
+            quarters.push(rss);
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    quarters.push(status_kb(pid, "VmRSS:"));
     stop.store(true, Ordering::Relaxed);
     for t in tasks {
         t.await.unwrap();
@@ -302,6 +310,7 @@ async fn measure(name: &str, dir: &Path, secs: u64, clients: usize) -> Row {
         peak_kb: peak_kb.max(idle_kb),
         after_kb,
         hwm_kb,
+        quarters,
         lists: counts.list_streams.load(Ordering::Relaxed),
         listed: counts.list_messages.load(Ordering::Relaxed),
         gets: counts.get_bundles.load(Ordering::Relaxed),
@@ -373,6 +382,14 @@ fn main() {
             r.errors
         );
         failed |= r.errors > 0;
+    }
+    for r in &rows {
+        let q: Vec<String> = r.quarters.iter().map(|kb| mb(*kb)).collect();
+        println!(
+            "{:<7} RSS at each quarter of the load: {}",
+            r.name,
+            q.join(", ")
+        );
     }
     if failed {
         eprintln!("calls failed under load");

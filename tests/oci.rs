@@ -1273,13 +1273,54 @@ fn unpack_image(image: &str, work: &Path, root: &Path) {
     }
 }
 
+/// The package names a `catalog serve` on `port` lists (waiting up to 60 s for it to listen).
+fn served_packages(port: u16) -> Vec<String> {
+    use olmctl::serve::api;
+    rt().block_on(async {
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let channel = loop {
+            if let Ok(ch) = tonic::transport::Endpoint::from_shared(url.clone())
+                .unwrap()
+                .connect()
+                .await
+            {
+                break ch;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server never listened"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        };
+        let mut c = api::registry_client::RegistryClient::new(channel);
+        let mut s = c
+            .list_packages(api::ListPackageRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        let mut names = Vec::new();
+        while let Some(p) = s.message().await.unwrap() {
+            names.push(p.name);
+        }
+        names
+    })
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// `catalog push --serve-with olmctl` on a base made by `olmctl image build` from the olmctl
 /// binary: the image runs `olmctl catalog serve /configs`, and what it holds serves the catalog
 /// (the unpacked entrypoint, run with the image's command, answers over gRPC). A base whose
 /// entrypoint is not olmctl is refused with the way to build one.
 #[test]
 fn catalog_image_served_by_olmctl() {
-    use olmctl::serve::api;
     let reg = TestRegistry::start();
     let (runtime, _) = push_base(&reg, "runtime:test");
     let olmctl_base = reg.image("olmctl:test");
@@ -1326,11 +1367,7 @@ fn catalog_image_served_by_olmctl() {
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("root");
     unpack_image(&tag, d.path(), &root);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let entry = cfg["config"]["Entrypoint"][0].as_str().unwrap();
     let args: Vec<String> = cfg["config"]["Cmd"]
         .as_array()
@@ -1352,35 +1389,7 @@ fn catalog_image_served_by_olmctl() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let names = rt().block_on(async {
-        let url = format!("http://127.0.0.1:{port}");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        let channel = loop {
-            if let Ok(ch) = tonic::transport::Endpoint::from_shared(url.clone())
-                .unwrap()
-                .connect()
-                .await
-            {
-                break ch;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the image's server never listened"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        };
-        let mut c = api::registry_client::RegistryClient::new(channel);
-        let mut s = c
-            .list_packages(api::ListPackageRequest {})
-            .await
-            .unwrap()
-            .into_inner();
-        let mut names = Vec::new();
-        while let Some(p) = s.message().await.unwrap() {
-            names.push(p.name);
-        }
-        names
-    });
+    let names = served_packages(port);
     let _ = child.kill();
     let _ = child.wait();
     let want: Vec<String> = std::fs::read_dir(fixture_catalog())
@@ -1390,6 +1399,18 @@ fn catalog_image_served_by_olmctl() {
         .into_iter()
         .collect();
     assert_eq!(names, want);
+    // `catalog serve IMAGE` pulls the catalog and serves it; SIGTERM stops it (exit 0).
+    let port = free_port();
+    let mut child = Command::new(common::olmctl_bin())
+        .args(["catalog", "serve", &tag, "--port", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert_eq!(served_packages(port), want);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert_eq!(child.wait().unwrap().code(), Some(0));
     // A base that does not run olmctl.
     let o = olmctl(&[
         "catalog",

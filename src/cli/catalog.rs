@@ -29,8 +29,8 @@ pub enum CatalogCmd {
     /// Serve OLM's registry gRPC API (api.Registry, health, reflection) from a catalog, as
     /// `opm serve` does in a CatalogSource pod. A catalog with errors is refused (exit 2).
     Serve {
-        /// The catalog directory (e.g. /configs).
-        dir: PathBuf,
+        /// The catalog directory (e.g. /configs), or a catalog image (pulled first).
+        catalog: String,
         /// The port (every interface).
         #[arg(long, default_value_t = 50051)]
         port: u16,
@@ -38,6 +38,10 @@ pub enum CatalogCmd {
         /// at start).
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<PathBuf>,
+        #[command(flatten)]
+        registry: super::oci::RegistryArgs,
+        #[command(flatten)]
+        pull: super::oci::PullArgs,
     },
     /// Rewrite a catalog in opm's canonical form: one directory per package.
     Fmt {
@@ -319,7 +323,32 @@ impl From<FmtFormat> for Format {
 pub fn run(cmd: CatalogCmd) -> u8 {
     match cmd {
         CatalogCmd::Validate { dirs, output } => validate(&dirs, output),
-        CatalogCmd::Serve { dir, port, .. } => serve(&dir, port),
+        CatalogCmd::Serve {
+            catalog,
+            port,
+            registry,
+            pull,
+            ..
+        } => {
+            // An image is pulled into a scratch directory that lives as long as the server.
+            let pulled = match super::oci::pull_inputs(
+                &[catalog.as_str()],
+                &registry,
+                &pull,
+                super::oci::Want::Catalog,
+            ) {
+                Ok(p) => p,
+                Err(e) => {
+                    super::error(e);
+                    return EXIT_USAGE;
+                }
+            };
+            let dir = match &pulled.0[0] {
+                Some((_, dir)) => dir.clone(),
+                None => PathBuf::from(&catalog),
+            };
+            serve(&dir, port)
+        }
         CatalogCmd::Fmt {
             dir,
             format,
