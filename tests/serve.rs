@@ -803,6 +803,48 @@ fn every_bundle_and_every_provider_as_opm_serves_them() {
         assert_eq!(checked, bundles.len().max(checked));
         assert!(checked >= bundles.len(), "{checked} of {}", bundles.len());
 
+        // GetChannelEntriesThatReplace, for every name an entry replaces or skips: each
+        // entry naming it (by package, channel, bundle), carrying the entry's own replaces;
+        // an entry that both replaces and skips it once.
+        let mut names: BTreeSet<String> = BTreeSet::new();
+        for entries in channels.values() {
+            for e in entries.iter() {
+                names.extend(e["replaces"].as_str().map(String::from));
+                names.extend(str_list(&e["skips"]));
+            }
+        }
+        names.remove("");
+        for old in &names {
+            let mut want = Vec::new();
+            for (&(pn, cn), entries) in &channels {
+                let mut sorted: Vec<&Value> = entries.iter().collect();
+                sorted.sort_by_key(|e| e["name"].as_str().unwrap());
+                for e in sorted {
+                    let replaces = e["replaces"].as_str().unwrap_or("");
+                    let row = (pn.to_string(), cn.to_string(), e["name"].as_str().unwrap().to_string(), replaces.to_string());
+                    if replaces == old {
+                        want.push(row.clone());
+                    }
+                    for s in str_list(&e["skips"]) {
+                        if &s == old && s != replaces {
+                            want.push(row.clone());
+                        }
+                    }
+                }
+            }
+            let mut s = c
+                .get_channel_entries_that_replace(api::GetAllReplacementsRequest { csv_name: old.clone() })
+                .await
+                .unwrap()
+                .into_inner();
+            let mut got = Vec::new();
+            while let Some(e) = s.message().await.unwrap() {
+                got.push((e.package_name, e.channel_name, e.bundle_name, e.replaces));
+            }
+            assert_eq!(got, want, "{old}");
+        }
+        assert!(names.len() > 100, "{}", names.len());
+
         // The provide RPCs, for every GVK some bundle provides.
         let mut gvks: BTreeSet<(String, String, String)> = BTreeSet::new();
         for b in bundles.values() {
@@ -911,5 +953,74 @@ fn every_bundle_and_every_provider_as_opm_serves_them() {
                 (got, want) => panic!("{g:?}: got {got:?}, want {want:?}"),
             }
         }
+    });
+}
+
+/// Server reflection (v1 and v1alpha, as grpc-go registers both for opm) lists every service,
+/// and resolves the registry's symbols to `registry.proto`.
+#[test]
+fn reflection_lists_every_service() {
+    use tonic_reflection::pb::v1::ServerReflectionRequest;
+    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+    let server = start(&common::fixture_catalog());
+    rt().block_on(async {
+        let ch = connect(server.port).await;
+        let mut c = ServerReflectionClient::new(ch.clone());
+        let ask = |m: MessageRequest| ServerReflectionRequest {
+            host: String::new(),
+            message_request: Some(m),
+        };
+        let requests = vec![
+            ask(MessageRequest::ListServices(String::new())),
+            ask(MessageRequest::FileContainingSymbol("api.Registry".into())),
+        ];
+        let mut s = c
+            .server_reflection_info(futures_util::stream::iter(requests))
+            .await
+            .unwrap()
+            .into_inner();
+        let Some(MessageResponse::ListServicesResponse(l)) =
+            s.message().await.unwrap().unwrap().message_response
+        else {
+            panic!("no service list");
+        };
+        let mut names: Vec<String> = l.service.into_iter().map(|s| s.name).collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "api.ExperimentalRegistry",
+                "api.Registry",
+                "grpc.health.v1.Health",
+                "grpc.reflection.v1.ServerReflection"
+            ]
+        );
+        let Some(MessageResponse::FileDescriptorResponse(f)) =
+            s.message().await.unwrap().unwrap().message_response
+        else {
+            panic!("no file descriptor");
+        };
+        let fd = <prost_types::FileDescriptorProto as prost::Message>::decode(
+            f.file_descriptor_proto[0].as_slice(),
+        )
+        .unwrap();
+        assert_eq!(fd.name(), "registry.proto");
+        assert!(fd.service.iter().any(|s| s.name() == "Registry"));
+        // The v1alpha protocol answers too (older grpcurl and grpc_cli).
+        use tonic_reflection::pb::v1alpha::server_reflection_client::ServerReflectionClient as Alpha;
+        use tonic_reflection::pb::v1alpha::server_reflection_request::MessageRequest as AlphaReq;
+        use tonic_reflection::pb::v1alpha::ServerReflectionRequest as AlphaRequest;
+        let mut a = Alpha::new(ch);
+        let mut s = a
+            .server_reflection_info(futures_util::stream::iter(vec![AlphaRequest {
+                host: String::new(),
+                message_request: Some(AlphaReq::ListServices(String::new())),
+            }]))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(s.message().await.unwrap().is_some());
     });
 }

@@ -23,14 +23,24 @@ pub async fn serve(
     health_reporter
         .set_service_status("", tonic_health::ServingStatus::Serving)
         .await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(super::FILE_DESCRIPTOR_SET)
+    // Reflection lists every service, as grpc-go's does for opm: the registry's, health and
+    // reflection itself, in both the v1 and the v1alpha reflection protocols.
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(super::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1alpha = reflection()
+        .build_v1alpha()
+        .map_err(|e| format!("reflection: {e}"))?;
+    let reflection = reflection()
         .build_v1()
         .map_err(|e| format!("reflection: {e}"))?;
     let incoming = tokio_stream_of(listener);
     tonic::transport::Server::builder()
         .add_service(health)
         .add_service(reflection)
+        .add_service(reflection_v1alpha)
         .add_service(RegistryServer::new(RegistryService::new(catalog.clone())))
         .add_service(ExperimentalRegistryServer::new(ExperimentalService::new(
             catalog,
