@@ -80,6 +80,25 @@ fn object_json(data: &[u8]) -> Option<String> {
     Some(doc.map_or_else(|| "null".to_string(), |d| html_escaped(&d.to_json())))
 }
 
+/// Whether a manifest's `kind` is ClusterServiceVersion (unstructured `GetKind`: the last
+/// `kind` key of the top-level object), read with the loader's parser and its nesting limit.
+fn is_csv(json: &str) -> bool {
+    let mut found = false;
+    let mut first = true;
+    let _ = crate::fbc::json::parse_stream(json, |n| {
+        if std::mem::take(&mut first)
+            && let crate::fbc::node::Value::Map(entries) = &n.value
+        {
+            found = entries
+                .iter()
+                .rev()
+                .find(|e| e.key == "kind")
+                .is_some_and(|e| e.value.as_str() == Some("ClusterServiceVersion"));
+        }
+    });
+    found
+}
+
 impl BundleData {
     fn of(
         b: &Bundle,
@@ -132,10 +151,7 @@ impl BundleData {
                 d.properties.push((p.type_.clone(), p.value.to_json()));
             }
         }
-        let csv = objects.iter().position(|o| {
-            serde_json::from_str::<serde_json::Value>(o)
-                .is_ok_and(|v| v["kind"] == "ClusterServiceVersion")
-        });
+        let csv = objects.iter().position(|o| is_csv(o));
         d.objects = objects.iter().map(|o| Rope::whole(o, interner)).collect();
         if let Some(i) = csv {
             d.csv_json = d.objects[i].clone();
@@ -269,13 +285,27 @@ impl ServedCatalog {
             shares[i % workers].extend(group);
         }
         let built: Vec<Vec<Built>> = std::thread::scope(|s| {
+            // The work recurses through values nested as deep as the loader allows: the
+            // loader's stack size. A worker that cannot start or panics stops the build rather
+            // than serving the catalog without its share.
             let handles: Vec<_> = shares
                 .iter()
-                .map(|share| s.spawn(|| build_share(share, &bundle_deprecations, &package_info)))
+                .map(|share| {
+                    let h = std::thread::Builder::new()
+                        .stack_size(crate::fbc::load::PARSER_STACK)
+                        .spawn_scoped(s, || {
+                            build_share(share, &bundle_deprecations, &package_info)
+                        });
+                    (share, h)
+                })
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_default())
+                .map(|(share, h)| match h {
+                    Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                    // No thread to be had: this one (the CLI's, with the same stack size).
+                    Err(_) => build_share(share, &bundle_deprecations, &package_info),
+                })
                 .collect()
         });
         let data: BTreeMap<(&str, &str), Arc<BundleData>> = built.into_iter().flatten().collect();
