@@ -7,6 +7,7 @@ pub mod bundle;
 pub mod checks;
 pub mod cli;
 pub mod diag;
+pub mod diff;
 pub mod fbc;
 pub mod gate;
 pub mod gosort;

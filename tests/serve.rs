@@ -1037,18 +1037,20 @@ fn deeply_nested_values_do_not_crash_the_server() {
         deep(3000)
     );
     let data = olmctl::bundle::render::base64(manifest.as_bytes());
-    let catalog = format!(
-        "{}\n{}\n{}\n{}\n",
+    let bundle = format!(
+        r#"{{"schema":"olm.bundle","package":"p","name":"p.v1.0.0","image":"","properties":[{{"type":"olm.package","value":{{"packageName":"p","version":"1.0.0"}}}},{{"type":"olm.bundle.object","value":{{"data":"{data}"}}}}]}}"#
+    );
+    let custom = format!(
+        r#"{{"schema":"acme.deep","package":"p","v":{}}}"#,
+        deep(5000)
+    );
+    let catalog = [
         r#"{"schema":"olm.package","name":"p","defaultChannel":"stable"}"#,
         r#"{"schema":"olm.channel","package":"p","name":"stable","entries":[{"name":"p.v1.0.0"}]}"#,
-        format!(
-            r#"{{"schema":"olm.bundle","package":"p","name":"p.v1.0.0","image":"","properties":[{{"type":"olm.package","value":{{"packageName":"p","version":"1.0.0"}}}},{{"type":"olm.bundle.object","value":{{"data":"{data}"}}}}]}}"#
-        ),
-        format!(
-            r#"{{"schema":"acme.deep","package":"p","v":{}}}"#,
-            deep(5000)
-        ),
-    );
+        &bundle,
+        &custom,
+    ]
+    .join("\n");
     let dir = common::write_tree(&[("p/catalog.json", &catalog)]);
     let server = start(dir.path());
     rt().block_on(async {

@@ -101,6 +101,23 @@ pub enum CatalogCmd {
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
         output: Output,
     },
+    /// What changed between two catalogs (directories or images), per package: bundles,
+    /// channels, upgrade edges (replaces, skips, the entries a skipRange covers), head moves,
+    /// the default channel, deprecations; with the check-upgrades verdict beside. Exit 0 when
+    /// identical, 1 when different, 2 on error.
+    Diff {
+        /// The old catalog (e.g. the target branch).
+        old: String,
+        /// The new catalog.
+        new: String,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = super::diff::DiffOutput::Text)]
+        output: super::diff::DiffOutput,
+        #[command(flatten)]
+        registry: super::oci::RegistryArgs,
+        #[command(flatten)]
+        pull: super::oci::PullArgs,
+    },
     /// Compare a catalog with its base (e.g. the target branch): every user of a base bundle
     /// must still reach the channel head under OLM v0 and v1, heads may not move backwards,
     /// bundles, channels and packages may not vanish without an upgrade path. Exit 1 on any
@@ -423,6 +440,13 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             &registry,
             &pull,
         ),
+        CatalogCmd::Diff {
+            old,
+            new,
+            output,
+            registry,
+            pull,
+        } => super::diff::diff(&old, &new, output, &registry, &pull),
         CatalogCmd::CheckUpgrades { base, dir, output } => {
             super::graph::check_upgrades(base, dir, output)
         }
@@ -537,8 +561,11 @@ fn serve(dir: &std::path::Path, port: u16) -> u8 {
     unsafe {
         libc::malloc_trim(0);
     }
+    // Workers with the loader's stack: custom-schema blobs nest as deep as it allows, and
+    // answering with them recurses.
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_stack_size(crate::fbc::load::PARSER_STACK)
         .enable_all()
         .build()
     {

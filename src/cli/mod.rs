@@ -5,6 +5,7 @@ mod bundle;
 mod catalog;
 mod check;
 pub mod cluster;
+pub mod diff;
 mod gate;
 mod graph;
 mod image;

@@ -1,0 +1,409 @@
+//! A [`CatalogDiff`] for people (text), for machines (JSON) and for a pull-request comment
+//! (Markdown, each package collapsible when its section is long), each with the verdict of
+//! `check-upgrades` (the findings for that package) beside it.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::{BundleRef, CatalogDiff, ChannelRef, Deprecation, Edge, PackageDiff, Status};
+use crate::diag::{Finding, Severity};
+
+/// A package section longer than this many lines is collapsed in Markdown.
+pub const COLLAPSE_AFTER: usize = 12;
+
+/// The upgrade findings by package (findings without a package under "").
+pub fn by_package(findings: &[Finding]) -> BTreeMap<String, Vec<&Finding>> {
+    let mut m: BTreeMap<String, Vec<&Finding>> = BTreeMap::new();
+    for f in findings {
+        m.entry(f.subject.package.clone().unwrap_or_default())
+            .or_default()
+            .push(f);
+    }
+    m
+}
+
+fn bundle(b: &BundleRef) -> String {
+    if b.version.is_empty() {
+        b.name.clone()
+    } else {
+        format!("{} ({})", b.name, b.version)
+    }
+}
+
+/// Names joined with commas; more than five as the first two, an ellipsis, the last and the
+/// count (the JSON output lists every one).
+fn short_list(names: &[&str]) -> String {
+    match names {
+        [a, b, .., z] if names.len() > 5 => format!("{a}, {b}, …, {z} ({} entries)", names.len()),
+        _ => names.join(", "),
+    }
+}
+
+/// Edges grouped by target: "from, from -> to (kind)", one line per (to, kind, range), so a
+/// skipRange reads as one line listing the entries it covers.
+fn edge_lines(edges: &[Edge], arrow: &str) -> Vec<String> {
+    let mut groups: BTreeMap<(&str, &str, Option<&str>), Vec<&str>> = BTreeMap::new();
+    for e in edges {
+        groups
+            .entry((e.to.as_str(), e.kind, e.range.as_deref()))
+            .or_default()
+            .push(e.from.as_str());
+    }
+    groups
+        .into_iter()
+        .map(|((to, kind, range), froms)| {
+            let froms = short_list(&froms);
+            match range {
+                Some(r) => format!("{froms} {arrow} {to} (skipRange {r:?})"),
+                None => format!("{froms} {arrow} {to} ({kind})"),
+            }
+        })
+        .collect()
+}
+
+fn channel(c: &ChannelRef) -> String {
+    let entries = format!(
+        "{} entr{}",
+        c.entries,
+        if c.entries == 1 { "y" } else { "ies" }
+    );
+    if c.head.is_empty() {
+        format!("{} ({entries})", c.name)
+    } else {
+        format!("{} ({entries}, head {})", c.name, c.head)
+    }
+}
+
+fn deprecation(d: &Deprecation) -> String {
+    let what = match d.schema.as_str() {
+        "olm.package" => "package".to_string(),
+        "olm.channel" => format!("channel {}", d.name),
+        "olm.bundle" => format!("bundle {}", d.name),
+        other => format!("{other} {}", d.name),
+    };
+    format!("{what}: {:?}", d.message)
+}
+
+fn severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        _ => "info",
+    }
+}
+
+/// The lines of one package's changes as (label, items); channels nest under "channel NAME".
+fn lines(p: &PackageDiff, arrow: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut add = |label: &str, items: Vec<String>| {
+        if !items.is_empty() {
+            out.push((label.to_string(), items));
+        }
+    };
+    if let Some(m) = &p.default_channel {
+        add(
+            "default channel",
+            vec![format!("{} {arrow} {}", m.old, m.new)],
+        );
+    }
+    add(
+        "bundles added",
+        p.bundles_added.iter().map(bundle).collect(),
+    );
+    add(
+        "bundles removed",
+        p.bundles_removed.iter().map(bundle).collect(),
+    );
+    add(
+        "bundles changed",
+        p.bundles_changed
+            .iter()
+            .map(|c| format!("{}: {}", c.name, c.changed.join(", ")))
+            .collect(),
+    );
+    add(
+        "channels added",
+        p.channels_added.iter().map(channel).collect(),
+    );
+    add(
+        "channels removed",
+        p.channels_removed.iter().map(channel).collect(),
+    );
+    for c in &p.channels {
+        let mut items = Vec::new();
+        if let Some(h) = &c.head {
+            items.push(format!("head {} {arrow} {}", h.old, h.new));
+        }
+        if !c.entries_added.is_empty() {
+            items.push(format!("entries added: {}", c.entries_added.join(", ")));
+        }
+        if !c.entries_removed.is_empty() {
+            items.push(format!("entries removed: {}", c.entries_removed.join(", ")));
+        }
+        for (what, edges) in [("added", &c.edges_added), ("removed", &c.edges_removed)] {
+            items.extend(
+                edge_lines(edges, arrow)
+                    .into_iter()
+                    .map(|l| format!("edge {what}: {l}")),
+            );
+        }
+        add(&format!("channel {}", c.name), items);
+    }
+    add(
+        "deprecations added",
+        p.deprecations_added.iter().map(deprecation).collect(),
+    );
+    add(
+        "deprecations removed",
+        p.deprecations_removed.iter().map(deprecation).collect(),
+    );
+    out
+}
+
+fn status(s: Status) -> &'static str {
+    match s {
+        Status::Added => "added",
+        Status::Removed => "removed",
+        Status::Changed => "changed",
+    }
+}
+
+fn summary(d: &CatalogDiff) -> String {
+    let count = |s: Status| d.packages.iter().filter(|p| p.status == s).count();
+    let n = d.packages.len();
+    format!(
+        "{n} package{} differ{} ({} added, {} removed, {} changed)",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "s" } else { "" },
+        count(Status::Added),
+        count(Status::Removed),
+        count(Status::Changed)
+    )
+}
+
+fn verdict_line(f: &Finding) -> String {
+    format!("{} {}: {}", f.code, severity(f.severity), f.message)
+}
+
+/// Text for a terminal.
+pub fn text(d: &CatalogDiff, findings: &[Finding]) -> String {
+    let verdicts = by_package(findings);
+    let mut out = String::new();
+    for p in &d.packages {
+        let _ = writeln!(out, "package {}: {}", p.name, status(p.status));
+        for (label, items) in lines(p, "->") {
+            if label.starts_with("channel ") {
+                let _ = writeln!(out, "  {label}:");
+                for i in items {
+                    let _ = writeln!(out, "    {i}");
+                }
+            } else {
+                let _ = writeln!(out, "  {label}: {}", items.join(", "));
+            }
+        }
+        for f in verdicts.get(&p.name).into_iter().flatten() {
+            let _ = writeln!(out, "  upgrade check: {}", verdict_line(f));
+        }
+    }
+    for f in verdicts.get("").into_iter().flatten() {
+        let _ = writeln!(out, "upgrade check: {}", verdict_line(f));
+    }
+    if d.is_empty() {
+        out.push_str("the catalogs are the same\n");
+    } else {
+        let errors = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count();
+        let _ = writeln!(
+            out,
+            "{}; upgrade check: {errors} error{}",
+            summary(d),
+            if errors == 1 { "" } else { "s" }
+        );
+    }
+    out
+}
+
+/// JSON: the diff with each package's upgrade findings.
+pub fn json(d: &CatalogDiff, findings: &[Finding]) -> serde_json::Value {
+    let verdicts = by_package(findings);
+    let packages: Vec<serde_json::Value> = d
+        .packages
+        .iter()
+        .map(|p| {
+            let mut v = serde_json::to_value(p).unwrap_or_default();
+            v["upgradeCheck"] = verdicts
+                .get(&p.name)
+                .into_iter()
+                .flatten()
+                .map(|f| {
+                    serde_json::json!({
+                        "code": f.code,
+                        "severity": severity(f.severity),
+                        "message": f.message,
+                    })
+                })
+                .collect();
+            v
+        })
+        .collect();
+    serde_json::json!({
+        "identical": d.is_empty(),
+        "packages": packages,
+        "upgradeCheck": serde_json::from_str::<serde_json::Value>(&crate::diag::render_json(findings))
+            .unwrap_or_default(),
+    })
+}
+
+/// Escapes text for Markdown table cells and list items: backslashes, pipes, backticks, `*`
+/// and `_` (emphasis), and `<` and `&` (HTML).
+fn md(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' | '|' | '`' | '*' | '_' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '&' => out.push_str("&amp;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn verdict_cell(fs: Option<&Vec<&Finding>>) -> String {
+    let fs = fs.map(Vec::as_slice).unwrap_or_default();
+    let errors = fs.iter().filter(|f| f.severity == Severity::Error).count();
+    let warnings = fs
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .count();
+    match (errors, warnings) {
+        (0, 0) => "ok".to_string(),
+        (0, w) => format!("{w} warning{}", if w == 1 { "" } else { "s" }),
+        (e, 0) => format!("**{e} error{}**", if e == 1 { "" } else { "s" }),
+        (e, w) => format!(
+            "**{e} error{}**, {w} warning{}",
+            if e == 1 { "" } else { "s" },
+            if w == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+/// Markdown for a pull-request comment: a summary table, then a section per package
+/// (collapsed when longer than [`COLLAPSE_AFTER`] lines).
+pub fn markdown(d: &CatalogDiff, findings: &[Finding]) -> String {
+    let verdicts = by_package(findings);
+    let mut out = String::from("### Catalog diff\n\n");
+    if d.is_empty() {
+        out.push_str("The catalogs are the same.\n");
+        return out;
+    }
+    let _ = writeln!(out, "{}.\n", summary(d));
+    out.push_str("| package | change | bundles +/−/~ | channels +/− | edges +/− | heads moved | upgrade check |\n");
+    out.push_str("|---|---|---|---|---|---|---|\n");
+    for p in &d.packages {
+        let edges_added: usize = p.channels.iter().map(|c| c.edges_added.len()).sum();
+        let edges_removed: usize = p.channels.iter().map(|c| c.edges_removed.len()).sum();
+        let heads = p.channels.iter().filter(|c| c.head.is_some()).count();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {}/{}/{} | {}/{} | {}/{} | {} | {} |",
+            p.name.replace('`', "'"),
+            status(p.status),
+            p.bundles_added.len(),
+            p.bundles_removed.len(),
+            p.bundles_changed.len(),
+            p.channels_added.len(),
+            p.channels_removed.len(),
+            edges_added,
+            edges_removed,
+            heads,
+            verdict_cell(verdicts.get(&p.name))
+        );
+    }
+    out.push('\n');
+    for p in &d.packages {
+        let mut body = String::new();
+        let mut count = 0;
+        for (label, items) in lines(p, "→") {
+            if label.starts_with("channel ") {
+                let _ = writeln!(body, "- **{}**", md(&label));
+                for i in items {
+                    let _ = writeln!(body, "  - {}", md(&i));
+                    count += 1;
+                }
+            } else {
+                let _ = writeln!(body, "- **{}**: {}", md(&label), md(&items.join(", ")));
+            }
+            count += 1;
+        }
+        for f in verdicts.get(&p.name).into_iter().flatten() {
+            let _ = writeln!(body, "- upgrade check: {}", md(&verdict_line(f)));
+            count += 1;
+        }
+        let title = format!("<code>{}</code> ({})", md(&p.name), status(p.status));
+        if count > COLLAPSE_AFTER {
+            let _ = write!(
+                out,
+                "<details><summary>{title}: {count} changes</summary>\n\n{body}\n</details>\n\n"
+            );
+        } else {
+            let _ = write!(out, "#### {title}\n\n{body}\n");
+        }
+    }
+    for f in verdicts.get("").into_iter().flatten() {
+        let _ = writeln!(out, "- upgrade check: {}", md(&verdict_line(f)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_text_is_escaped() {
+        assert_eq!(
+            md("a|b `c` *d* _e_ <f> & g\\"),
+            "a\\|b \\`c\\` \\*d\\* \\_e\\_ &lt;f> &amp; g\\\\"
+        );
+    }
+
+    #[test]
+    fn long_lists_are_shortened_with_their_count() {
+        assert_eq!(short_list(&["a", "b", "c", "d", "e"]), "a, b, c, d, e");
+        assert_eq!(
+            short_list(&["a", "b", "c", "d", "e", "f"]),
+            "a, b, …, f (6 entries)"
+        );
+    }
+
+    /// Edges to one target with one kind and range read as one line.
+    #[test]
+    fn edges_are_grouped_by_target() {
+        let e = |from: &str, to: &str, kind: &'static str, range: Option<&str>| Edge {
+            from: from.into(),
+            to: to.into(),
+            kind,
+            range: range.map(String::from),
+        };
+        let edges = [
+            e("a", "c", "skipRange", Some("<2.0.0")),
+            e("a", "b", "replaces", None),
+            e("b", "c", "skipRange", Some("<2.0.0")),
+            e("b", "c", "replaces", None),
+        ];
+        assert_eq!(
+            edge_lines(&edges, "->"),
+            [
+                "a -> b (replaces)",
+                "b -> c (replaces)",
+                "a, b -> c (skipRange \"<2.0.0\")"
+            ]
+        );
+    }
+}
