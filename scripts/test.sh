@@ -4,12 +4,14 @@
 # registry) on 127.0.0.1 and check images with skopeo; both are installed here when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v docker-registry >/dev/null || ! command -v skopeo >/dev/null; then
+# tests/graph_report.rs opens the HTML report in headless Chromium.
+if ! command -v docker-registry >/dev/null || ! command -v skopeo >/dev/null \
+  || ! command -v chromium >/dev/null; then
   SUDO=""
   if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-    docker-registry skopeo
+    docker-registry skopeo chromium
 fi
 # tests/install_print.rs validates manifests with jsonschema (Python), as OLM's CRDs are schemas.
 if ! python3 -c "import yaml, jsonschema" 2>/dev/null; then

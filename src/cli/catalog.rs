@@ -258,6 +258,9 @@ pub enum CatalogCmd {
         /// the edges v0 cannot take dashed red, as `opm alpha render-graph --draw-v0-semantics`.
         #[arg(long)]
         draw_v0_semantics: bool,
+        /// Write to this file instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
     },
 }
 
@@ -509,12 +512,14 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             channel,
             format,
             draw_v0_semantics,
+            out,
         } => super::graph::graph(
             &dirs,
             package.as_deref(),
             channel.as_deref(),
             format,
             draw_v0_semantics,
+            out.as_deref(),
         ),
     }
 }

@@ -39,6 +39,9 @@ pub enum GraphFormat {
     Text,
     /// Nodes, typed edges and heads as JSON.
     Json,
+    /// One self-contained HTML page: pick a package, search, click a version for its
+    /// properties and its OLM v0 and v1 paths to the head.
+    Html,
 }
 
 pub fn load_catalog(dirs: &[PathBuf]) -> Result<Loaded, u8> {
@@ -202,6 +205,7 @@ pub fn graph(
     channel: Option<&str>,
     format: GraphFormat,
     draw_v0_semantics: bool,
+    out_file: Option<&std::path::Path>,
 ) -> u8 {
     if draw_v0_semantics && format != GraphFormat::Mermaid {
         super::error("--draw-v0-semantics applies to --format mermaid only");
@@ -228,8 +232,24 @@ pub fn graph(
             return EXIT_USAGE;
         }
     }
-    let stdout = std::io::stdout().lock();
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout);
+    let sink: Box<dyn std::io::Write> = match out_file {
+        Some(f) => match std::fs::File::create(f) {
+            Ok(file) => Box::new(file),
+            Err(e) => {
+                super::error(format_args!("--out {}: {e}", crate::text::esc(f.display())));
+                return EXIT_USAGE;
+            }
+        },
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, sink);
+    let title = format!(
+        "Upgrade graphs: {}",
+        dirs.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let written = match format {
         GraphFormat::Mermaid => {
             render::mermaid(&loaded.cfg, package, channel, draw_v0_semantics, &mut w)
@@ -237,6 +257,7 @@ pub fn graph(
         GraphFormat::Dot => render::dot(&graphs, &mut w),
         GraphFormat::Text => render::text(&graphs, &mut w),
         GraphFormat::Json => render::json(&graphs, &mut w),
+        GraphFormat::Html => crate::graph::html::html(&loaded.cfg, &graphs, &title, &mut w),
     }
     .and_then(|()| std::io::Write::flush(&mut w));
     match written {

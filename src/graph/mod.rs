@@ -6,6 +6,7 @@
 //! in the channel). Edges naming bundles outside the channel are kept aside: they still apply to
 //! a user running that bundle (OLM matches by name and version, not by catalog membership).
 
+pub mod html;
 pub mod path;
 pub mod render;
 mod succ;

@@ -31,11 +31,15 @@ struct JsonNode {
     deprecated: bool,
 }
 
+/// An edge declared by name.
 #[derive(Serialize, PartialEq, Eq, PartialOrd, Ord)]
-struct JsonEdge {
-    from: String,
-    to: String,
-    kind: EdgeKind,
+pub(crate) struct JsonEdge {
+    /// Upgraded from.
+    pub(crate) from: String,
+    /// Upgraded to.
+    pub(crate) to: String,
+    /// `replaces` or `skips`.
+    pub(crate) kind: EdgeKind,
 }
 
 /// A stretch of consecutive entries of `nodes` (newest first) that a skipRange contains.
@@ -153,7 +157,7 @@ impl Layout {
 /// one range.
 const SPELL_OUT: usize = 3;
 
-fn named_edges(g: &ChannelGraph<'_>) -> Vec<JsonEdge> {
+pub(crate) fn named_edges(g: &ChannelGraph<'_>) -> Vec<JsonEdge> {
     let mut edges: Vec<JsonEdge> = g
         .graph
         .edge_indices()

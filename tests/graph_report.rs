@@ -1,0 +1,182 @@
+//! `catalog graph --format html` opened in headless Chromium (Debian's `chromium`): the page
+//! draws every version of the chosen package, a click on a version shows its upgrade paths,
+//! search marks matches, and the page requests nothing. A screenshot of the fixture's largest
+//! channel is written to `target/graph-report/` for a person to look at.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// The largest channel of the fixture: (package, channel, entry names, head).
+fn largest_channel() -> (String, String, BTreeSet<String>, String) {
+    let mut best: Option<(String, String, BTreeSet<String>, String)> = None;
+    for f in common::files_in(&common::fixture_catalog()) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for d in text.split("\n---") {
+            let Some(n) = olmctl::fbc::yaml::first_document(d).ok().flatten() else {
+                continue;
+            };
+            let v: Value = serde_json::from_str(&n.to_json()).unwrap();
+            if v["schema"] != "olm.channel" {
+                continue;
+            }
+            let entries = v["entries"].as_array().unwrap();
+            let names: BTreeSet<String> = entries
+                .iter()
+                .map(|e| e["name"].as_str().unwrap().to_string())
+                .collect();
+            let mut replaced = BTreeSet::new();
+            for e in entries {
+                replaced.extend(e["replaces"].as_str().map(String::from));
+                for s in e["skips"].as_array().into_iter().flatten() {
+                    replaced.insert(s.as_str().unwrap().to_string());
+                }
+            }
+            let head = names
+                .iter()
+                .find(|n| !replaced.contains(*n))
+                .unwrap()
+                .clone();
+            if best.as_ref().is_none_or(|b| names.len() > b.2.len()) {
+                best = Some((
+                    v["package"].as_str().unwrap().into(),
+                    v["name"].as_str().unwrap().into(),
+                    names,
+                    head,
+                ));
+            }
+        }
+    }
+    best.unwrap()
+}
+
+fn chromium(args: &[&str]) -> std::process::Output {
+    let profile = tempfile::tempdir().unwrap();
+    Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .output()
+        .expect("run chromium (Debian package chromium; scripts/test.sh installs it)")
+}
+
+/// The DOM after the page's script ran, for `page#fragment`.
+fn dom(page: &Path, fragment: &str) -> String {
+    let url = format!("file://{}#{fragment}", page.display());
+    let o = chromium(&["--dump-dom", &url]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Values of `attr` on elements whose class list starts with `class_prefix`.
+fn attrs(dom: &str, class_prefix: &str, attr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in dom.split('<').skip(1) {
+        let tag = part.split('>').next().unwrap_or("");
+        if !tag.contains(&format!("class=\"{class_prefix}")) {
+            continue;
+        }
+        if let Some(rest) = tag.split(&format!("{attr}=\"")).nth(1) {
+            out.push(rest.split('"').next().unwrap().to_string());
+        }
+    }
+    out
+}
+
+fn report() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let o = Command::new(common::olmctl_bin())
+        .args(["catalog", "graph"])
+        .arg(common::fixture_catalog())
+        .args(["--format", "html", "--out"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (dir, page)
+}
+
+#[test]
+fn the_report_draws_every_version_and_shows_paths_in_chromium() {
+    let (pkg, ch, names, head) = largest_channel();
+    assert!(names.len() >= 50, "{pkg}/{ch}: {}", names.len());
+    let (_dir, page) = report();
+    let text = std::fs::read_to_string(&page).unwrap();
+    // Self-contained: nothing to load, and a policy that would block it anyway.
+    assert!(text.contains("Content-Security-Policy\" content=\"default-src 'none';"));
+    for needle in ["<link", " src=", "<iframe", "<img"] {
+        assert!(!text.contains(needle), "{needle}");
+    }
+    // Click the oldest entry (by name order, any entry will do) through the page's own handler.
+    let oldest = names.iter().next().unwrap().clone();
+    let d = dom(&page, &format!("package={pkg}&channel={ch}&click={oldest}"));
+    assert!(d.contains("data-ready=\"1\""), "the script did not finish");
+    assert!(
+        d.contains("data-resources=\"0\""),
+        "the page requested something"
+    );
+    let drawn: BTreeSet<String> = attrs(&d, "node", "data-name").into_iter().collect();
+    assert_eq!(drawn, names, "every version of {pkg}/{ch} is drawn");
+    assert!(d.contains(&format!("data-selected=\"{oldest}\"")));
+    // Both paths start at the clicked version and end at the head.
+    for sem in ["v0", "v1"] {
+        let block = d
+            .split(&format!("class=\"path {sem}\""))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no {sem} path shown"));
+        let block = block.split("</div>").next().unwrap();
+        let hops: Vec<&str> = block
+            .split("<li>")
+            .skip(1)
+            .map(|l| l.split("</li>").next().unwrap())
+            .collect();
+        assert_eq!(hops.first(), Some(&oldest.as_str()), "{sem}");
+        if hops.last() == Some(&head.as_str()) {
+            assert!(block.contains("reaches the head"), "{sem}: {block}");
+        } else {
+            assert!(block.contains("stops"), "{sem}: {block}");
+        }
+    }
+    // Search marks the versions that match.
+    let q = names.iter().nth(names.len() / 2).unwrap().clone();
+    let d = dom(&page, &format!("package={pkg}&channel={ch}&q={q}"));
+    let marked = attrs(&d, "node", "class")
+        .into_iter()
+        .filter(|c| c.split(' ').any(|w| w == "match"))
+        .count();
+    assert_eq!(marked, names.iter().filter(|n| n.contains(&q)).count());
+    // A screenshot for people.
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/graph-report");
+    std::fs::create_dir_all(&shots).unwrap();
+    let png = shots.join(format!("{pkg}.png"));
+    let _ = std::fs::remove_file(&png);
+    let url = format!(
+        "file://{}#package={pkg}&channel={ch}&click={head}",
+        page.display()
+    );
+    let o = chromium(&[
+        "--window-size=1400,2400",
+        &format!("--screenshot={}", png.display()),
+        &url,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(bytes.len() > 20_000, "{} bytes", bytes.len());
+}
