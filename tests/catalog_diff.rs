@@ -9,40 +9,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-/// Every blob of the fixture as JSON, in file order.
-fn blobs() -> Vec<Value> {
-    let mut docs = Vec::new();
-    for f in common::files_in(&common::fixture_catalog()) {
-        let text = std::fs::read_to_string(&f).unwrap();
-        for d in text.split("\n---") {
-            if let Some(v) = olmctl::fbc::yaml::first_document(d).ok().flatten() {
-                docs.push(serde_json::from_str::<Value>(&v.to_json()).unwrap());
-            }
-        }
-    }
-    docs
-}
-
-/// Writes `docs` as one JSON stream per package below a new temp dir.
-fn write(docs: &[Value]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let mut by_pkg: std::collections::BTreeMap<String, String> = Default::default();
-    for d in docs {
-        let pkg = if d["schema"] == "olm.package" {
-            d["name"].as_str().unwrap()
-        } else {
-            d["package"].as_str().unwrap()
-        };
-        let s = by_pkg.entry(pkg.to_string()).or_default();
-        s.push_str(&serde_json::to_string(d).unwrap());
-        s.push('\n');
-    }
-    for (pkg, text) in by_pkg {
-        std::fs::create_dir_all(dir.path().join(&pkg)).unwrap();
-        std::fs::write(dir.path().join(&pkg).join("catalog.json"), text).unwrap();
-    }
-    dir
-}
+use common::{fixture_blobs as blobs, write_blobs as write};
 
 fn diff(old: &Path, new: &Path, output: &str) -> (Option<i32>, String, String) {
     let o = Command::new(common::olmctl_bin())

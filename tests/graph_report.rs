@@ -180,3 +180,119 @@ fn the_report_draws_every_version_and_shows_paths_in_chromium() {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     assert!(bytes.len() > 20_000, "{} bytes", bytes.len());
 }
+
+/// `catalog diff --output html`: the changed package comes first, the new version is drawn as
+/// added with its new edge, the removed entry as removed with its edges, and the package's
+/// changes are listed; the page requests nothing.
+#[test]
+fn the_diff_page_colours_what_was_added_and_removed() {
+    const J: &str = "jumpstarter-operator";
+    let mut docs = common::fixture_blobs();
+    let mut b = docs
+        .iter()
+        .find(|d| d["schema"] == "olm.bundle" && d["name"] == format!("{J}.v0.9.0"))
+        .unwrap()
+        .clone();
+    b["name"] = format!("{J}.v0.9.1").into();
+    for p in b["properties"].as_array_mut().unwrap() {
+        if p["type"] == "olm.package" {
+            p["value"]["version"] = "0.9.1".into();
+        }
+    }
+    docs.push(b);
+    for d in docs.iter_mut() {
+        if d["schema"] == "olm.channel" && d["package"] == J {
+            let entries = d["entries"].as_array_mut().unwrap();
+            // 0.8.1-rc.1 leaves the channel; 0.8.1 now replaces 0.8.0 directly.
+            entries.retain(|e| e["name"] != format!("{J}.v0.8.1-rc.1"));
+            for e in entries.iter_mut() {
+                if e["name"] == format!("{J}.v0.8.1") {
+                    e["replaces"] = format!("{J}.v0.8.0").into();
+                }
+            }
+            entries.push(serde_json::json!({"name": format!("{J}.v0.9.1"), "replaces": format!("{J}.v0.9.0")}));
+        }
+    }
+    let new = common::write_blobs(&docs);
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("diff.html");
+    let o = Command::new(common::olmctl_bin())
+        .args(["catalog", "diff"])
+        .arg(common::fixture_catalog())
+        .arg(new.path())
+        .args(["--output", "html"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::write(&page, &o.stdout).unwrap();
+    let d = dom(&page, "");
+    assert!(d.contains("data-ready=\"1\"") && d.contains("data-resources=\"0\""));
+    // The first changed package is shown, with its changes listed.
+    assert!(
+        d.contains(&format!("Changes in {J}")),
+        "the changed package first"
+    );
+    assert!(d.contains(&format!("entries added: {J}.v0.9.1")));
+    let class_of = |name: &str| -> String {
+        let tag = d
+            .split('<')
+            .find(|t| t.starts_with("g ") && t.contains(&format!("data-name=\"{name}\"")))
+            .unwrap_or_else(|| panic!("{name} not drawn"));
+        tag.split("class=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        class_of(&format!("{J}.v0.9.1"))
+            .split(' ')
+            .any(|c| c == "added")
+    );
+    assert!(
+        class_of(&format!("{J}.v0.8.1-rc.1"))
+            .split(' ')
+            .any(|c| c == "removed")
+    );
+    assert!(!class_of(&format!("{J}.v0.9.0")).contains("added"));
+    let edge = |from: &str, to: &str| -> String {
+        let tag = d
+            .split('<')
+            .find(|t| {
+                t.starts_with("g ")
+                    && t.contains(&format!("data-from=\"{J}.v{from}\""))
+                    && t.contains(&format!("data-to=\"{J}.v{to}\""))
+            })
+            .unwrap_or_else(|| panic!("edge {from} -> {to} not drawn"));
+        tag.split("class=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(edge("0.9.0", "0.9.1"), "edge replaces added");
+    assert_eq!(edge("0.8.0", "0.8.1"), "edge replaces added");
+    assert_eq!(edge("0.8.1-rc.1", "0.8.1"), "edge replaces removed");
+    assert_eq!(edge("0.8.0", "0.8.1-rc.1"), "edge replaces removed");
+    assert_eq!(edge("0.9.0-rc.1", "0.9.0-rc.2"), "edge replaces");
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/graph-report");
+    std::fs::create_dir_all(&shots).unwrap();
+    let png = shots.join("diff.png");
+    let url = format!("file://{}", page.display());
+    let o = chromium(&[
+        "--window-size=1400,900",
+        &format!("--screenshot={}", png.display()),
+        &url,
+    ]);
+    assert!(o.status.success());
+    assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
+}

@@ -17,6 +17,9 @@ pub enum DiffOutput {
     Json,
     /// A pull-request comment.
     Markdown,
+    /// One self-contained page: both catalogs' upgrade graphs in one, what was added in green,
+    /// what was removed in red, each package's changes beside.
+    Html,
 }
 
 /// Loads one side: a directory, or an image pulled into `scratch`.
@@ -81,6 +84,21 @@ pub fn diff(
             out(&s);
         }
         DiffOutput::Markdown => out(&crate::diff::render::markdown(&d, &findings)),
+        DiffOutput::Html => {
+            let title = format!(
+                "Catalog diff: {} → {}",
+                crate::text::esc(old),
+                crate::text::esc(new)
+            );
+            let mut buf = Vec::new();
+            let lines = crate::diff::render::package_lines(&d);
+            if let Err(e) = crate::graph::html::diff_html(&o.cfg, &n.cfg, &lines, &title, &mut buf)
+            {
+                super::error(format_args!("cannot write the page: {e}"));
+                return EXIT_USAGE;
+            }
+            out(&String::from_utf8_lossy(&buf));
+        }
     }
     if d.is_empty() { EXIT_OK } else { EXIT_FINDINGS }
 }

@@ -160,6 +160,25 @@ fn lines(p: &PackageDiff, arrow: &str) -> Vec<(String, Vec<String>)> {
     out
 }
 
+/// Each package's changes as lines ("label: items", a channel's items each on its own line),
+/// for the HTML diff page.
+pub fn package_lines(d: &CatalogDiff) -> BTreeMap<String, Vec<String>> {
+    d.packages
+        .iter()
+        .map(|p| {
+            let mut out = vec![format!("package {}", status(p.status))];
+            for (label, items) in lines(p, "→") {
+                if label.starts_with("channel ") {
+                    out.extend(items.into_iter().map(|i| format!("{label}: {i}")));
+                } else {
+                    out.push(format!("{label}: {}", items.join(", ")));
+                }
+            }
+            (p.name.clone(), out)
+        })
+        .collect()
+}
+
 fn status(s: Status) -> &'static str {
     match s {
         Status::Added => "added",

@@ -14,12 +14,30 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::path::{Semantics, Stop, resolve};
-use super::render::{JsonEdge, Layout, named_edges};
-use super::{CatalogGraphs, Installed};
+use super::render::named_edges;
+use super::{CatalogGraphs, ChannelGraph, EdgeKind, Installed, compare_versions};
 use crate::fbc::decl::DeclarativeConfig;
 
 /// Property values longer than this are cut in the page (the full catalog is in the files).
 pub const VALUE_CHARS: usize = 400;
+
+/// How a part compares with the old catalog, in a diff page (absent elsewhere).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    /// Only in the new catalog.
+    Added,
+    /// Only in the old one.
+    Removed,
+}
+
+fn status(in_old: bool, in_new: bool, diff: bool) -> Option<Status> {
+    match (diff, in_old, in_new) {
+        (true, false, true) => Some(Status::Added),
+        (true, true, false) => Some(Status::Removed),
+        _ => None,
+    }
+}
 
 #[derive(Serialize)]
 struct Node {
@@ -27,6 +45,17 @@ struct Node {
     version: Option<String>,
     skipped: bool,
     deprecated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<Status>,
+}
+
+#[derive(Serialize)]
+struct Edge {
+    from: String,
+    to: String,
+    kind: EdgeKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<Status>,
 }
 
 #[derive(Serialize)]
@@ -36,6 +65,8 @@ struct Range {
     range: String,
     /// Inclusive runs of `nodes` positions it covers.
     runs: Vec<(usize, usize)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<Status>,
 }
 
 #[derive(Serialize)]
@@ -51,10 +82,12 @@ struct Channel {
     name: String,
     head: Option<String>,
     nodes: Vec<Node>,
-    edges: Vec<JsonEdge>,
+    edges: Vec<Edge>,
     ranges: Vec<Range>,
-    /// Per entry: the paths under OLM v0 and v1.
+    /// Per entry: the paths under OLM v0 and v1 (in the new catalog when both have it).
     paths: BTreeMap<String, [Path; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<Status>,
 }
 
 #[derive(Serialize)]
@@ -70,11 +103,16 @@ struct Package {
     default_channel: Option<String>,
     channels: Vec<Channel>,
     bundles: BTreeMap<String, Bundle>,
+    /// In a diff page: what changed, one line each (empty when nothing did).
+    changes: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<Status>,
 }
 
 #[derive(Serialize)]
 struct Doc<'a> {
     title: &'a str,
+    diff: bool,
     packages: Vec<Package>,
 }
 
@@ -87,102 +125,196 @@ fn cut(s: String) -> String {
     t
 }
 
-fn channel(g: &super::ChannelGraph<'_>) -> Channel {
-    let layout = Layout::new(g);
-    let pos: BTreeMap<&str, usize> = layout
-        .nodes
+/// Inclusive runs of consecutive positions.
+fn runs(mut positions: Vec<usize>) -> Vec<(usize, usize)> {
+    positions.sort_unstable();
+    positions.dedup();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for p in positions {
+        match out.last_mut() {
+            Some((_, b)) if *b + 1 == p => *b = p,
+            _ => out.push((p, p)),
+        }
+    }
+    out
+}
+
+type Graph<'g, 'a> = &'g ChannelGraph<'a>;
+
+/// One channel drawn from the new catalog's graph, the old one's, or both (a diff: entries,
+/// edges and ranges of either side, marked by where they are).
+fn channel(old: Option<Graph<'_, '_>>, new: Option<Graph<'_, '_>>, diff: bool) -> Option<Channel> {
+    let main = new.or(old)?;
+    // Entries of both sides, the new side's marks first, newest first by semver.
+    let mut entries: Vec<(&super::Entry, bool, bool)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for g in [new, old].into_iter().flatten() {
+        for n in g.graph.node_indices() {
+            let e = &g.graph[n];
+            if seen.insert(e.name.as_str()) {
+                let in_old = old.is_some_and(|o| o.node(&e.name).is_some());
+                let in_new = new.is_some_and(|o| o.node(&e.name).is_some());
+                entries.push((e, in_old, in_new));
+            }
+        }
+    }
+    entries.sort_by(|a, b| {
+        compare_versions(b.0.key(), a.0.key()).then_with(|| a.0.name.cmp(&b.0.name))
+    });
+    let pos: BTreeMap<&str, usize> = entries
         .iter()
         .enumerate()
-        .map(|(i, &n)| (g.graph[n].name.as_str(), i))
+        .map(|(i, (e, ..))| (e.name.as_str(), i))
         .collect();
-    let nodes = layout
-        .nodes
+    let nodes = entries
         .iter()
-        .map(|&n| {
-            let e = &g.graph[n];
-            Node {
-                name: e.name.clone(),
-                version: e.version.as_ref().map(|v| v.to_string()),
-                skipped: e.skipped,
-                deprecated: e.deprecated,
+        .map(|(e, in_old, in_new)| Node {
+            name: e.name.clone(),
+            version: e.version.as_ref().map(|v| v.to_string()),
+            skipped: e.skipped,
+            deprecated: e.deprecated,
+            status: status(*in_old, *in_new, diff),
+        })
+        .collect();
+    // Edges and ranges of each side, keyed so both sides' copies meet.
+    let mut edges: BTreeMap<(String, String, EdgeKind), (bool, bool)> = BTreeMap::new();
+    let mut ranges: BTreeMap<(usize, String, Vec<(usize, usize)>), (bool, bool)> = BTreeMap::new();
+    for (g, is_new) in [(old, false), (new, true)] {
+        let Some(g) = g else { continue };
+        for e in named_edges(g) {
+            let slot = edges.entry((e.from, e.to, e.kind)).or_default();
+            if is_new { slot.1 = true } else { slot.0 = true }
+        }
+        for n in g.graph.node_indices() {
+            if g.ranges[n.index()].is_none() {
+                continue;
             }
-        })
-        .collect();
-    let ranges = layout
-        .nodes
-        .iter()
-        .filter(|&&n| g.ranges[n.index()].is_some())
-        .map(|&n| Range {
-            to: pos[g.graph[n].name.as_str()],
-            range: g.entry(n).skip_range.clone(),
-            runs: layout.runs(g, n),
-        })
-        .collect();
-    let paths = layout
-        .nodes
-        .iter()
-        .map(|&n| {
+            let covered: Vec<usize> = g
+                .range_sources(n)
+                .filter_map(|m| pos.get(g.graph[m].name.as_str()).copied())
+                .collect();
+            let key = (
+                pos[g.graph[n].name.as_str()],
+                g.entry(n).skip_range.clone(),
+                runs(covered),
+            );
+            let slot = ranges.entry(key).or_default();
+            if is_new { slot.1 = true } else { slot.0 = true }
+        }
+    }
+    let paths = main
+        .graph
+        .node_indices()
+        .map(|n| {
             let path = |sem| {
-                let p = resolve(g, Installed::of(g, n), sem, None);
+                let p = resolve(main, Installed::of(main, n), sem, None);
                 let mut hops = vec![p.from.clone()];
                 hops.extend(p.hops.into_iter().map(|h| h.to));
                 Path { hops, stop: p.stop }
             };
             (
-                g.graph[n].name.clone(),
+                main.graph[n].name.clone(),
                 [path(Semantics::V0), path(Semantics::V1)],
             )
         })
         .collect();
-    Channel {
-        name: g.channel.clone(),
-        head: g.head.map(|h| g.graph[h].name.clone()),
+    Some(Channel {
+        name: main.channel.clone(),
+        head: main.head.map(|h| main.graph[h].name.clone()),
         nodes,
-        edges: named_edges(g),
-        ranges,
+        edges: edges
+            .into_iter()
+            .map(|((from, to, kind), (o, n))| Edge {
+                from,
+                to,
+                kind,
+                status: status(o, n, diff),
+            })
+            .collect(),
+        ranges: ranges
+            .into_iter()
+            .map(|((to, range, runs), (o, n))| Range {
+                to,
+                range,
+                runs,
+                status: status(o, n, diff),
+            })
+            .collect(),
         paths,
+        status: status(old.is_some(), new.is_some(), diff),
+    })
+}
+
+fn bundles(cfg: &DeclarativeConfig, package: &str, into: &mut BTreeMap<String, Bundle>) {
+    let idx = crate::model::Index::new(cfg);
+    let Some(v) = idx.packages.get(package) else {
+        return;
+    };
+    for (n, bs) in &v.bundles {
+        let b = bs[0];
+        into.entry(n.to_string()).or_insert_with(|| Bundle {
+            image: b.image.clone(),
+            properties: b
+                .properties
+                .iter()
+                .map(|p| (p.type_.clone(), cut(p.value.to_json())))
+                .collect(),
+        });
     }
 }
 
-/// The page's data: every package of `graphs` with its channels and bundles.
-fn doc<'a>(cfg: &DeclarativeConfig, graphs: &CatalogGraphs<'_>, title: &'a str) -> Doc<'a> {
-    let idx = crate::model::Index::new(cfg);
-    let packages = graphs
-        .packages
-        .iter()
-        .map(|(name, chans)| {
-            let bundles = idx
-                .packages
-                .get(name.as_str())
-                .map(|v| {
-                    v.bundles
-                        .iter()
-                        .map(|(n, bs)| {
-                            let b = bs[0];
-                            (
-                                n.to_string(),
-                                Bundle {
-                                    image: b.image.clone(),
-                                    properties: b
-                                        .properties
-                                        .iter()
-                                        .map(|p| (p.type_.clone(), cut(p.value.to_json())))
-                                        .collect(),
-                                },
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+/// The page's data: every package of `new` (and, in a diff, of `old`) with its channels and
+/// bundles.
+fn doc<'a>(
+    old: Option<(&DeclarativeConfig, &CatalogGraphs<'_>)>,
+    new: (&DeclarativeConfig, &CatalogGraphs<'_>),
+    changes: &BTreeMap<String, Vec<String>>,
+    title: &'a str,
+) -> Doc<'a> {
+    let diff = old.is_some();
+    let empty = BTreeMap::new();
+    let mut names: std::collections::BTreeSet<&String> = new.1.packages.keys().collect();
+    if let Some((_, og)) = old {
+        names.extend(og.packages.keys());
+    }
+    let packages = names
+        .into_iter()
+        .map(|name| {
+            let oc = old.and_then(|(_, g)| g.packages.get(name));
+            let nc = new.1.packages.get(name);
+            let mut chans: std::collections::BTreeSet<&String> =
+                nc.map(|c| c.keys().collect()).unwrap_or_default();
+            chans.extend(oc.unwrap_or(&empty).keys());
+            let mut bs = BTreeMap::new();
+            bundles(new.0, name, &mut bs);
+            if let Some((ocfg, _)) = old {
+                bundles(ocfg, name, &mut bs);
+            }
             Package {
                 name: name.clone(),
-                default_channel: graphs.default_channels.get(name).cloned(),
-                channels: chans.values().map(channel).collect(),
-                bundles,
+                default_channel: new
+                    .1
+                    .default_channels
+                    .get(name)
+                    .or_else(|| old.and_then(|(_, g)| g.default_channels.get(name)))
+                    .cloned(),
+                channels: chans
+                    .into_iter()
+                    .filter_map(|c| {
+                        channel(oc.and_then(|m| m.get(c)), nc.and_then(|m| m.get(c)), diff)
+                    })
+                    .collect(),
+                bundles: bs,
+                changes: changes.get(name).cloned().unwrap_or_default(),
+                status: status(oc.is_some(), nc.is_some(), diff),
             }
         })
         .collect();
-    Doc { title, packages }
+    Doc {
+        title,
+        diff,
+        packages,
+    }
 }
 
 /// Escapes text for HTML element content and attribute values.
@@ -207,7 +339,28 @@ pub fn html(
     title: &str,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let data = script_json(&doc(cfg, graphs, title))?;
+    page(&doc(None, (cfg, graphs), &BTreeMap::new(), title), out)
+}
+
+/// Writes the diff page: both catalogs' graphs in one, what only the new one has in green, what
+/// only the old one had in red, and each package's changes (`changes`, package → lines).
+pub fn diff_html(
+    old: &DeclarativeConfig,
+    new: &DeclarativeConfig,
+    changes: &BTreeMap<String, Vec<String>>,
+    title: &str,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let (og, ng) = (
+        CatalogGraphs::build(old, None),
+        CatalogGraphs::build(new, None),
+    );
+    page(&doc(Some((old, &og)), (new, &ng), changes, title), out)
+}
+
+fn page(d: &Doc<'_>, out: &mut dyn Write) -> io::Result<()> {
+    let title = d.title;
+    let data = script_json(d)?;
     write!(
         out,
         concat!(
@@ -223,13 +376,18 @@ pub fn html(
             "<span id=\"legend\"><span class=\"k replaces\">replaces</span> ",
             "<span class=\"k skips\">skips</span> <span class=\"k range\">skipRange</span> ",
             "<span class=\"k head\">head</span> <span class=\"k skipped\">skipped</span> ",
-            "<span class=\"k deprecated\">deprecated</span></span></header>\n",
+            "<span class=\"k deprecated\">deprecated</span>{diff_legend}</span></header>\n",
             "<main><div id=\"graph\"></div><aside id=\"details\">",
             "<p>Click a version to see its properties and its upgrade paths.</p></aside></main>\n",
             "<script type=\"application/json\" id=\"data\">{data}</script>\n",
             "<script>\n{js}</script>\n</body></html>\n"
         ),
         title = escape(title),
+        diff_legend = if d.diff {
+            " <span class=\"k added\">added</span> <span class=\"k removed\">removed</span>"
+        } else {
+            ""
+        },
         css = include_str!("report.css"),
         data = data,
         js = include_str!("report.js"),

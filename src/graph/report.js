@@ -40,7 +40,8 @@ function fillPackages() {
   sel.textContent = '';
   for (const p of DATA.packages) {
     if (!matches(p, state.q) && p.name !== state.pkg) continue;
-    const o = html('option', { value: p.name }, p.name);
+    const mark = p.status ? ` (${p.status})` : (p.changes.length ? ' (changed)' : '');
+    const o = html('option', { value: p.name }, (p.changes.length ? '● ' : '') + p.name + mark);
     if (p.name === state.pkg) o.selected = true;
     sel.appendChild(o);
   }
@@ -50,7 +51,7 @@ function fillChannels(p) {
   const sel = $('channel');
   sel.textContent = '';
   for (const c of p.channels) {
-    const label = c.name + (c.name === p.defaultChannel ? ' (default)' : '');
+    const label = c.name + (c.name === p.defaultChannel ? ' (default)' : '') + (c.status ? ` (${c.status})` : '');
     const o = html('option', { value: c.name }, label);
     if (c.name === state.ch) o.selected = true;
     sel.appendChild(o);
@@ -94,7 +95,7 @@ function draw() {
   root.appendChild(edgesG);
   brackets.forEach((k, i) => {
     const x = 14 + lane[i] * 10;
-    const g = svg('g', { class: 'edge range', 'data-to': c.nodes[k.r.to].name, 'data-range': k.r.range });
+    const g = svg('g', { class: `edge range${k.r.status ? ' ' + k.r.status : ''}`, 'data-to': c.nodes[k.r.to].name, 'data-range': k.r.range });
     g.appendChild(svg('path', { d: `M ${X - 8} ${y(k.run[0])} H ${x} V ${y(k.run[1])} H ${X - 8}` }));
     g.appendChild(svg('path', { class: 'link', d: `M ${x} ${y(k.r.to)} H ${X - 8}` }));
     g.appendChild(svg('title', {}, `${c.nodes[k.r.to].name} skipRange ${k.r.range}`));
@@ -106,9 +107,9 @@ function draw() {
     const y2 = y(pos.get(e.to));
     const bulge = Math.min(e.kind === 'replaces' ? 120 : skipRoom, Math.abs(y2 - y1) * 0.5 + 8);
     const dx = e.kind === 'replaces' ? bulge : -bulge;
-    const g = svg('g', { class: `edge ${e.kind}`, 'data-from': e.from, 'data-to': e.to });
+    const g = svg('g', { class: `edge ${e.kind}${e.status ? ' ' + e.status : ''}`, 'data-from': e.from, 'data-to': e.to });
     g.appendChild(svg('path', { d: `M ${X} ${y1} C ${X + dx} ${y1} ${X + dx} ${y2} ${X} ${y2}` }));
-    g.appendChild(svg('title', {}, `${e.from} → ${e.to} (${e.kind})`));
+    g.appendChild(svg('title', {}, `${e.from} → ${e.to} (${e.kind})${e.status ? ', ' + e.status : ''}`));
     edgesG.appendChild(g);
   }
   const q = state.q;
@@ -117,6 +118,7 @@ function draw() {
     if (n.name === c.head) cls.push('head');
     if (n.skipped) cls.push('skipped');
     if (n.deprecated) cls.push('deprecated');
+    if (n.status) cls.push(n.status);
     if (q && (n.name.toLowerCase().includes(q) || (n.version || '').toLowerCase().includes(q))) cls.push('match');
     const g = svg('g', { class: cls.join(' '), 'data-name': n.name, 'data-version': n.version || '', tabindex: 0 });
     g.appendChild(svg('circle', { cx: X, cy: y(i), r: 6 }));
@@ -134,6 +136,15 @@ function draw() {
 function showHint() {
   const d = $('details');
   d.textContent = '';
+  d.removeAttribute('data-selected');
+  const p = pkgByName(state.pkg);
+  if (DATA.diff && p) {
+    d.appendChild(html('h2', {}, `Changes in ${p.name}`));
+    if (!p.changes.length) d.appendChild(html('p', {}, 'None.'));
+    const ul = html('ul', { class: 'changes' });
+    p.changes.forEach((l) => ul.appendChild(html('li', {}, l)));
+    d.appendChild(ul);
+  }
   d.appendChild(html('p', {}, 'Click a version to see its properties and its upgrade paths.'));
 }
 
@@ -169,6 +180,7 @@ function select(name) {
   if (name === c.head) flags.push('channel head');
   if (n.skipped) flags.push('skipped (OLM v0 never upgrades to it)');
   if (n.deprecated) flags.push('deprecated');
+  if (n.status) flags.push(`${n.status} in the new catalog`);
   if (flags.length) fact('marks', flags.join(', '));
   d.appendChild(facts);
   if (paths) {
@@ -223,11 +235,13 @@ function fromHash() {
   const h = new URLSearchParams(location.hash.slice(1));
   if (h.get('q')) { state.q = h.get('q').toLowerCase(); $('search').value = h.get('q'); }
   // Without a choice: the largest package, where a picture helps most.
+  // In a diff, the first package that changed.
   const largest = DATA.packages.reduce((m, p) => {
     const size = Object.keys(p.bundles).length;
     return !m || size > m.size ? { name: p.name, size } : m;
   }, null);
-  const want = h.get('package') || (largest && largest.name);
+  const changed = DATA.packages.find((p) => p.changes.length);
+  const want = h.get('package') || (changed && changed.name) || (largest && largest.name);
   if (want) showPackage(want, h.get('channel'));
   const click = h.get('click');
   if (click) {

@@ -140,3 +140,41 @@ pub fn files_in(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// Every blob of the v4.18 fixture as JSON, in file order.
+#[allow(dead_code)]
+pub fn fixture_blobs() -> Vec<serde_json::Value> {
+    let mut docs = Vec::new();
+    for f in files_in(&fixture_catalog()) {
+        let text = std::fs::read_to_string(&f).expect("read fixture");
+        for d in text.split("\n---") {
+            if let Some(v) = olmctl::fbc::yaml::first_document(d).ok().flatten() {
+                docs.push(serde_json::from_str(&v.to_json()).expect("JSON of a blob"));
+            }
+        }
+    }
+    docs
+}
+
+/// Writes `docs` as one JSON stream per package below a new temp dir.
+#[allow(dead_code)]
+pub fn write_blobs(docs: &[serde_json::Value]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut by_pkg: std::collections::BTreeMap<String, String> = Default::default();
+    for d in docs {
+        let pkg = if d["schema"] == "olm.package" {
+            d["name"].as_str()
+        } else {
+            d["package"].as_str()
+        }
+        .unwrap_or_default();
+        let s = by_pkg.entry(pkg.to_string()).or_default();
+        s.push_str(&serde_json::to_string(d).expect("JSON"));
+        s.push('\n');
+    }
+    for (pkg, text) in by_pkg {
+        std::fs::create_dir_all(dir.path().join(&pkg)).expect("mkdir");
+        std::fs::write(dir.path().join(&pkg).join("catalog.json"), text).expect("write");
+    }
+    dir
+}
