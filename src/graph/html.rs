@@ -141,6 +141,9 @@ fn runs(mut positions: Vec<usize>) -> Vec<(usize, usize)> {
 
 type Graph<'g, 'a> = &'g ChannelGraph<'a>;
 
+/// A skipRange as drawn: the entry's position, the range, the runs it covers.
+type RangeKey = (usize, String, Vec<(usize, usize)>);
+
 /// One channel drawn from the new catalog's graph, the old one's, or both (a diff: entries,
 /// edges and ranges of either side, marked by where they are).
 fn channel(old: Option<Graph<'_, '_>>, new: Option<Graph<'_, '_>>, diff: bool) -> Option<Channel> {
@@ -178,7 +181,7 @@ fn channel(old: Option<Graph<'_, '_>>, new: Option<Graph<'_, '_>>, diff: bool) -
         .collect();
     // Edges and ranges of each side, keyed so both sides' copies meet.
     let mut edges: BTreeMap<(String, String, EdgeKind), (bool, bool)> = BTreeMap::new();
-    let mut ranges: BTreeMap<(usize, String, Vec<(usize, usize)>), (bool, bool)> = BTreeMap::new();
+    let mut ranges: BTreeMap<RangeKey, (bool, bool)> = BTreeMap::new();
     for (g, is_new) in [(old, false), (new, true)] {
         let Some(g) = g else { continue };
         for e in named_edges(g) {
