@@ -10,15 +10,17 @@
 //!
 //! The server is the release `olmctl-offline` binary (the same `catalog serve` as `olmctl`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+#[path = "support/tenfold.rs"]
+mod tenfold;
+
 use olmctl::serve::api;
 use olmctl::serve::api::registry_client::RegistryClient;
-use serde_json::Value;
 use tonic_health::pb::health_client::HealthClient;
 
 fn status_kb(pid: u32, field: &str) -> u64 {
@@ -35,97 +37,6 @@ fn status_kb(pid: u32, field: &str) -> u64 {
 
 fn mb(kb: u64) -> String {
     format!("{:.1} MB", kb as f64 / 1024.0)
-}
-
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/catalogs/v4.18")
-}
-
-/// Ten copies of the fixture: copy `i` renames every package `p` to `p-c<i>` (copy 0 keeps the
-/// names), in the blobs and in their `olm.package` properties, and makes every long text its own
-/// (descriptions, `alm-examples`, the icon's bytes), so no copy shares a piece with another as
-/// distinct operators would not. Written as JSON, one file per package.
-fn tenfold(out: &Path) -> (usize, usize) {
-    let mut docs: Vec<(String, Value)> = Vec::new();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(fixture())
-        .unwrap()
-        .map(|e| e.unwrap().path().join("catalog.yaml"))
-        .filter(|p| p.exists())
-        .collect();
-    files.sort();
-    for f in &files {
-        let text = std::fs::read_to_string(f).unwrap();
-        for d in text.split("\n---") {
-            if let Some(n) = olmctl::fbc::yaml::first_document(d).ok().flatten() {
-                let v: Value = serde_json::from_str(&n.to_json()).unwrap();
-                let pkg = if v["schema"] == "olm.package" {
-                    v["name"].as_str().unwrap().to_string()
-                } else {
-                    v["package"].as_str().unwrap_or_default().to_string()
-                };
-                docs.push((pkg, v));
-            }
-        }
-    }
-    let (mut packages, mut bundles) = (0, 0);
-    for i in 0..10 {
-        let rename = |p: &str| {
-            if i == 0 {
-                p.to_string()
-            } else {
-                format!("{p}-c{i}")
-            }
-        };
-        let mut by_pkg: std::collections::BTreeMap<String, String> = Default::default();
-        for (pkg, v) in &docs {
-            let mut v = v.clone();
-            match v["schema"].as_str() {
-                Some("olm.package") => {
-                    v["name"] = rename(pkg).into();
-                    packages += 1;
-                    if let Some(d) = v["description"].as_str() {
-                        v["description"] = format!("{d} (copy {i})").into();
-                    }
-                    if let Some(data) = v["icon"]["base64data"].as_str() {
-                        let mut bytes =
-                            olmctl::checks::bundle::hub::decode_base64(data).unwrap_or_default();
-                        bytes.extend(std::iter::repeat_n(b' ', i));
-                        v["icon"]["base64data"] = olmctl::bundle::render::base64(&bytes).into();
-                    }
-                }
-                _ => {
-                    v["package"] = rename(pkg).into();
-                }
-            }
-            if v["schema"] == "olm.bundle" {
-                bundles += 1;
-                for p in v["properties"].as_array_mut().unwrap() {
-                    if p["type"] == "olm.package" {
-                        p["value"]["packageName"] = rename(pkg).into();
-                    }
-                    if p["type"] == "olm.csv.metadata" {
-                        let m = &mut p["value"];
-                        if let Some(d) = m["description"].as_str() {
-                            m["description"] = format!("{d} (copy {i})").into();
-                        }
-                        if let Some(a) = m["annotations"]["alm-examples"].as_str() {
-                            m["annotations"]["alm-examples"] =
-                                format!("{a}{}", " ".repeat(i)).into();
-                        }
-                    }
-                }
-            }
-            let s = by_pkg.entry(rename(pkg)).or_default();
-            s.push_str(&serde_json::to_string(&v).unwrap());
-            s.push('\n');
-        }
-        for (pkg, text) in by_pkg {
-            let dir = out.join(&pkg);
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(dir.join("catalog.json"), text).unwrap();
-        }
-    }
-    (packages, bundles)
 }
 
 struct Server {
@@ -329,7 +240,7 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(50);
     let tmp = tempfile::tempdir().unwrap();
-    let (packages, bundles) = tenfold(tmp.path());
+    let (packages, bundles) = tenfold::tenfold(tmp.path());
     // OLMCTL_LOAD_ONLY_WRITE=DIR: write the 10x catalog there and stop (to serve it by hand).
     if let Ok(dir) = std::env::var("OLMCTL_LOAD_ONLY_WRITE") {
         let status = Command::new("cp")
@@ -352,7 +263,7 @@ fn main() {
     let rows = rt.block_on(async {
         let mut rows = Vec::new();
         if only.split(',').any(|c| c == "v4.18") {
-            rows.push(measure("v4.18", &fixture(), secs, clients).await);
+            rows.push(measure("v4.18", &tenfold::fixture(), secs, clients).await);
         }
         if only.split(',').any(|c| c == "10x") {
             rows.push(measure("10x", tmp.path(), secs, clients).await);

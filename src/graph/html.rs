@@ -248,8 +248,7 @@ fn channel(old: Option<Graph<'_, '_>>, new: Option<Graph<'_, '_>>, diff: bool) -
     })
 }
 
-fn bundles(cfg: &DeclarativeConfig, package: &str, into: &mut BTreeMap<String, Bundle>) {
-    let idx = crate::model::Index::new(cfg);
+fn bundles(idx: &crate::model::Index<'_>, package: &str, into: &mut BTreeMap<String, Bundle>) {
     let Some(v) = idx.packages.get(package) else {
         return;
     };
@@ -276,6 +275,8 @@ fn doc<'a>(
 ) -> Doc<'a> {
     let diff = old.is_some();
     let empty = BTreeMap::new();
+    let new_idx = crate::model::Index::new(new.0);
+    let old_idx = old.map(|(cfg, _)| crate::model::Index::new(cfg));
     let mut names: std::collections::BTreeSet<&String> = new.1.packages.keys().collect();
     if let Some((_, og)) = old {
         names.extend(og.packages.keys());
@@ -289,9 +290,9 @@ fn doc<'a>(
                 nc.map(|c| c.keys().collect()).unwrap_or_default();
             chans.extend(oc.unwrap_or(&empty).keys());
             let mut bs = BTreeMap::new();
-            bundles(new.0, name, &mut bs);
-            if let Some((ocfg, _)) = old {
-                bundles(ocfg, name, &mut bs);
+            bundles(&new_idx, name, &mut bs);
+            if let Some(idx) = &old_idx {
+                bundles(idx, name, &mut bs);
             }
             Package {
                 name: name.clone(),
