@@ -179,6 +179,33 @@ fn the_report_draws_every_version_and_shows_paths_in_chromium() {
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     assert!(bytes.len() > 20_000, "{} bytes", bytes.len());
+    // Without a fragment the page opens on the package with the most bundles.
+    let d = dom(&page, "");
+    let most = common::fixture_blobs()
+        .iter()
+        .filter(|b| b["schema"] == "olm.bundle")
+        .fold(
+            std::collections::BTreeMap::<String, usize>::new(),
+            |mut m, b| {
+                *m.entry(b["package"].as_str().unwrap().to_string())
+                    .or_default() += 1;
+                m
+            },
+        )
+        .into_iter()
+        .max_by_key(|(n, c)| (*c, std::cmp::Reverse(n.clone())))
+        .unwrap()
+        .0;
+    assert!(d.contains(&format!("<h2>{most} / ")), "opens on {most}");
+    let png = shots.join("largest-package.png");
+    let url = format!("file://{}", page.display());
+    let o = chromium(&[
+        "--window-size=1400,1600",
+        &format!("--screenshot={}", png.display()),
+        &url,
+    ]);
+    assert!(o.status.success());
+    assert!(std::fs::metadata(&png).unwrap().len() > 20_000);
 }
 
 /// `catalog diff --output html`: the changed package comes first, the new version is drawn as

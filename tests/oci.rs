@@ -1399,6 +1399,13 @@ fn catalog_image_served_by_olmctl() {
         .into_iter()
         .collect();
     assert_eq!(names, want);
+    // `catalog diff DIR IMAGE`: the pushed catalog is the fixture (exit 0, the same).
+    let o = olmctl(&["catalog", "diff", p(&fixture_catalog()), &tag]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "the catalogs are the same\n"
+    );
     // `catalog serve IMAGE` pulls the catalog and serves it; SIGTERM stops it (exit 0).
     let port = free_port();
     let mut child = Command::new(common::olmctl_bin())
