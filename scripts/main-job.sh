@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job from README.md: build olmctl, then validate, list, lint and graph the repo's own catalog/
 # (olmctl-operator's, rendered from operator/catalog-template.yaml), build its catalog image, check
-# the operator's packaging, and run the upgrade gate on an example.
+# the operator's packaging, and run the upgrade gate on an example; also the graph page and a
+# start of catalog serve on it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --locked --release -p olmctl-cli
@@ -9,6 +10,16 @@ cargo build --locked --release -p olmctl-cli
 ./target/release/olmctl catalog ls catalog/
 ./target/release/olmctl catalog lint catalog/
 ./target/release/olmctl catalog graph catalog/ --format text
+# The upgrade graph as a page a person can open (self-contained, no network).
+./target/release/olmctl catalog graph catalog/ --format html --out target/catalog-report.html
+# What the repo's catalog serves to OLM: start the registry API on it, wait for SERVING, stop it.
+./target/release/olmctl catalog serve catalog/ --port 50151 & serve_pid=$!
+for _ in $(seq 1 100); do
+  if (exec 3<>/dev/tcp/127.0.0.1/50151) 2>/dev/null; then break; fi
+  sleep 0.1
+done
+kill -TERM "$serve_pid"
+wait "$serve_pid"
 # Build the catalog image daemonless into an OCI layout (push with --tag REF and no --oci-layout).
 rm -rf target/catalog-image
 ./target/release/olmctl catalog push catalog/ --tag localhost/olmctl/example-catalog:dev \
