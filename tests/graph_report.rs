@@ -62,6 +62,7 @@ fn chromium(args: &[&str]) -> std::process::Output {
             "--no-sandbox",
             "--disable-gpu",
             "--hide-scrollbars",
+            "--disable-dev-shm-usage",
             "--no-first-run",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
