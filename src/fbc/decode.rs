@@ -93,14 +93,19 @@ impl<'a> Obj<'a> {
         }
     }
 
-    /// The value of field `name`: the last key that equals it, or failing an exact match the last
-    /// key that folds to it (Go prefers an exact match, then a case-insensitive one).
+    /// The value of field `name`, as opm ends up reading it. Go's decoder maps each key to a
+    /// field (by exact name, else case-insensitively) and a later key overwrites an earlier one
+    /// (encoding/json `decodeState.object`); but opm decodes a blob only after it went through a
+    /// `map[string]interface{}` and back (declcfg `Meta.UnmarshalJSON`; YAML goes through one in
+    /// sigs.k8s.io/yaml too), which sorts the keys and keeps the last of identical ones. So the
+    /// key that folds to `name` and sorts last wins (`defaultchannel` over `defaultChannel`).
     pub fn get(&self, name: &str) -> Option<&'a Entry> {
         self.entries
             .iter()
-            .rev()
-            .find(|e| e.key == name)
-            .or_else(|| self.entries.iter().rev().find(|e| fold_eq(&e.key, name)))
+            .enumerate()
+            .filter(|(_, e)| fold_eq(&e.key, name))
+            .max_by(|(i, a), (j, b)| a.key.cmp(&b.key).then(i.cmp(j)))
+            .map(|(_, e)| e)
     }
 
     /// A string field. `null` and absence give `None`; another type records an issue.
@@ -218,8 +223,29 @@ mod tests {
         v.remove(0)
     }
 
+    /// The key that sorts last among those folding to the field, as opm reads the blob after
+    /// its map round trip.
     #[test]
-    fn fields_match_case_insensitively_exact_preferred() {
+    fn the_folded_key_that_sorts_last_wins() {
+        let mut issues = Vec::new();
+        for (text, want) in [
+            ("defaultChannel: a\ndefaultchannel: b\n", "b"),
+            ("defaultchannel: b\ndefaultChannel: a\n", "b"),
+            ("defaultChannel: a\nDefaultChannel: b\n", "a"),
+            ("defaultChannel: a\ndefaultChannel: c\n", "c"),
+        ] {
+            let n = doc(text);
+            let o = Obj::new(&n, "", &mut issues).expect("object");
+            assert_eq!(
+                o.string("defaultChannel", &mut issues).map(|x| x.0),
+                Some(want.into()),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn fields_match_case_insensitively_and_miscased_keys_are_reported() {
         let n = doc("DefaultChannel: a\ndefaultChannel: b\nDEFAULTCHANNEL: c\n");
         let mut issues = Vec::new();
         let o = Obj::new(&n, "", &mut issues).expect("object");
