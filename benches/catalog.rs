@@ -31,6 +31,9 @@
 //! Nothing asserts on time. It asserts correctness: every catalog validates without error-level
 //! findings, and every generated one loads with the expected counts.
 
+#[path = "support/proc.rs"]
+mod proc;
+
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -52,18 +55,6 @@ const RESULT_TAG: &str = "OLMCTL_BENCH_RESULT";
 // ---------------------------------------------------------------------------------------------
 // Child mode: one measurement in a fresh process.
 // ---------------------------------------------------------------------------------------------
-
-fn proc_status_kb(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
 
 /// The 1, 5 and 15 minute load averages.
 fn loadavg() -> String {
@@ -146,7 +137,7 @@ fn child(dir: &Path) {
     let t_validate = t1.elapsed();
     let cpu_total = cpu_ms() - cpu0;
     // The high-water mark of load + validate, taken before anything else runs.
-    let hwm_kb = proc_status_kb("VmHWM:");
+    let hwm_kb = proc::status_kb("self", "VmHWM:");
 
     let errors: Vec<_> = findings
         .iter()

@@ -1,5 +1,6 @@
 //! `catalog diff` and the HTML report on the whole v4.18 fixture and on the 10x catalog
 //! (`support/tenfold.rs`): time to load both sides, to diff them, to run check-upgrades, to
+//! build both sides' channel graphs (shared by the diff, check-upgrades and the diff page), to
 //! write the Markdown comment, and to write the graph page (and the diff page), with each step's
 //! ratio to loading one catalog in the same run. NEW is OLD with every channel's newest entry
 //! taken out (its edges go, heads move back): a diff that touches every package.
@@ -49,8 +50,14 @@ fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
 fn measure(name: &str, dir: &Path, runs: usize) {
     let (load_ms, old) = time(runs, || load(dir));
     let new = trimmed(load(dir));
-    let (diff_ms, d) = time(runs, || olmctl::diff::diff(&old, &new));
-    let (check_ms, findings) = time(runs, || olmctl::checks::upgrades::check(&old, &new));
+    let (graphs_ms, (og, ng)) = time(runs, || {
+        (
+            olmctl::graph::CatalogGraphs::build(&old, None),
+            olmctl::graph::CatalogGraphs::build(&new, None),
+        )
+    });
+    let (diff_ms, d) = time(runs, || olmctl::diff::diff(&old, &new, &og, &ng));
+    let (check_ms, findings) = time(runs, || olmctl::checks::upgrades::check_graphs(&og, &ng));
     let (md_ms, md) = time(runs, || olmctl::diff::render::markdown(&d, &findings));
     let (html_ms, html) = time(runs, || {
         let graphs = olmctl::graph::CatalogGraphs::build(&new, None);
@@ -61,12 +68,13 @@ fn measure(name: &str, dir: &Path, runs: usize) {
     let lines = olmctl::diff::render::package_lines(&d);
     let (diff_html_ms, diff_html) = time(runs, || {
         let mut out = Vec::new();
-        olmctl::graph::html::diff_html(&old, &new, &lines, "bench", &mut out).expect("html");
+        olmctl::graph::html::diff_html((&old, &og), (&new, &ng), &lines, "bench", &mut out)
+            .expect("html");
         out
     });
     let ratio = |ms: f64| ms / load_ms;
     println!(
-        "{name:<6} {:>4} packages, {:>5} bundles: load {load_ms:>7.1} ms | diff {diff_ms:>6.1} ms ({:.2}x load) | check-upgrades {check_ms:>6.1} ms ({:.2}x) | markdown {md_ms:>5.1} ms ({:.2}x, {} KB) | graph html {html_ms:>6.1} ms ({:.2}x, {} KB) | diff html {diff_html_ms:>6.1} ms ({:.2}x, {} KB)",
+        "{name:<6} {:>4} packages, {:>5} bundles: load {load_ms:>7.1} ms | graphs (both) {graphs_ms:>6.1} ms | diff {diff_ms:>6.1} ms ({:.2}x load) | check-upgrades {check_ms:>6.1} ms ({:.2}x) | markdown {md_ms:>5.1} ms ({:.2}x, {} KB) | graph html {html_ms:>6.1} ms ({:.2}x, {} KB) | diff html {diff_html_ms:>6.1} ms ({:.2}x, {} KB)",
         old.packages.len(),
         old.bundles.len(),
         ratio(diff_ms),

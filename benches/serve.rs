@@ -16,24 +16,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+#[path = "support/proc.rs"]
+mod proc;
 #[path = "support/tenfold.rs"]
 mod tenfold;
 
 use olmctl::serve::api;
 use olmctl::serve::api::registry_client::RegistryClient;
 use tonic_health::pb::health_client::HealthClient;
-
-fn status_kb(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
 
 fn mb(kb: u64) -> String {
     format!("{:.1} MB", kb as f64 / 1024.0)
@@ -182,9 +172,9 @@ struct Row {
 
 async fn measure(name: &str, dir: &Path, secs: u64, clients: usize) -> Row {
     let (mut server, ready) = start(dir).await;
-    let pid = server.child.id();
+    let pid = server.child.id().to_string();
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let idle_kb = status_kb(pid, "VmRSS:");
+    let idle_kb = proc::status_kb(&pid, "VmRSS:");
     let stop = Arc::new(AtomicBool::new(false));
     let counts = Arc::new(Counts::default());
     let tasks: Vec<_> = (0..clients)
@@ -195,24 +185,24 @@ async fn measure(name: &str, dir: &Path, secs: u64, clients: usize) -> Row {
     // RSS at each quarter of the load: flat memory means these stay level.
     let mut quarters = Vec::new();
     while t0.elapsed() < Duration::from_secs(secs) {
-        let rss = status_kb(pid, "VmRSS:");
+        let rss = proc::status_kb(&pid, "VmRSS:");
         peak_kb = peak_kb.max(rss);
         if t0.elapsed().as_secs_f64() >= (quarters.len() + 1) as f64 * secs as f64 / 4.0 {
             quarters.push(rss);
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    quarters.push(status_kb(pid, "VmRSS:"));
+    quarters.push(proc::status_kb(&pid, "VmRSS:"));
     stop.store(true, Ordering::Relaxed);
     for t in tasks {
         t.await.unwrap();
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let after_kb = status_kb(pid, "VmRSS:");
-    let hwm_kb = status_kb(pid, "VmHWM:");
+    let after_kb = proc::status_kb(&pid, "VmRSS:");
+    let hwm_kb = proc::status_kb(&pid, "VmHWM:");
     // SIGTERM: drains and exits 0.
     // SAFETY: signalling our own child.
-    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
     let code = server.child.wait().unwrap().code();
     assert_eq!(code, Some(0), "{name}: exit after SIGTERM");
     Row {

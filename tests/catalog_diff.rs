@@ -44,6 +44,17 @@ fn jname(v: &str) -> String {
     format!("{J}.v{v}")
 }
 
+/// Jumpstarter 0.9.1: a copy of 0.9.0 with its own image (the channel entry is each test's).
+fn add_091(docs: &mut Vec<Value>) {
+    common::copy_bundle(
+        docs,
+        &jname("0.9.0"),
+        &jname("0.9.1"),
+        "0.9.1",
+        Some("quay.io/example/jumpstarter-operator:0.9.1"),
+    );
+}
+
 fn channel<'a>(docs: &'a mut [Value], pkg: &str, name: &str) -> &'a mut Value {
     docs.iter_mut()
         .find(|d| d["schema"] == "olm.channel" && d["package"] == pkg && d["name"] == name)
@@ -111,19 +122,7 @@ fn identical_catalogs_exit_zero() {
 #[test]
 fn bundle_added() {
     let (code, v) = changed(|docs| {
-        let mut b = docs
-            .iter()
-            .find(|d| d["schema"] == "olm.bundle" && d["name"] == jname("0.9.0"))
-            .unwrap()
-            .clone();
-        b["name"] = jname("0.9.1").into();
-        b["image"] = "quay.io/example/jumpstarter-operator:0.9.1".into();
-        for p in b["properties"].as_array_mut().unwrap() {
-            if p["type"] == "olm.package" {
-                p["value"]["version"] = "0.9.1".into();
-            }
-        }
-        docs.push(b);
+        add_091(docs);
         channel(docs, J, "alpha")["entries"]
             .as_array_mut()
             .unwrap()
@@ -292,19 +291,7 @@ fn unreadable_side_is_exit_two() {
 fn markdown_pr_comment_golden() {
     let mut docs = blobs();
     // jumpstarter: a new head.
-    let mut b = docs
-        .iter()
-        .find(|d| d["schema"] == "olm.bundle" && d["name"] == jname("0.9.0"))
-        .unwrap()
-        .clone();
-    b["name"] = jname("0.9.1").into();
-    b["image"] = "quay.io/example/jumpstarter-operator:0.9.1".into();
-    for p in b["properties"].as_array_mut().unwrap() {
-        if p["type"] == "olm.package" {
-            p["value"]["version"] = "0.9.1".into();
-        }
-    }
-    docs.push(b);
+    add_091(&mut docs);
     channel(&mut docs, J, "alpha")["entries"]
         .as_array_mut()
         .unwrap()

@@ -9,49 +9,57 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
-
 /// The largest channel of the fixture: (package, channel, entry names, head).
 fn largest_channel() -> (String, String, BTreeSet<String>, String) {
     let mut best: Option<(String, String, BTreeSet<String>, String)> = None;
-    for f in common::files_in(&common::fixture_catalog()) {
-        let text = std::fs::read_to_string(&f).unwrap();
-        for d in text.split("\n---") {
-            let Some(n) = olmctl::fbc::yaml::first_document(d).ok().flatten() else {
-                continue;
-            };
-            let v: Value = serde_json::from_str(&n.to_json()).unwrap();
-            if v["schema"] != "olm.channel" {
-                continue;
+    for v in common::fixture_blobs() {
+        if v["schema"] != "olm.channel" {
+            continue;
+        }
+        let entries = v["entries"].as_array().unwrap();
+        let names: BTreeSet<String> = entries
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect();
+        let mut replaced = BTreeSet::new();
+        for e in entries {
+            replaced.extend(e["replaces"].as_str().map(String::from));
+            for s in e["skips"].as_array().into_iter().flatten() {
+                replaced.insert(s.as_str().unwrap().to_string());
             }
-            let entries = v["entries"].as_array().unwrap();
-            let names: BTreeSet<String> = entries
-                .iter()
-                .map(|e| e["name"].as_str().unwrap().to_string())
-                .collect();
-            let mut replaced = BTreeSet::new();
-            for e in entries {
-                replaced.extend(e["replaces"].as_str().map(String::from));
-                for s in e["skips"].as_array().into_iter().flatten() {
-                    replaced.insert(s.as_str().unwrap().to_string());
-                }
-            }
-            let head = names
-                .iter()
-                .find(|n| !replaced.contains(*n))
-                .unwrap()
-                .clone();
-            if best.as_ref().is_none_or(|b| names.len() > b.2.len()) {
-                best = Some((
-                    v["package"].as_str().unwrap().into(),
-                    v["name"].as_str().unwrap().into(),
-                    names,
-                    head,
-                ));
-            }
+        }
+        let head = names
+            .iter()
+            .find(|n| !replaced.contains(*n))
+            .unwrap()
+            .clone();
+        if best.as_ref().is_none_or(|b| names.len() > b.2.len()) {
+            best = Some((
+                v["package"].as_str().unwrap().into(),
+                v["name"].as_str().unwrap().into(),
+                names,
+                head,
+            ));
         }
     }
     best.unwrap()
+}
+
+/// A screenshot of `page#fragment` at `size` (WxH), written to `target/graph-report/NAME` for
+/// people to look at; its bytes.
+fn screenshot(page: &Path, fragment: &str, name: &str, size: &str) -> Vec<u8> {
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/graph-report");
+    std::fs::create_dir_all(&shots).unwrap();
+    let png = shots.join(name);
+    let _ = std::fs::remove_file(&png);
+    let url = format!("file://{}#{fragment}", page.display());
+    let o = chromium(&[
+        &format!("--window-size={size}"),
+        &format!("--screenshot={}", png.display()),
+        &url,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read(&png).unwrap()
 }
 
 fn chromium(args: &[&str]) -> std::process::Output {
@@ -92,6 +100,19 @@ fn attrs(dom: &str, class_prefix: &str, attr: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The class of the drawn `<g>` element that has all of `attributes`.
+fn g_class(dom: &str, attributes: &[String]) -> String {
+    let tag = dom
+        .split('<')
+        .find(|t| t.starts_with("g ") && attributes.iter().all(|a| t.contains(a.as_str())))
+        .unwrap_or_else(|| panic!("nothing drawn with {attributes:?}"));
+    tag.split("class=\"")
+        .nth(1)
+        .and_then(|c| c.split('"').next())
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn report() -> (tempfile::TempDir, PathBuf) {
@@ -163,21 +184,12 @@ fn the_report_draws_every_version_and_shows_paths_in_chromium() {
         .count();
     assert_eq!(marked, names.iter().filter(|n| n.contains(&q)).count());
     // A screenshot for people.
-    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/graph-report");
-    std::fs::create_dir_all(&shots).unwrap();
-    let png = shots.join(format!("{pkg}.png"));
-    let _ = std::fs::remove_file(&png);
-    let url = format!(
-        "file://{}#package={pkg}&channel={ch}&click={head}",
-        page.display()
+    let bytes = screenshot(
+        &page,
+        &format!("package={pkg}&channel={ch}&click={head}"),
+        &format!("{pkg}.png"),
+        "1400,2400",
     );
-    let o = chromium(&[
-        "--window-size=1400,2400",
-        &format!("--screenshot={}", png.display()),
-        &url,
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     assert!(bytes.len() > 20_000, "{} bytes", bytes.len());
     // Without a fragment the page opens on the package with the most bundles.
@@ -198,15 +210,8 @@ fn the_report_draws_every_version_and_shows_paths_in_chromium() {
         .unwrap()
         .0;
     assert!(d.contains(&format!("<h2>{most} / ")), "opens on {most}");
-    let png = shots.join("largest-package.png");
-    let url = format!("file://{}", page.display());
-    let o = chromium(&[
-        "--window-size=1400,1600",
-        &format!("--screenshot={}", png.display()),
-        &url,
-    ]);
-    assert!(o.status.success());
-    assert!(std::fs::metadata(&png).unwrap().len() > 20_000);
+    let bytes = screenshot(&page, "", "largest-package.png", "1400,1600");
+    assert!(bytes.len() > 20_000);
 }
 
 /// `catalog diff --output html`: the changed package comes first, the new version is drawn as
@@ -216,18 +221,13 @@ fn the_report_draws_every_version_and_shows_paths_in_chromium() {
 fn the_diff_page_colours_what_was_added_and_removed() {
     const J: &str = "jumpstarter-operator";
     let mut docs = common::fixture_blobs();
-    let mut b = docs
-        .iter()
-        .find(|d| d["schema"] == "olm.bundle" && d["name"] == format!("{J}.v0.9.0"))
-        .unwrap()
-        .clone();
-    b["name"] = format!("{J}.v0.9.1").into();
-    for p in b["properties"].as_array_mut().unwrap() {
-        if p["type"] == "olm.package" {
-            p["value"]["version"] = "0.9.1".into();
-        }
-    }
-    docs.push(b);
+    common::copy_bundle(
+        &mut docs,
+        &format!("{J}.v0.9.0"),
+        &format!("{J}.v0.9.1"),
+        "0.9.1",
+        None,
+    );
     for d in docs.iter_mut() {
         if d["schema"] == "olm.channel" && d["package"] == J {
             let entries = d["entries"].as_array_mut().unwrap();
@@ -266,19 +266,7 @@ fn the_diff_page_colours_what_was_added_and_removed() {
         "the changed package first"
     );
     assert!(d.contains(&format!("entries added: {J}.v0.9.1")));
-    let class_of = |name: &str| -> String {
-        let tag = d
-            .split('<')
-            .find(|t| t.starts_with("g ") && t.contains(&format!("data-name=\"{name}\"")))
-            .unwrap_or_else(|| panic!("{name} not drawn"));
-        tag.split("class=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap()
-            .to_string()
-    };
+    let class_of = |name: &str| g_class(&d, &[format!("data-name=\"{name}\"")]);
     assert!(
         class_of(&format!("{J}.v0.9.1"))
             .split(' ')
@@ -290,37 +278,20 @@ fn the_diff_page_colours_what_was_added_and_removed() {
             .any(|c| c == "removed")
     );
     assert!(!class_of(&format!("{J}.v0.9.0")).contains("added"));
-    let edge = |from: &str, to: &str| -> String {
-        let tag = d
-            .split('<')
-            .find(|t| {
-                t.starts_with("g ")
-                    && t.contains(&format!("data-from=\"{J}.v{from}\""))
-                    && t.contains(&format!("data-to=\"{J}.v{to}\""))
-            })
-            .unwrap_or_else(|| panic!("edge {from} -> {to} not drawn"));
-        tag.split("class=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap()
-            .to_string()
+    let edge = |from: &str, to: &str| {
+        g_class(
+            &d,
+            &[
+                format!("data-from=\"{J}.v{from}\""),
+                format!("data-to=\"{J}.v{to}\""),
+            ],
+        )
     };
     assert_eq!(edge("0.9.0", "0.9.1"), "edge replaces added");
     assert_eq!(edge("0.8.0", "0.8.1"), "edge replaces added");
     assert_eq!(edge("0.8.1-rc.1", "0.8.1"), "edge replaces removed");
     assert_eq!(edge("0.8.0", "0.8.1-rc.1"), "edge replaces removed");
     assert_eq!(edge("0.9.0-rc.1", "0.9.0-rc.2"), "edge replaces");
-    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/graph-report");
-    std::fs::create_dir_all(&shots).unwrap();
-    let png = shots.join("diff.png");
-    let url = format!("file://{}", page.display());
-    let o = chromium(&[
-        "--window-size=1400,900",
-        &format!("--screenshot={}", png.display()),
-        &url,
-    ]);
-    assert!(o.status.success());
-    assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
+    let bytes = screenshot(&page, "", "diff.png", "1400,900");
+    assert!(bytes.len() > 10_000);
 }

@@ -1307,14 +1307,6 @@ fn served_packages(port: u16) -> Vec<String> {
     })
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// `catalog push --serve-with olmctl` on a base made by `olmctl image build` from the olmctl
 /// binary: the image runs `olmctl catalog serve /configs`, and what it holds serves the catalog
 /// (the unpacked entrypoint, run with the image's command, answers over gRPC). A base whose
@@ -1367,7 +1359,7 @@ fn catalog_image_served_by_olmctl() {
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("root");
     unpack_image(&tag, d.path(), &root);
-    let port = free_port();
+    let port = common::free_port();
     let entry = cfg["config"]["Entrypoint"][0].as_str().unwrap();
     let args: Vec<String> = cfg["config"]["Cmd"]
         .as_array()
@@ -1407,7 +1399,7 @@ fn catalog_image_served_by_olmctl() {
         "the catalogs are the same\n"
     );
     // `catalog serve IMAGE` pulls the catalog and serves it; SIGTERM stops it (exit 0).
-    let port = free_port();
+    let port = common::free_port();
     let mut child = Command::new(common::olmctl_bin())
         .args(["catalog", "serve", &tag, "--port", &port.to_string()])
         .stdout(Stdio::null())

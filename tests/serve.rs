@@ -25,16 +25,8 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn start(dir: &std::path::Path) -> Server {
-    let port = free_port();
+    let port = common::free_port();
     let child = Command::new(common::olmctl_bin())
         .args(["catalog", "serve"])
         .arg(dir)
@@ -84,25 +76,11 @@ async fn connect(port: u16) -> tonic::transport::Channel {
     }
 }
 
-/// Every blob of the fixture as JSON.
-fn blobs() -> Vec<Value> {
-    let mut docs = Vec::new();
-    for f in walk(&common::fixture_catalog()) {
-        let text = std::fs::read_to_string(&f).unwrap();
-        for d in text.split("\n---") {
-            if let Some(v) = olmctl::fbc::yaml::first_document(d).ok().flatten() {
-                docs.push(serde_json::from_str::<Value>(&v.to_json()).unwrap());
-            }
-        }
-    }
-    docs
-}
-
 /// What the fixture says: package -> (default channel, channel -> head), read straight from the
 /// JSON/YAML blobs with the head rule (the entry no other entry replaces or skips).
 fn expected() -> BTreeMap<String, (String, BTreeMap<String, String>)> {
     let mut out: BTreeMap<String, (String, BTreeMap<String, String>)> = BTreeMap::new();
-    let docs = blobs();
+    let docs = common::fixture_blobs();
     for d in &docs {
         if d["schema"] == "olm.package" {
             let name = d["name"].as_str().unwrap().to_string();
@@ -135,16 +113,6 @@ fn expected() -> BTreeMap<String, (String, BTreeMap<String, String>)> {
             .insert(d["name"].as_str().unwrap().into(), heads[0].into());
     }
     out
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    common::files_in(dir)
-        .into_iter()
-        .filter(|p| {
-            p.extension()
-                .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
-        })
-        .collect()
 }
 
 #[test]
@@ -217,7 +185,7 @@ fn sigterm_drains_and_exits_zero_and_a_bad_catalog_is_refused() {
     let o = Command::new(common::olmctl_bin())
         .args(["catalog", "serve"])
         .arg(dir.path())
-        .args(["--port", &free_port().to_string()])
+        .args(["--port", &common::free_port().to_string()])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
@@ -230,7 +198,7 @@ fn sigterm_drains_and_exits_zero_and_a_bad_catalog_is_refused() {
 /// csvJson and objects cleared for bundles with an image. GetBundle trims the edges.
 #[test]
 fn bundles_and_edges_as_opm_serves_them() {
-    let docs = blobs();
+    let docs = common::fixture_blobs();
     let mut bundles: BTreeMap<(String, String), &Value> = BTreeMap::new();
     for d in &docs {
         if d["schema"] == "olm.bundle" {
@@ -642,7 +610,7 @@ fn expected_csv(bundle: &Value, pkg: &Value) -> Value {
 /// RPCs, against what the fixture blobs say opm answers.
 #[test]
 fn every_bundle_and_every_provider_as_opm_serves_them() {
-    let docs = blobs();
+    let docs = common::fixture_blobs();
     let pkgs: BTreeMap<&str, &Value> = docs
         .iter()
         .filter(|d| d["schema"] == "olm.package")

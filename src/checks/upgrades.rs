@@ -38,8 +38,14 @@ fn sem_name(s: Semantics) -> &'static str {
 
 /// Compares `old` and `new`.
 pub fn check(old: &DeclarativeConfig, new: &DeclarativeConfig) -> Vec<Finding> {
-    let og = CatalogGraphs::build(old, None);
-    let ng = CatalogGraphs::build(new, None);
+    check_graphs(
+        &CatalogGraphs::build(old, None),
+        &CatalogGraphs::build(new, None),
+    )
+}
+
+/// [`check`] over graphs already built.
+pub fn check_graphs(og: &CatalogGraphs<'_>, ng: &CatalogGraphs<'_>) -> Vec<Finding> {
     let mut sink = Sink::default();
     for (pkg, ochans) in &og.packages {
         let Some(nchans) = ng.packages.get(pkg) else {

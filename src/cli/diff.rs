@@ -72,8 +72,11 @@ pub fn diff(
         (Ok(o), Ok(n)) => (o, n),
         (Err(c), _) | (_, Err(c)) => return c,
     };
-    let d = crate::diff::diff(&o.cfg, &n.cfg);
-    let mut findings = crate::checks::upgrades::check(&o.cfg, &n.cfg);
+    // One set of graphs per side, for the diff, check-upgrades and the page.
+    let og = crate::graph::CatalogGraphs::build(&o.cfg, None);
+    let ng = crate::graph::CatalogGraphs::build(&n.cfg, None);
+    let d = crate::diff::diff(&o.cfg, &n.cfg, &og, &ng);
+    let mut findings = crate::checks::upgrades::check_graphs(&og, &ng);
     crate::diag::sort_findings(&mut findings);
     match output {
         DiffOutput::Text => out(&crate::diff::render::text(&d, &findings)),
@@ -92,8 +95,13 @@ pub fn diff(
             );
             let mut buf = Vec::new();
             let lines = crate::diff::render::package_lines(&d);
-            if let Err(e) = crate::graph::html::diff_html(&o.cfg, &n.cfg, &lines, &title, &mut buf)
-            {
+            if let Err(e) = crate::graph::html::diff_html(
+                (&o.cfg, &og),
+                (&n.cfg, &ng),
+                &lines,
+                &title,
+                &mut buf,
+            ) {
                 super::error(format_args!("cannot write the page: {e}"));
                 return EXIT_USAGE;
             }

@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::fbc::decl::{Bundle, Channel, DeclarativeConfig};
+use crate::fbc::decl::{Bundle, DeclarativeConfig};
+use crate::graph::{CatalogGraphs, ChannelGraph};
 use crate::model::{Index, PackageView};
 
 /// A bundle named with its version.
@@ -176,15 +177,6 @@ fn bundles<'a>(view: Option<&PackageView<'a>>) -> BTreeMap<&'a str, &'a Bundle> 
         .unwrap_or_default()
 }
 
-fn channels<'a>(view: Option<&PackageView<'a>>) -> BTreeMap<&'a str, &'a Channel> {
-    view.map(|v| v.channels.iter().map(|(n, cs)| (*n, cs[0])).collect())
-        .unwrap_or_default()
-}
-
-fn versions<'a>(m: &BTreeMap<&'a str, &Bundle>) -> BTreeMap<&'a str, String> {
-    m.iter().map(|(n, b)| (*n, version_of(b))).collect()
-}
-
 /// What differs between two versions of a bundle.
 fn bundle_changes(old: &Bundle, new: &Bundle) -> Vec<String> {
     let mut out = Vec::new();
@@ -220,28 +212,15 @@ fn bundle_changes(old: &Bundle, new: &Bundle) -> Vec<String> {
 }
 
 /// The head of a channel (empty unless it has exactly one).
-pub fn head(c: &Channel) -> String {
-    match crate::model::chain::heads(&c.entries) {
-        crate::model::chain::Head::One(h) => h.to_string(),
-        _ => String::new(),
-    }
+pub fn head(g: &ChannelGraph<'_>) -> String {
+    g.head.map(|h| g.graph[h].name.clone()).unwrap_or_default()
 }
 
-/// The upgrade edges of a channel; a skipRange gives one edge per entry of the channel whose
-/// version it covers.
-pub fn edges(c: &Channel, versions: &BTreeMap<&str, String>) -> BTreeSet<Edge> {
+/// The upgrade edges of a channel: `replaces` and `skips` as its entries name them, and one
+/// edge per entry a skipRange covers (the graph's coverage, as paths and lint read it).
+pub fn edges(g: &ChannelGraph<'_>) -> BTreeSet<Edge> {
     let mut out = BTreeSet::new();
-    let parsed: Vec<(&str, Option<semver::Version>)> = c
-        .entries
-        .iter()
-        .map(|e| {
-            let v = versions
-                .get(e.name.as_str())
-                .and_then(|v| semver::Version::parse(v).ok());
-            (e.name.as_str(), v)
-        })
-        .collect();
-    for e in &c.entries {
+    for e in &g.source.entries {
         if !e.replaces.is_empty() {
             out.insert(Edge {
                 from: e.replaces.clone(),
@@ -258,21 +237,18 @@ pub fn edges(c: &Channel, versions: &BTreeMap<&str, String>) -> BTreeSet<Edge> {
                 range: None,
             });
         }
-        if e.skip_range.is_empty() {
+    }
+    for n in g.graph.node_indices() {
+        if g.ranges[n.index()].is_none() {
             continue;
         }
-        let Ok(range) = crate::range::Range::parse(&e.skip_range) else {
-            continue;
-        };
-        for (name, v) in &parsed {
-            if *name != e.name && v.as_ref().is_some_and(|v| range.contains(v)) {
-                out.insert(Edge {
-                    from: name.to_string(),
-                    to: e.name.clone(),
-                    kind: "skipRange",
-                    range: Some(e.skip_range.clone()),
-                });
-            }
+        for m in g.range_sources(n) {
+            out.insert(Edge {
+                from: g.graph[m].name.clone(),
+                to: g.graph[n].name.clone(),
+                kind: "skipRange",
+                range: Some(g.entry(n).skip_range.clone()),
+            });
         }
     }
     out
@@ -297,18 +273,21 @@ fn minus<T: Ord + Clone>(a: &BTreeSet<T>, b: &BTreeSet<T>) -> Vec<T> {
     a.difference(b).cloned().collect()
 }
 
-fn channel_ref(name: &str, c: &Channel) -> ChannelRef {
+fn channel_ref(name: &str, g: &ChannelGraph<'_>) -> ChannelRef {
     ChannelRef {
         name: name.to_string(),
-        head: head(c),
-        entries: c.entries.len(),
+        head: head(g),
+        entries: g.source.entries.len(),
     }
 }
 
+/// A package's channel graphs.
+type Channels<'g, 'a> = Option<&'g BTreeMap<String, ChannelGraph<'a>>>;
+
 fn package(
     name: &str,
-    old: Option<&PackageView<'_>>,
-    new: Option<&PackageView<'_>>,
+    (old, new): (Option<&PackageView<'_>>, Option<&PackageView<'_>>),
+    (oc, nc): (Channels<'_, '_>, Channels<'_, '_>),
 ) -> PackageDiff {
     let status = match (old, new) {
         (None, _) => Status::Added,
@@ -348,8 +327,8 @@ fn package(
             })
         })
         .collect();
-    let (ov, nv) = (versions(&ob), versions(&nb));
-    let (oc, nc) = (channels(old), channels(new));
+    let none = BTreeMap::new();
+    let (oc, nc) = (oc.unwrap_or(&none), nc.unwrap_or(&none));
     let channels_added = nc
         .iter()
         .filter(|(n, _)| !oc.contains_key(*n))
@@ -361,15 +340,15 @@ fn package(
         .map(|(n, c)| channel_ref(n, c))
         .collect();
     let mut chans = Vec::new();
-    for (n, o) in &oc {
+    for (n, o) in oc {
         let Some(c) = nc.get(n) else {
             continue;
         };
-        let names = |c: &Channel| -> BTreeSet<String> {
-            c.entries.iter().map(|e| e.name.clone()).collect()
+        let names = |g: &ChannelGraph<'_>| -> BTreeSet<String> {
+            g.source.entries.iter().map(|e| e.name.clone()).collect()
         };
         let (oe, ne) = (names(o), names(c));
-        let (oedges, nedges) = (edges(o, &ov), edges(c, &nv));
+        let (oedges, nedges) = (edges(o), edges(c));
         let (oh, nh) = (head(o), head(c));
         let d = ChannelDiff {
             name: n.to_string(),
@@ -402,8 +381,14 @@ fn package(
     }
 }
 
-/// Compares two catalogs.
-pub fn diff(old: &DeclarativeConfig, new: &DeclarativeConfig) -> CatalogDiff {
+/// Compares two catalogs, given their channel graphs ([`CatalogGraphs::build`] of each, which
+/// `check-upgrades` and the HTML page use too).
+pub fn diff(
+    old: &DeclarativeConfig,
+    new: &DeclarativeConfig,
+    og: &CatalogGraphs<'_>,
+    ng: &CatalogGraphs<'_>,
+) -> CatalogDiff {
     let (oi, ni) = (Index::new(old), Index::new(new));
     let names: BTreeSet<&str> = oi
         .packages
@@ -413,7 +398,13 @@ pub fn diff(old: &DeclarativeConfig, new: &DeclarativeConfig) -> CatalogDiff {
         .collect();
     let packages = names
         .into_iter()
-        .map(|n| package(n, oi.packages.get(n), ni.packages.get(n)))
+        .map(|n| {
+            package(
+                n,
+                (oi.packages.get(n), ni.packages.get(n)),
+                (og.packages.get(n), ng.packages.get(n)),
+            )
+        })
         .filter(|p| p.status != Status::Changed || !p.is_empty())
         .collect();
     CatalogDiff { packages }

@@ -349,17 +349,13 @@ pub fn html(
 /// Writes the diff page: both catalogs' graphs in one, what only the new one has in green, what
 /// only the old one had in red, and each package's changes (`changes`, package → lines).
 pub fn diff_html(
-    old: &DeclarativeConfig,
-    new: &DeclarativeConfig,
+    old: (&DeclarativeConfig, &CatalogGraphs<'_>),
+    new: (&DeclarativeConfig, &CatalogGraphs<'_>),
     changes: &BTreeMap<String, Vec<String>>,
     title: &str,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let (og, ng) = (
-        CatalogGraphs::build(old, None),
-        CatalogGraphs::build(new, None),
-    );
-    page(&doc(Some((old, &og)), (new, &ng), changes, title), out)
+    page(&doc(Some(old), new, changes, title), out)
 }
 
 fn page(d: &Doc<'_>, out: &mut dyn Write) -> io::Result<()> {

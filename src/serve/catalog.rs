@@ -40,7 +40,7 @@ pub struct BundleData {
 }
 
 /// One entry of a channel: its edges there, and the bundle's data.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServedEntry {
     /// `replaces` in this channel.
     pub replaces: String,
@@ -59,8 +59,8 @@ pub struct ServedChannel {
     pub head: String,
     /// The `olm.deprecations` message for the channel, if any.
     pub deprecation: Option<String>,
-    /// Entries by bundle name.
-    pub entries: BTreeMap<String, ServedEntry>,
+    /// Entries by bundle name (shared with the answers that send them).
+    pub entries: BTreeMap<String, Arc<ServedEntry>>,
 }
 
 fn json_str(s: &str) -> String {
@@ -323,12 +323,12 @@ impl ServedCatalog {
                     let d = data.get(&(c.package.as_str(), e.name.as_str()))?;
                     Some((
                         e.name.clone(),
-                        ServedEntry {
+                        Arc::new(ServedEntry {
                             replaces: e.replaces.clone(),
                             skips: e.skips.clone(),
                             skip_range: e.skip_range.clone(),
                             data: d.clone(),
-                        },
+                        }),
                     ))
                 })
                 .collect();

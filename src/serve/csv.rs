@@ -16,7 +16,7 @@ use super::rope::{Interner, Rope, RopeWriter};
 use crate::bundle::csv_types::metadata_field;
 use crate::bundle::gotype::{Shape, is_empty};
 use crate::fbc::decl::{Bundle, Package};
-use crate::fbc::node::{Entry, Node, Pos, Value, sorted_unique, write_go_float, write_json_string};
+use crate::fbc::node::{Entry, Node, Pos, Value, write_go_float, write_json_string};
 
 fn node(value: Value) -> Node {
     Node::new(Pos::default(), value)
@@ -40,45 +40,19 @@ fn object(fields: Vec<(&str, Node)>) -> Node {
     ))
 }
 
-/// `n` with every object's keys sorted and de-duplicated (the last one winning), as opm holds a
-/// property value after loading: a `json.RawMessage` inside it (a descriptor `value`) keeps that
-/// order when encoded again.
-fn normalized(n: &Node) -> Node {
-    match &n.value {
-        Value::Map(entries) => node(Value::Map(
-            sorted_unique(entries)
-                .into_iter()
-                .map(|e| Entry {
-                    key: e.key.clone(),
-                    key_pos: e.key_pos,
-                    value: normalized(&e.value),
-                })
-                .collect(),
-        )),
-        Value::Seq(items) => node(Value::Seq(items.iter().map(normalized).collect())),
-        _ => n.clone(),
-    }
-}
-
 /// Compact JSON of `n` with object entries in the order they are (the order the CSV was built
 /// in), as Go's encoder writes a struct; strings HTML-escaped as `json.Marshal` writes them (the
 /// only place `<`, `>` and `&` can be). Long strings become shared pieces of the rope.
 fn write_in_order(n: &Node, out: &mut RopeWriter) {
-    let mut scalar = String::new();
     match &n.value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(f) => {
-            write_go_float(&mut scalar, *f);
-            out.push_str(&scalar);
+            let mut number = String::new();
+            write_go_float(&mut number, *f);
+            out.push_str(&number);
         }
-        Value::Str(s) => {
-            write_json_string(&mut scalar, s);
-            if scalar.contains(['<', '>', '&']) {
-                scalar = html_escaped(&scalar);
-            }
-            out.push_str(&scalar);
-        }
+        Value::Str(s) => push_string(s, out),
         Value::Seq(items) => {
             out.push_str("[");
             for (i, item) in items.iter().enumerate() {
@@ -97,19 +71,23 @@ fn write_in_order(n: &Node, out: &mut RopeWriter) {
     }
 }
 
+/// `s` as a JSON string the way `json.Marshal` writes it (HTML-escaped).
+fn push_string(s: &str, out: &mut RopeWriter) {
+    let mut json = String::with_capacity(s.len() + 2);
+    write_json_string(&mut json, s);
+    if json.contains(['<', '>', '&']) {
+        json = html_escaped(&json);
+    }
+    out.push_str(&json);
+}
+
 /// The members of an object, comma-separated, in order.
 fn write_entries(entries: &[Entry], out: &mut RopeWriter) {
-    let mut key = String::new();
     for (i, e) in entries.iter().enumerate() {
         if i > 0 {
             out.push_str(",");
         }
-        key.clear();
-        write_json_string(&mut key, &e.key);
-        if key.contains(['<', '>', '&']) {
-            key = html_escaped(&key);
-        }
-        out.push_str(&key);
+        push_string(&e.key, out);
         out.push_str(":");
         write_in_order(&e.value, out);
     }
@@ -176,7 +154,9 @@ pub fn synthesized(
     meta: &Node,
     interner: &mut Interner,
 ) -> Option<Rope> {
-    let meta = normalized(meta);
+    // As opm holds it after loading: keys sorted and de-duplicated, which a `json.RawMessage`
+    // inside it (a descriptor `value`) keeps when encoded again.
+    let meta = crate::fbc::write::sorted(meta);
     let field = |name: &str| metadata_field(&meta, name).ok();
     let mut spec: Vec<(&str, Node)> = Vec::new();
     spec.push((

@@ -111,7 +111,7 @@ impl RegistryService {
     }
 }
 
-fn bundle(pkg: &str, ch: &str, name: &str, e: &ServedEntry, shape: Shape) -> BundleReply {
+fn bundle(pkg: &str, ch: &str, name: &str, e: &Arc<ServedEntry>, shape: Shape) -> BundleReply {
     BundleReply {
         package: pkg.to_string(),
         channel: ch.to_string(),

@@ -31,7 +31,7 @@ pub struct BundleReply {
     /// The bundle (CSV) name.
     pub name: String,
     /// Its entry in the channel, with its data.
-    pub entry: Option<ServedEntry>,
+    pub entry: Option<std::sync::Arc<ServedEntry>>,
     /// Trimmed or listed.
     pub shape: Shape,
 }

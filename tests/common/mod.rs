@@ -178,3 +178,40 @@ pub fn write_blobs(docs: &[serde_json::Value]) -> tempfile::TempDir {
     }
     dir
 }
+
+/// A TCP port free on 127.0.0.1 (for a server a test starts).
+#[allow(dead_code)]
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind 127.0.0.1:0")
+        .local_addr()
+        .expect("local address")
+        .port()
+}
+
+/// Adds to `docs` a copy of bundle `from` named `name` with `olm.package` version `version`
+/// (and `image`, when given): a new release built from an existing one.
+#[allow(dead_code)]
+pub fn copy_bundle(
+    docs: &mut Vec<serde_json::Value>,
+    from: &str,
+    name: &str,
+    version: &str,
+    image: Option<&str>,
+) {
+    let mut b = docs
+        .iter()
+        .find(|d| d["schema"] == "olm.bundle" && d["name"] == from)
+        .expect("the bundle to copy")
+        .clone();
+    b["name"] = name.into();
+    if let Some(i) = image {
+        b["image"] = i.into();
+    }
+    for p in b["properties"].as_array_mut().expect("properties") {
+        if p["type"] == "olm.package" {
+            p["value"]["version"] = version.into();
+        }
+    }
+    docs.push(b);
+}
