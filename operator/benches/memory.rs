@@ -9,7 +9,7 @@
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use olmctl_operator::fake::FakeApi;
+use olmctl_testkit::api::FakeApi;
 use serde_json::json;
 
 const NAMESPACES: usize = 100;

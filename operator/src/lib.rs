@@ -6,13 +6,11 @@
 //! - [`cluster`]: what a reconcile reads from the API server;
 //! - [`leader`]: Lease-based leader election;
 //! - [`http`]: `/metrics`, `/healthz`, `/readyz`, and the conversion webhook over TLS;
-//! - [`metrics`]: the counters;
-//! - [`fake`]: an in-memory Kubernetes API for tests.
+//! - [`metrics`]: the counters.
 
 pub mod cluster;
 pub mod controller;
 pub mod crd;
-pub mod fake;
 pub mod http;
 pub mod leader;
 pub mod metrics;

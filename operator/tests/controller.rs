@@ -11,7 +11,7 @@ use common::*;
 use http::{Method, StatusCode};
 use olmctl::gate::testing::{self as t, Doc};
 use olmctl_operator::controller::{DECISION_ANNOTATION, FINALIZER, reconcile};
-use olmctl_operator::fake::FakeApi;
+use olmctl_testkit::api::FakeApi;
 use serde_json::{Value, json};
 
 fn minor() -> Value {

@@ -11,7 +11,7 @@ mod common;
 use common::*;
 use olmctl::gate::testing::{self as t, Doc};
 use olmctl_operator::controller;
-use olmctl_operator::fake::FakeApi;
+use olmctl_testkit::api::FakeApi;
 use serde_json::{Value, json};
 
 /// The double: what it keeps back until it "resolves" the upgrade.

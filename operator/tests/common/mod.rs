@@ -10,7 +10,7 @@ use kube::Client;
 use olmctl::gate::testing::Doc;
 use olmctl_operator::controller::Ctx;
 use olmctl_operator::crd::v1::UpgradePolicy;
-use olmctl_operator::fake::FakeApi;
+use olmctl_testkit::api::FakeApi;
 use olmctl_operator::metrics::Metrics;
 use serde_json::{Value, json};
 
@@ -94,7 +94,7 @@ pub fn safe_docs() -> Vec<Doc> {
 }
 
 /// The requests that wrote (anything but GET) to a path containing `part`.
-pub fn writes(fake: &FakeApi, part: &str) -> Vec<olmctl_operator::fake::Logged> {
+pub fn writes(fake: &FakeApi, part: &str) -> Vec<olmctl_testkit::api::Logged> {
     fake.log()
         .into_iter()
         .filter(|l| l.method != http::Method::GET && l.uri.contains(part))

@@ -1,0 +1,8 @@
+//! Test doubles of the cluster for olmctl's tests: there is no kube-apiserver, kubelet or OLM
+//! on the development machines, so these ARE the cluster, and they are as strict as the real
+//! thing. Each modelled behaviour names the upstream function it follows
+//! (`../shared/reference/cluster.md` lists the rules, R1.1 ...).
+//!
+//! - [`api`]: an in-memory kube-apiserver, for a `kube::Client` in-process or over HTTP.
+
+pub mod api;
