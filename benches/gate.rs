@@ -61,7 +61,7 @@ fn rate(docs: &[Doc], crd_safety: &str) -> (f64, f64) {
     let kube = semver::Version::new(1, 30, 0);
     let decide = |o: &olmctl::gate::objects::Objects| {
         evaluate(&Context {
-            policy: &policy,
+            policies: std::slice::from_ref(&policy),
             objects: o,
             now,
             kube: Some(&kube),

@@ -130,7 +130,7 @@ pub fn evaluate_files(
         None => None,
     };
     Ok(evaluate(&Context {
-        policy: &p,
+        policies: std::slice::from_ref(&p),
         objects: &objects,
         now,
         kube: kube.as_ref(),

@@ -75,10 +75,10 @@ impl Upgrade<'_> {
         let name = |n: &Node| str_at(n, &["metadata", "name"]).unwrap_or("?").to_string();
         let mut old_docs = Vec::new();
         if let Some(csv) = self.installed {
-            old_docs.push((format!("cluster/csv/{}", csv.name()), csv.node.clone()));
+            old_docs.push((format!("cluster/csv/{}", csv.name()), (*csv.node).clone()));
         }
         for c in &self.live {
-            old_docs.push((format!("cluster/crd/{}", c.name()), c.node.clone()));
+            old_docs.push((format!("cluster/crd/{}", c.name()), (*c.node).clone()));
         }
         let mut new_docs = vec![(
             format!("{}/csv/{}", self.plan, name(&self.csv)),

@@ -131,8 +131,14 @@ pub struct Decision {
     /// The plan's `metadata.resourceVersion` the decision was made on (the approval's
     /// precondition).
     pub resource_version: String,
-    /// The covered Subscriptions that reference or own the plan, sorted.
+    /// The Subscriptions the plan installs (their `status.currentCSV` is one of its CSVs),
+    /// sorted; for a stale plan, the covered Subscriptions it names or that own it.
     pub subscriptions: Vec<String>,
+    /// The policies that govern the plan (those covering one of its Subscriptions), in the
+    /// order given.
+    pub policies: Vec<String>,
+    /// Whether a Subscription references the plan as its current one (false: stale, GATE002).
+    pub current: bool,
     /// The installed CSVs the plan upgrades from, sorted.
     pub from: Vec<String>,
     /// The CSVs the plan installs (`spec.clusterServiceVersionNames`, in order).
@@ -143,12 +149,15 @@ pub struct Decision {
     pub reasons: Vec<Reason>,
     /// When a waiting plan should be looked at again (the next window, the end of the soak).
     pub requeue_at: Option<Timestamp>,
+    /// Until when the decision stands on the same inputs: the next opening or closing of a
+    /// governing policy's window, or the end of the soak (none: until the inputs change).
+    pub valid_until: Option<Timestamp>,
 }
 
 /// What [`evaluate`] reads.
 pub struct Context<'a> {
-    /// The policy.
-    pub policy: &'a Policy,
+    /// The policies: each governs the plans of the Subscriptions it covers.
+    pub policies: &'a [Policy],
     /// The cluster's objects.
     pub objects: &'a Objects,
     /// The clock.
@@ -182,9 +191,13 @@ pub fn covered<'a>(policy: &Policy, objects: &'a Objects) -> Vec<&'a Object> {
     objects
         .subscriptions
         .iter()
-        .filter(|s| policy.namespace.is_empty() || s.namespace() == policy.namespace)
-        .filter(|s| policy.selector.matches(&labels(s)))
+        .filter(|s| covers(policy, s))
         .collect()
+}
+
+fn covers(policy: &Policy, sub: &Object) -> bool {
+    (policy.namespace.is_empty() || sub.namespace() == policy.namespace)
+        && policy.selector.matches(&labels(sub))
 }
 
 fn owned_by(plan: &Object, sub: &Object) -> bool {
@@ -200,9 +213,71 @@ fn references(sub: &Object, plan: &Object) -> bool {
         && sub.str(&["status", "installPlanRef", "name"]) == Some(plan.name())
 }
 
-/// Evaluates every pending InstallPlan the policy covers, sorted by namespace and name.
+fn int_at(o: &Object, path: &[&str]) -> Option<i64> {
+    match field(&o.node, path).map(|n| &n.value) {
+        Some(Value::Number(n)) if n.fract() == 0.0 => Some(*n as i64),
+        Some(Value::Str(s)) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+fn csv_names(plan: &Object) -> Vec<String> {
+    list_at(&plan.node, &["spec", "clusterServiceVersionNames"])
+        .iter()
+        .filter_map(|n| n.as_str().map(str::to_string))
+        .collect()
+}
+
+/// Where a plan stands against the Subscriptions of its namespace (operator.md §2.5, §3.11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Currency {
+    /// A Subscription references it (`status.installPlanRef`, and `installPlanGeneration`
+    /// when both sides have one) and targets one of its CSVs (`status.currentCSV`).
+    Current,
+    /// OLM has moved on: a Subscription has reached its generation or a later one, or
+    /// references it but targets a CSV it does not install. Approving it would still run it.
+    Stale,
+    /// No Subscription points at it yet: OLM creates a plan, writes its status, and only then
+    /// points the Subscriptions at it (`syncResolvingNamespace`, cluster.md R5.3). Nothing to
+    /// judge, and nothing to report: this is OLM's order of writes, not a hold.
+    Unreferenced,
+}
+
+fn currency(plan: &Object, ns_subs: &[&Object], csvs: &[String]) -> Currency {
+    let generation = int_at(plan, &["spec", "generation"]);
+    let referencing: Vec<&&Object> = ns_subs.iter().filter(|s| references(s, plan)).collect();
+    let current = referencing.iter().any(|s| {
+        let target = s.str(&["status", "currentCSV"]).unwrap_or_default();
+        let same_generation = match (int_at(s, &["status", "installPlanGeneration"]), generation) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        same_generation && csvs.iter().any(|c| c == target)
+    });
+    if current {
+        return Currency::Current;
+    }
+    let moved_on = generation.is_some_and(|g| {
+        ns_subs
+            .iter()
+            .any(|s| int_at(s, &["status", "installPlanGeneration"]).is_some_and(|sg| sg >= g))
+    });
+    if moved_on || !referencing.is_empty() {
+        Currency::Stale
+    } else {
+        Currency::Unreferenced
+    }
+}
+
+/// Evaluates every pending InstallPlan the policies govern, sorted by namespace and name.
+///
+/// A plan is judged once, for the Subscriptions it installs (their `status.currentCSV` is one
+/// of its `spec.clusterServiceVersionNames`), by every policy that covers one of them: the
+/// plan passes only when it passes all of them (the worst verdict wins). OLM makes every
+/// Subscription of a namespace an owner of every plan it creates there (cluster.md R5.1), so
+/// ownership says nothing about whom a plan is for. Plans no Subscription points at yet get
+/// no decision; stale plans get a hold (GATE002) with `current: false`.
 pub fn evaluate(ctx: &Context<'_>) -> Vec<Decision> {
-    let subs = covered(ctx.policy, ctx.objects);
     let mut plans: Vec<&Object> = ctx
         .objects
         .install_plans
@@ -215,13 +290,9 @@ pub fn evaluate(ctx: &Context<'_>) -> Vec<Decision> {
                 Some("Installing" | "Complete" | "Failed")
             )
         })
-        .filter(|p| {
-            subs.iter()
-                .any(|s| s.namespace() == p.namespace() && (references(s, p) || owned_by(p, s)))
-        })
         .collect();
     plans.sort_by(|a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
-    plans.into_iter().map(|p| decide(ctx, &subs, p)).collect()
+    plans.into_iter().filter_map(|p| decide(ctx, p)).collect()
 }
 
 /// Readiness (operator.md §3.7): phase, bundle lookups, a CSV step per CSV name.
@@ -288,155 +359,238 @@ fn csv_version(n: &Node) -> Result<Version, String> {
     Version::parse(v).map_err(|e| format!("has spec.version {v:?}, not semver ({e})"))
 }
 
-fn decide(ctx: &Context<'_>, subs: &[&Object], plan: &Object) -> Decision {
+fn decide(ctx: &Context<'_>, plan: &Object) -> Option<Decision> {
     let ns = plan.namespace();
-    let mut reasons = Vec::new();
-    let mut requeue: Option<Timestamp> = None;
-    let mut involved: Vec<String> = subs
+    let ns_subs: Vec<&Object> = ctx
+        .objects
+        .subscriptions
         .iter()
-        .filter(|s| s.namespace() == ns && (references(s, plan) || owned_by(plan, s)))
-        .map(|s| s.name().to_string())
+        .filter(|s| s.namespace() == ns)
         .collect();
-    involved.sort();
-    involved.dedup();
-    let to: Vec<String> = list_at(&plan.node, &["spec", "clusterServiceVersionNames"])
+    let to = csv_names(plan);
+    let governed_by = |subs: &[&Object]| -> Vec<&Policy> {
+        ctx.policies
+            .iter()
+            .filter(|p| subs.iter().any(|s| covers(p, s)))
+            .collect()
+    };
+    let mut involved: Vec<&Object> = ns_subs
         .iter()
-        .filter_map(|n| n.as_str().map(str::to_string))
+        .copied()
+        .filter(|s| {
+            s.str(&["status", "currentCSV"])
+                .is_some_and(|c| to.iter().any(|t| t == c))
+        })
         .collect();
-    let mut from = BTreeSet::new();
-
+    involved.sort_by(|a, b| a.name().cmp(b.name()));
+    let names = |subs: &[&Object]| -> Vec<String> {
+        let mut v: Vec<String> = subs.iter().map(|s| s.name().to_string()).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
     let resource_version = plan
         .str(&["metadata", "resourceVersion"])
         .unwrap_or_default()
         .to_string();
-    // Not ready: OLM is still writing the plan (the Subscriptions point at it only after its
-    // status write), so nothing else is judged yet.
-    if let Some(why) = not_ready(plan) {
-        return Decision {
-            namespace: ns.to_string(),
-            install_plan: plan.name().to_string(),
-            resource_version,
-            subscriptions: involved,
-            from: Vec::new(),
-            to,
-            decision: Verdict::Wait,
-            reasons: vec![Reason::new(&NOT_READY, Effect::Wait, why)],
-            requeue_at: None,
-        };
-    }
-    let current = subs.iter().any(|s| references(s, plan));
-    if !current {
-        reasons.push(Reason::new(
-            &STALE,
-            Effect::Hold,
-            format!(
-                "InstallPlan {} is stale: no Subscription the policy covers references it (a newer plan replaced it); delete it, or approve the current one",
-                plan.name()
-            ),
-        ));
-    }
-    let mut accounted = true;
-    {
-        let steps = list_at(&plan.node, &["status", "plan"]);
-        let ns_subs = ctx
-            .objects
-            .subscriptions
-            .iter()
-            .filter(|s| s.namespace() == ns);
-        let ns_subs: Vec<&Object> = ns_subs.collect();
-        let mut upgrades = Vec::new();
-        for csv in &to {
-            let target = subs
+    let base = |subscriptions: Vec<String>, policies: &[&Policy]| Decision {
+        namespace: ns.to_string(),
+        install_plan: plan.name().to_string(),
+        resource_version: resource_version.clone(),
+        subscriptions,
+        policies: policies.iter().map(|p| p.name.clone()).collect(),
+        current: true,
+        from: Vec::new(),
+        to: to.clone(),
+        decision: Verdict::Wait,
+        reasons: Vec::new(),
+        requeue_at: None,
+        valid_until: None,
+    };
+    match currency(plan, &ns_subs, &to) {
+        Currency::Unreferenced => return None,
+        Currency::Stale => {
+            // Reported to the policies of the Subscriptions it names or that own it.
+            let mut concerned: Vec<&Object> = ns_subs
                 .iter()
-                .find(|s| s.namespace() == ns && s.str(&["status", "currentCSV"]) == Some(csv));
-            let dependency = steps.iter().any(|s| {
-                str_at(s, &["resource", "kind"]) == Some("Subscription")
-                    && str_at(s, &["resolving"]) == Some(csv.as_str())
-            });
-            match target {
-                Some(sub) => {
-                    let installed = sub
-                        .str(&["status", "installedCSV"])
-                        .filter(|s| !s.is_empty());
-                    if let Some(i) = installed {
-                        from.insert(i.to_string());
-                    }
-                    upgrades.push((csv.as_str(), installed));
-                }
-                None if dependency => upgrades.push((csv.as_str(), None)),
-                None => {
-                    accounted = false;
-                    let other = ns_subs
-                        .iter()
-                        .find(|s| s.str(&["status", "currentCSV"]) == Some(csv));
-                    let why = match other {
-                        Some(s) => format!(
-                            "CSV {csv} is the target of Subscription {}, which the policy does not cover; approving the plan would install it too",
-                            s.name()
-                        ),
-                        None => format!(
-                            "CSV {csv} is neither the target of a covered Subscription nor a dependency a Subscription step of this plan creates"
-                        ),
-                    };
-                    reasons.push(Reason::new(&UNACCOUNTED, Effect::Hold, why));
-                }
+                .copied()
+                .filter(|s| {
+                    owned_by(plan, s)
+                        || references(s, plan)
+                        || involved.iter().any(|i| i.name() == s.name())
+                })
+                .collect();
+            concerned.sort_by(|a, b| a.name().cmp(b.name()));
+            let policies = governed_by(&concerned);
+            if policies.is_empty() {
+                return None;
             }
-        }
-        if let Some(why) = failed_lookup(plan) {
-            reasons.push(Reason::new(&CONTENT, Effect::Hold, why));
-        }
-        for (csv, installed) in upgrades {
-            judge_csv(ctx, plan, csv, installed, &mut reasons);
-        }
-    }
-    if ctx.policy.paused {
-        reasons.push(Reason::new(
-            &PAUSED,
-            Effect::Hold,
-            format!("UpgradePolicy {} is paused", ctx.policy.name),
-        ));
-    }
-    if !window::open(&ctx.policy.windows, ctx.now) {
-        let next = window::next_open(&ctx.policy.windows, ctx.now);
-        requeue = next;
-        reasons.push(Reason::new(
-            &WINDOW,
-            Effect::Wait,
-            match next {
-                Some(t) => format!("outside every maintenance window; the next opens at {t}"),
-                None => "outside every maintenance window, and none opens again".into(),
-            },
-        ));
-    }
-    if let Some(min_age) = ctx.policy.min_age {
-        let created = plan
-            .str(&["metadata", "creationTimestamp"])
-            .and_then(|t| t.parse::<Timestamp>().ok());
-        match created {
-            Some(c) => {
-                if let Some(at) = window::soaked_at(c, min_age, ctx.now) {
-                    requeue = Some(requeue.map_or(at, |r| r.min(at)));
-                    reasons.push(Reason::new(
-                        &SOAK,
-                        Effect::Wait,
-                        format!(
-                            "InstallPlan {} was created at {c}, less than minAge {} ago; it is old enough at {at}",
-                            plan.name(),
-                            super::window::format_duration(min_age)
-                        ),
-                    ));
-                }
-            }
-            None => reasons.push(Reason::new(
-                &SOAK,
+            let covered: Vec<&Object> = concerned
+                .into_iter()
+                .filter(|s| policies.iter().any(|p| covers(p, s)))
+                .collect();
+            let mut d = base(names(&covered), &policies);
+            d.current = false;
+            d.decision = Verdict::Hold;
+            d.reasons.push(Reason::new(
+                &STALE,
                 Effect::Hold,
                 format!(
-                    "InstallPlan {} has no valid creationTimestamp, so minAge cannot be judged",
+                    "InstallPlan {} is stale: no Subscription references it as its current plan (OLM made a newer one); delete it, or approve the current one",
                     plan.name()
                 ),
-            )),
+            ));
+            return Some(d);
+        }
+        Currency::Current => {}
+    }
+    let policies = governed_by(&involved);
+    if policies.is_empty() {
+        return None;
+    }
+    let mut d = base(names(&involved), &policies);
+    // Not ready (a pending bundle lookup on OLM before 0.25, a CSV without its step): wait,
+    // and nothing else is judged.
+    if let Some(why) = not_ready(plan) {
+        d.reasons.push(Reason::new(&NOT_READY, Effect::Wait, why));
+        return Some(d);
+    }
+    let several = policies.len() > 1;
+    let of = |p: &Policy, m: String| {
+        if several {
+            format!("{m} (UpgradePolicy {})", p.name)
+        } else {
+            m
+        }
+    };
+    let mut reasons = Vec::new();
+    let mut from = BTreeSet::new();
+    let mut accounted = true;
+    let steps = list_at(&plan.node, &["status", "plan"]);
+    let mut upgrades = Vec::new();
+    for csv in &to {
+        let target = involved
+            .iter()
+            .find(|s| s.str(&["status", "currentCSV"]) == Some(csv));
+        let dependency = steps.iter().any(|s| {
+            str_at(s, &["resource", "kind"]) == Some("Subscription")
+                && str_at(s, &["resolving"]) == Some(csv.as_str())
+        });
+        match target {
+            Some(sub) if ctx.policies.iter().any(|p| covers(p, sub)) => {
+                let installed = sub
+                    .str(&["status", "installedCSV"])
+                    .filter(|s| !s.is_empty());
+                if let Some(i) = installed {
+                    from.insert(i.to_string());
+                }
+                upgrades.push((csv.as_str(), installed));
+            }
+            Some(sub) => {
+                accounted = false;
+                reasons.push(Reason::new(
+                    &UNACCOUNTED,
+                    Effect::Hold,
+                    format!(
+                        "CSV {csv} is the target of Subscription {}, which no UpgradePolicy covers; approving the plan would install it too",
+                        sub.name()
+                    ),
+                ));
+            }
+            None if dependency => upgrades.push((csv.as_str(), None)),
+            None => {
+                accounted = false;
+                reasons.push(Reason::new(
+                    &UNACCOUNTED,
+                    Effect::Hold,
+                    format!(
+                        "CSV {csv} is neither the target of a covered Subscription nor a dependency a Subscription step of this plan creates"
+                    ),
+                ));
+            }
         }
     }
+    if let Some(why) = failed_lookup(plan) {
+        reasons.push(Reason::new(&CONTENT, Effect::Hold, why));
+    }
+    let check_crds = policies.iter().any(|p| p.crd_safety != CrdSafety::Ignore);
+    for (csv, installed) in upgrades {
+        let facts = csv_facts(ctx, plan, csv, installed, check_crds);
+        for p in &policies {
+            judge_csv(p, &facts, &of, &mut reasons);
+        }
+    }
+    let mut requeue: Option<Timestamp> = None;
+    let mut valid_until: Option<Timestamp> = None;
+    let mut until =
+        |t: Timestamp| valid_until = Some(valid_until.map_or(t, |v: Timestamp| v.min(t)));
+    for p in &policies {
+        if let Some(t) = window::next_edge(&p.windows, ctx.now) {
+            until(t);
+        }
+        if p.paused {
+            reasons.push(Reason::new(
+                &PAUSED,
+                Effect::Hold,
+                format!("UpgradePolicy {} is paused", p.name),
+            ));
+        }
+        if !window::open(&p.windows, ctx.now) {
+            let next = window::next_open(&p.windows, ctx.now);
+            if let Some(t) = next {
+                requeue = Some(requeue.map_or(t, |r| r.min(t)));
+            }
+            reasons.push(Reason::new(
+                &WINDOW,
+                Effect::Wait,
+                of(
+                    p,
+                    match next {
+                        Some(t) => {
+                            format!("outside every maintenance window; the next opens at {t}")
+                        }
+                        None => "outside every maintenance window, and none opens again".into(),
+                    },
+                ),
+            ));
+        }
+        if let Some(min_age) = p.min_age {
+            let created = plan
+                .str(&["metadata", "creationTimestamp"])
+                .and_then(|t| t.parse::<Timestamp>().ok());
+            match created {
+                Some(c) => {
+                    if let Some(at) = window::soaked_at(c, min_age, ctx.now) {
+                        requeue = Some(requeue.map_or(at, |r| r.min(at)));
+                        until(at);
+                        reasons.push(Reason::new(
+                            &SOAK,
+                            Effect::Wait,
+                            of(
+                                p,
+                                format!(
+                                    "InstallPlan {} was created at {c}, less than minAge {} ago; it is old enough at {at}",
+                                    plan.name(),
+                                    super::window::format_duration(min_age)
+                                ),
+                            ),
+                        ));
+                    }
+                }
+                None => reasons.push(Reason::new(
+                    &SOAK,
+                    Effect::Hold,
+                    format!(
+                        "InstallPlan {} has no valid creationTimestamp, so minAge cannot be judged",
+                        plan.name()
+                    ),
+                )),
+            }
+        }
+    }
+    // The same finding from several policies is one reason.
+    let mut seen = BTreeSet::new();
+    reasons.retain(|r: &Reason| seen.insert((r.code, r.effect, r.message.clone())));
     let worst = reasons
         .iter()
         .map(|r| r.effect)
@@ -447,10 +601,9 @@ fn decide(ctx: &Context<'_>, subs: &[&Object], plan: &Object) -> Decision {
         Effect::Wait => Verdict::Wait,
         Effect::Info => Verdict::Approve,
     };
-    if decision != Verdict::Approve && current && accounted {
-        let by = subs.iter().find(|s| {
-            s.namespace() == ns
-                && s.str(&["metadata", "annotations", OVERRIDE_ANNOTATION]) == Some(plan.name())
+    if decision != Verdict::Approve && accounted {
+        let by = involved.iter().find(|s| {
+            s.str(&["metadata", "annotations", OVERRIDE_ANNOTATION]) == Some(plan.name())
         });
         if let Some(s) = by {
             decision = Verdict::Approve;
@@ -470,27 +623,43 @@ fn decide(ctx: &Context<'_>, subs: &[&Object], plan: &Object) -> Decision {
     }
     // Holds first, then waits, then information; stable within each.
     reasons.sort_by_key(|r| std::cmp::Reverse(r.effect));
-    Decision {
-        namespace: ns.to_string(),
-        install_plan: plan.name().to_string(),
-        resource_version,
-        subscriptions: involved,
-        from: from.into_iter().collect(),
-        to,
-        decision,
-        reasons,
-        requeue_at: requeue,
-    }
+    d.from = from.into_iter().collect();
+    d.decision = decision;
+    d.reasons = reasons;
+    d.requeue_at = requeue;
+    d.valid_until = valid_until;
+    Some(d)
 }
 
-/// The checks of one CSV of a ready plan: content, version jump, minKubeVersion, CRD safety.
-fn judge_csv(
+/// What one CSV of a ready plan is, independent of any policy: its content, its version jump,
+/// its minKubeVersion against the cluster, and the CRD safety findings (checked once however
+/// many policies judge it).
+struct CsvFacts {
+    csv: String,
+    /// Content that cannot be read: held by every policy.
+    content: Vec<Reason>,
+    /// The jump from the installed version, or why it cannot be judged (upgrades only).
+    jump: Option<Result<(String, Version, Version, super::jump::Jump), String>>,
+    /// minKubeVersion against the cluster.
+    kube: Vec<Reason>,
+    /// `check upgrade`'s outcome against the live CRDs (when a policy checks CRDs).
+    crds: Option<crate::gate::crds::Outcome>,
+}
+
+fn csv_facts(
     ctx: &Context<'_>,
     plan: &Object,
     csv: &str,
     installed: Option<&str>,
-    reasons: &mut Vec<Reason>,
-) {
+    check_crds: bool,
+) -> CsvFacts {
+    let mut facts = CsvFacts {
+        csv: csv.to_string(),
+        content: Vec::new(),
+        jump: None,
+        kube: Vec::new(),
+        crds: None,
+    };
     let steps = list_at(&plan.node, &["status", "plan"]);
     let content = |kind: &str| -> Vec<(&Node, Result<Node, String>)> {
         steps
@@ -507,16 +676,18 @@ fn judge_csv(
     {
         Some((_, Ok(n))) => n,
         Some((_, Err(e))) => {
-            reasons.push(hold(&CONTENT, format!("CSV {csv}: {e}")));
-            return;
+            facts
+                .content
+                .push(hold(&CONTENT, format!("CSV {csv}: {e}")));
+            return facts;
         }
-        None => return, // readiness already requires the step
+        None => return facts, // readiness already requires the step
     };
     let mut crds = Vec::new();
     for (s, r) in content("CustomResourceDefinition") {
         match r {
             Ok(n) => crds.push(n),
-            Err(e) => reasons.push(hold(
+            Err(e) => facts.content.push(hold(
                 &CONTENT,
                 format!(
                     "CRD {} of CSV {csv}: {e}",
@@ -538,24 +709,15 @@ fn judge_csv(
         let from = installed_obj
             .ok_or_else(|| format!("the installed CSV {i} is not among the objects"))
             .and_then(|o| csv_version(&o.node).map_err(|e| format!("the installed CSV {i} {e}")));
-        match (from, to) {
+        facts.jump = Some(match (from, to) {
             (Ok(f), Ok(t)) => match classify(&f, &t) {
-                Some(j) if j > ctx.policy.max_version_jump => reasons.push(hold(
-                    &JUMP,
-                    format!(
-                        "{i} ({f}) -> {csv} ({t}) is a {} jump; the policy allows up to {}",
-                        j.as_str(),
-                        ctx.policy.max_version_jump.as_str()
-                    ),
-                )),
-                Some(_) => {}
-                None => reasons.push(hold(
-                    &VERSION,
-                    format!("{csv} ({t}) is not higher than the installed {i} ({f})"),
+                Some(j) => Ok((i.to_string(), f, t, j)),
+                None => Err(format!(
+                    "{csv} ({t}) is not higher than the installed {i} ({f})"
                 )),
             },
-            (Err(e), _) | (_, Err(e)) => reasons.push(hold(&VERSION, e)),
-        }
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        });
     }
     // minKubeVersion against the cluster.
     if let Some(min) = str_at(&new_csv, &["spec", "minKubeVersion"]).filter(|s| !s.is_empty()) {
@@ -563,24 +725,24 @@ fn judge_csv(
             ctx.kube,
             crate::checks::bundle::apis::parse_kube_version_strict(min),
         ) {
-            (None, _) => reasons.push(Reason::new(
+            (None, _) => facts.kube.push(Reason::new(
                 &KUBE_UNKNOWN,
                 Effect::Info,
                 format!("{csv} needs Kubernetes {min}; the cluster's version is unknown, so this was not checked"),
             )),
-            (Some(k), Some(m)) if k.cmp_precedence(&m).is_lt() => reasons.push(hold(
+            (Some(k), Some(m)) if k.cmp_precedence(&m).is_lt() => facts.kube.push(hold(
                 &KUBE_TOO_OLD,
                 format!("{csv} needs Kubernetes {min} (spec.minKubeVersion); the cluster runs {k}"),
             )),
             (Some(_), Some(_)) => {}
-            (Some(_), None) => reasons.push(hold(
+            (Some(_), None) => facts.kube.push(hold(
                 &KUBE_TOO_OLD,
                 format!("{csv} has spec.minKubeVersion {min:?}, which is not a version"),
             )),
         }
     }
-    if ctx.policy.crd_safety == CrdSafety::Ignore {
-        return;
+    if !check_crds {
+        return facts;
     }
     // The live CRDs: those the plan applies and those the installed CSV owns.
     let mut names: BTreeSet<String> = crds
@@ -607,8 +769,41 @@ fn judge_csv(
         csv: new_csv,
         crds,
     };
-    let out = up.check(ctx.kube);
-    let effect = match ctx.policy.crd_safety {
+    facts.crds = Some(up.check(ctx.kube));
+    facts
+}
+
+/// One policy's reasons for one CSV of a ready plan.
+fn judge_csv(
+    p: &Policy,
+    facts: &CsvFacts,
+    of: &dyn Fn(&Policy, String) -> String,
+    reasons: &mut Vec<Reason>,
+) {
+    let csv = facts.csv.as_str();
+    let hold = |code, m: String| Reason::new(code, Effect::Hold, m);
+    reasons.extend(facts.content.iter().cloned());
+    match &facts.jump {
+        Some(Ok((i, f, t, j))) if *j > p.max_version_jump => reasons.push(hold(
+            &JUMP,
+            of(
+                p,
+                format!(
+                    "{i} ({f}) -> {csv} ({t}) is a {} jump; the policy allows up to {}",
+                    j.as_str(),
+                    p.max_version_jump.as_str()
+                ),
+            ),
+        )),
+        Some(Err(e)) => reasons.push(hold(&VERSION, e.clone())),
+        _ => {}
+    }
+    reasons.extend(facts.kube.iter().cloned());
+    let Some(out) = &facts.crds else { return };
+    if p.crd_safety == CrdSafety::Ignore {
+        return;
+    }
+    let effect = match p.crd_safety {
         CrdSafety::Enforce => Effect::Hold,
         _ => Effect::Info,
     };
@@ -658,7 +853,7 @@ mod tests {
         let o = t::objects(docs);
         let k = kube.map(|k| Version::parse(k).expect("kube"));
         evaluate(&Context {
-            policy: p,
+            policies: std::slice::from_ref(p),
             objects: &o,
             now,
             kube: k.as_ref(),
@@ -1093,6 +1288,144 @@ mod tests {
             &one(&safe(), &with_spec(""), Some("1.30.0")),
             "GATE015"
         ));
+    }
+
+    /// A second Subscription in the namespace (OLM makes it an owner of every plan there,
+    /// cluster.md R5.1), at its own CSV, covered by a policy of its own.
+    fn with_second_subscription(docs: &mut Vec<Doc>) {
+        let mut sub = t::subscription(docs).clone();
+        sub["metadata"]["name"] = json!("acme-cache-operator");
+        sub["metadata"]["labels"] = json!({"tier": "cache"});
+        sub["status"]["currentCSV"] = json!("acme-cache-operator.v2.0.0");
+        sub["status"]["installedCSV"] = json!("acme-cache-operator.v2.0.0");
+        sub["status"]["state"] = json!("AtLatestKnown");
+        sub["status"]["installPlanRef"]["name"] = json!("install-older");
+        sub["status"]["installPlanGeneration"] = json!(2);
+        docs.push(("10-sub-cache.yaml".into(), sub));
+        let owners = &mut t::plan(docs)["metadata"]["ownerReferences"];
+        let mut second = owners[0].clone();
+        second["name"] = json!("acme-cache-operator");
+        owners.as_array_mut().expect("owners").push(second);
+    }
+
+    fn policies(specs: &[(&str, &str)]) -> Vec<Policy> {
+        specs
+            .iter()
+            .map(|(name, extra)| {
+                crate::gate::policy::parse(&format!(
+                    "{}{extra}",
+                    POLICY.replace("name: default", &format!("name: {name}"))
+                ))
+                .unwrap_or_else(|e| panic!("{e:?}"))
+            })
+            .collect()
+    }
+
+    fn run_all(docs: &[Doc], ps: &[Policy]) -> Vec<Decision> {
+        let o = t::objects(docs);
+        let k = Version::new(1, 30, 0);
+        evaluate(&Context {
+            policies: ps,
+            objects: &o,
+            now: now(),
+            kube: Some(&k),
+        })
+    }
+
+    #[test]
+    fn a_plan_is_judged_once_for_the_subscription_it_installs_not_for_every_owner() {
+        // The plan installs acme-db-operator's target; acme-cache-operator only owns it. Its
+        // policy (patch only, selector tier=cache) must not judge the plan: before, each
+        // policy decided on every plan its Subscriptions owned, so the two disagreed about
+        // the same plan and their decision annotations flipped it back and forth.
+        let mut docs = safe();
+        with_second_subscription(&mut docs);
+        let ps = policies(&[
+            (
+                "db",
+                "  selector: {matchExpressions: [{key: tier, operator: DoesNotExist}]}\n",
+            ),
+            ("cache", "  selector: {matchLabels: {tier: cache}}\n"),
+        ]);
+        // POLICY says `maxVersionJump: minor`; the cache policy allows patches only.
+        let ps: Vec<Policy> = ps
+            .into_iter()
+            .map(|mut p| {
+                if p.name == "cache" {
+                    p.max_version_jump = super::super::jump::Jump::Patch;
+                }
+                p
+            })
+            .collect();
+        let d = run_all(&docs, &ps);
+        assert_eq!(d.len(), 1, "{d:#?}");
+        assert_eq!(d[0].policies, ["db"]);
+        assert_eq!(d[0].subscriptions, ["acme-db-operator"]);
+        assert_eq!(d[0].decision, Verdict::Approve, "{:#?}", d[0].reasons);
+        // Only the cache policy: the plan is nobody's business there.
+        assert!(run_all(&docs, &ps[1..]).is_empty());
+    }
+
+    #[test]
+    fn several_policies_covering_one_subscription_give_one_decision_the_worst_wins() {
+        let ps = policies(&[("a", ""), ("b", "  paused: true\n")]);
+        let d = run_all(&safe(), &ps);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].policies, ["a", "b"]);
+        assert_eq!(d[0].decision, Verdict::Hold);
+        assert_eq!(d[0].reasons[0].code, "GATE011");
+        assert!(
+            d[0].reasons[0]
+                .message
+                .contains("UpgradePolicy b is paused")
+        );
+        // A policy-specific reason names its policy when several govern.
+        let mut strict = policies(&[("a", ""), ("b", "")]);
+        strict[1].max_version_jump = super::super::jump::Jump::Patch;
+        let d = run_all(&safe(), &strict);
+        let jump: Vec<&Reason> = d[0]
+            .reasons
+            .iter()
+            .filter(|r| r.code == "GATE005")
+            .collect();
+        assert_eq!(jump.len(), 1);
+        assert!(
+            jump[0].message.ends_with("(UpgradePolicy b)"),
+            "{}",
+            jump[0].message
+        );
+        // The same content finding from both is one reason.
+        let d = run_all(&t::example_docs(), &policies(&[("a", ""), ("b", "")]));
+        assert_eq!(
+            d[0].reasons.iter().filter(|r| r.code == "GATE007").count(),
+            3
+        );
+    }
+
+    #[test]
+    fn a_plan_no_subscription_points_at_yet_gets_no_decision_not_a_hold() {
+        // OLM's order of writes (cluster.md R5.3): the plan's status is written, then the
+        // Subscriptions are pointed at it. In between the plan is RequiresApproval and
+        // nobody references it; before, the gate reported it Held as stale (GATE002).
+        let mut docs = safe();
+        {
+            let sub = t::subscription(&mut docs);
+            sub["status"]["installPlanRef"]["name"] = json!("install-older");
+            sub["status"]["installPlanGeneration"] = json!(2);
+            sub["status"]["currentCSV"] = json!("acme-db-operator.v1.4.2");
+            sub["status"]["state"] = json!("AtLatestKnown");
+        }
+        assert_eq!(run_all(&docs, &policies(&[("a", "")])), []);
+        // Once the Subscription has moved past its generation, it is stale.
+        t::subscription(&mut docs)["status"]["installPlanGeneration"] = json!(3);
+        let d = run_all(&docs, &policies(&[("a", "")]));
+        assert_eq!((d.len(), d[0].current), (1, false));
+        assert_eq!(d[0].reasons[0].code, "GATE002");
+        // A reference whose generation differs is not current either.
+        let mut docs = safe();
+        t::subscription(&mut docs)["status"]["installPlanGeneration"] = json!(4);
+        let d = run_all(&docs, &policies(&[("a", "")]));
+        assert!(!d[0].current && d[0].decision == Verdict::Hold);
     }
 
     #[test]

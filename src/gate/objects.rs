@@ -10,19 +10,29 @@ use std::sync::{Arc, OnceLock};
 use crate::bundle::load::str_at;
 use crate::fbc::node::{Node, Pos, Value};
 
-/// One object and where it came from.
+/// One object and where it came from. Clones share the object (a controller keeps objects
+/// across reconciles and builds [`Objects`] from them without copying).
 #[derive(Debug, Clone)]
 pub struct Object {
     /// The file.
     pub file: Arc<Path>,
     /// The object.
-    pub node: Node,
+    pub node: Arc<Node>,
     /// For an unpacked-bundle ConfigMap: its decoded files, decoded once however many steps
     /// of however many plans refer to it ([`super::manifests::bundle_objects`]).
-    bundle: OnceLock<Result<Vec<Node>, String>>,
+    bundle: Arc<OnceLock<Result<Vec<Node>, String>>>,
 }
 
 impl Object {
+    /// An object read from `file` (a path, or a name such as `cluster/InstallPlan/ns/name`).
+    pub fn new(file: Arc<Path>, node: Node) -> Object {
+        Object {
+            file,
+            node: Arc::new(node),
+            bundle: Arc::default(),
+        }
+    }
+
     /// `metadata.name`.
     pub fn name(&self) -> &str {
         str_at(&self.node, &["metadata", "name"]).unwrap_or_default()
@@ -151,11 +161,7 @@ impl Objects {
                 return Ok(());
             }
         };
-        list.push(Object {
-            file: file.clone(),
-            node: n,
-            bundle: OnceLock::new(),
-        });
+        list.push(Object::new(file.clone(), n));
         Ok(())
     }
 }

@@ -216,6 +216,24 @@ pub fn next_open(windows: &[Window], now: Timestamp) -> Option<Timestamp> {
     windows.iter().filter_map(|w| w.next_opening(now)).min()
 }
 
+/// The next instant after `now` at which one of `windows` opens or closes (none when there are
+/// no windows): a decision that depends on the windows holds until then.
+pub fn next_edge(windows: &[Window], now: Timestamp) -> Option<Timestamp> {
+    windows
+        .iter()
+        .flat_map(|w| {
+            let close = w.containing(now).map(|(_, close)| close);
+            // The next opening strictly after now (one at `now` has opened already).
+            let open = now
+                .checked_add(SignedDuration::from_secs(1))
+                .ok()
+                .and_then(|t| w.next_opening(t));
+            [close, open]
+        })
+        .flatten()
+        .min()
+}
+
 /// The soak time: `None` when an object created at `created` is at least `min_age` old at
 /// `now`, else the instant it will be.
 pub fn soaked_at(created: Timestamp, min_age: SignedDuration, now: Timestamp) -> Option<Timestamp> {
@@ -350,6 +368,35 @@ mod tests {
             Some(ts("2026-03-08T07:00:00Z")),
             "03:00 EDT"
         );
+    }
+
+    #[test]
+    fn the_next_edge_is_the_nearest_opening_or_closing() {
+        let w = Window::parse(&["Sat"], "02:00", "4h", "Europe/Berlin").expect("w");
+        let two = [
+            w.clone(),
+            Window::parse(&[], "12:00", "1h", "UTC").expect("w"),
+        ];
+        // Sunday 10:00 UTC: the daily one opens at 12:00.
+        assert_eq!(
+            next_edge(&two, ts("2026-09-20T10:00:00Z")),
+            Some(ts("2026-09-20T12:00:00Z"))
+        );
+        // Inside it: it closes at 13:00.
+        assert_eq!(
+            next_edge(&two, ts("2026-09-20T12:00:00Z")),
+            Some(ts("2026-09-20T13:00:00Z"))
+        );
+        // Saturday 02:00 Berlin is 00:00 UTC; it closes at 04:00 UTC.
+        assert_eq!(
+            next_edge(std::slice::from_ref(&w), ts("2026-09-25T23:00:00Z")),
+            Some(ts("2026-09-26T00:00:00Z"))
+        );
+        assert_eq!(
+            next_edge(std::slice::from_ref(&w), ts("2026-09-26T01:00:00Z")),
+            Some(ts("2026-09-26T04:00:00Z"))
+        );
+        assert_eq!(next_edge(&[], ts("2026-09-26T01:00:00Z")), None);
     }
 
     #[test]
