@@ -9,7 +9,7 @@
 //! writes keep the status, `/status` writes change only it); deletion with finalizers; label
 //! selectors of the form `k=v` and `k`; 404/409 answers as `Status` objects. Tests can inject a
 //! failure for the next matching request and read the request log.
-#![doc(hidden)]
+
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
