@@ -228,6 +228,70 @@ fn widget_operator_bundle() {
     assert!(annotations.contains("channels.v1: stable,fast\n"));
 }
 
+/// A CRD the CSV's ConversionWebhook names is written without spec.conversion (OLM writes it
+/// from the definition, cluster.md R4.3; shipped, it is live until then, R4.4), with a note; a
+/// CRD converted by a Service outside the input keeps its stanza (OLM leaves it alone), and so
+/// does the input. The generated bundle has no OLM014.
+#[test]
+fn conversion_webhook_crds_are_written_without_spec_conversion() {
+    let input = std::fs::read_to_string(widget_dir().join("crd/widgets.yaml")).expect("crd");
+    assert!(
+        input.contains("  conversion:\n"),
+        "the input keeps the stanza"
+    );
+    let outside = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gadgets.demo.example.com}\nspec:\n  group: demo.example.com\n  names: {kind: Gadget, plural: gadgets}\n  scope: Namespaced\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        service: {name: gadget-converter, namespace: elsewhere, path: /convert}\n      conversionReviewVersions: [v1]\n  versions:\n  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}\n";
+    let dir = common::write_tree(&[("gadgets.yaml", outside)]);
+    let mut o = widget_opts();
+    o.manifests.push(dir.path().to_path_buf());
+    let g = generate(&o).expect("generates");
+    let widgets = parse(file(&g, "manifests/demo.example.com_widgets.yaml"));
+    assert!(
+        field(&widgets, &["spec", "conversion"]).is_none(),
+        "{}",
+        file(&g, "manifests/demo.example.com_widgets.yaml")
+    );
+    assert_eq!(
+        str_at(&widgets, &["spec", "names", "kind"]),
+        Some("Widget"),
+        "the rest of the CRD is kept"
+    );
+    let gadgets = parse(file(&g, "manifests/demo.example.com_gadgets.yaml"));
+    assert_eq!(
+        str_at(&gadgets, &["spec", "conversion", "strategy"]),
+        Some("Webhook")
+    );
+    let notes: Vec<&String> = g
+        .notes
+        .iter()
+        .filter(|n| n.contains("spec.conversion left out"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{:#?}", g.notes);
+    assert!(
+        notes[0].contains("\"widgets.demo.example.com\"") && notes[0].contains("widgets.yaml:"),
+        "{}",
+        notes[0]
+    );
+    let csv = parse(file(
+        &g,
+        "manifests/widget-operator.clusterserviceversion.yaml",
+    ));
+    let converted: Vec<String> = list_at(&csv, &["spec", "webhookdefinitions"])
+        .iter()
+        .filter(|h| str_at(h, &["type"]) == Some("ConversionWebhook"))
+        .map(|h| {
+            field(h, &["conversionCRDs"])
+                .map(Node::to_json)
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(converted, [r#"["widgets.demo.example.com"]"#]);
+    let out = tempfile::tempdir().expect("tmp");
+    write(out.path(), &g).expect("writes");
+    let b = load_bundle(out.path()).expect("loads");
+    let f = olmctl::checks::bundle::validate(&b);
+    assert!(!f.iter().any(|x| x.code == "OLM014"), "{f:#?}");
+}
+
 #[test]
 fn widget_bundle_validates_and_renders() {
     let g = generate(&widget_opts()).expect("generates");

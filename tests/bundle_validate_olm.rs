@@ -28,6 +28,15 @@ fn with_webhooks(s: &str, hooks: &[&str]) -> String {
     s.replace(WEBHOOK_END, &add)
 }
 
+/// The demo CRD with a conversion webhook stanza of its own (line 6), as kubebuilder's
+/// `webhook_in_<kind>.yaml` patch writes it.
+fn with_stanza(crd: &str) -> String {
+    crd.replace(
+        "spec:\n",
+        "spec:\n  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        service: {name: webhook-service, namespace: system, path: /convert}\n      conversionReviewVersions: [v1]\n",
+    )
+}
+
 const CONVERT: &str = "{generateName: cwidget.demo.io, type: ConversionWebhook, deploymentName: demo-operator, admissionReviewVersions: [v1], sideEffects: None, conversionCRDs: [widgets.demo.io]}";
 
 fn olm_codes(f: &[Finding]) -> Vec<&'static str> {
@@ -44,6 +53,7 @@ fn each_olm_code_fires_on_its_defect() {
         "apiextensions.k8s.io/v1\n",
         "apiextensions.k8s.io/v1beta1\n",
     );
+    let stanza = with_stanza(CRD);
     let cases: Vec<Case<'_>> = vec![
         (
             "OLM001",
@@ -249,6 +259,13 @@ fn each_olm_code_fires_on_its_defect() {
             "spec.webhookdefinitions[0].admissionReviewVersions",
             24,
         ),
+        (
+            "OLM014",
+            |s| with_webhooks(s, &[CONVERT]),
+            vec![("manifests/widgets.crd.yaml", &stanza)],
+            "spec.conversion",
+            6,
+        ),
     ];
     let mut covered = std::collections::BTreeSet::new();
     for (code, edit, extra, path, line) in &cases {
@@ -259,7 +276,11 @@ fn each_olm_code_fires_on_its_defect() {
         let hits: Vec<_> = f.iter().filter(|x| x.code == *code).collect();
         assert_eq!(hits.len(), 1, "{code}: expected one finding; got {f:#?}");
         let hit = hits[0];
-        assert_eq!(hit.severity, Severity::Error, "{code}");
+        let declared = runtime::CODES
+            .iter()
+            .find(|c| c.code == *code)
+            .expect("declared");
+        assert_eq!(hit.severity, declared.severity, "{code}");
         common::demo_bundle::assert_at(hit, code, path, *line);
         assert!(hit.help.is_some(), "{code}: no help");
         assert_eq!(olm_codes(&f), [*code], "{code}: other OLM codes fired");
@@ -302,6 +323,46 @@ fn accepted_webhooks_are_clean() {
         &[],
     );
     assert!(olm_codes(&f).is_empty(), "{f:#?}");
+}
+
+/// OLM014 needs both: a CRD's own stanza without a ConversionWebhook naming it is the CRD's
+/// business (a plain deploy, or a webhook OLM does not manage), and a ConversionWebhook over a
+/// CRD without the stanza (or with `conversion: null`) is how a bundle should be.
+#[test]
+fn conversion_stanza_passes_without_a_csv_webhook_naming_its_crd() {
+    let widgets = "manifests/widgets.crd.yaml";
+    let stanza = with_stanza(CRD);
+    let null = CRD.replace("spec:\n", "spec:\n  conversion: null\n");
+    let gadget = CRD
+        .replace("widgets", "gadgets")
+        .replace("Widget", "Gadget");
+    // The conversion webhook with AllNamespaces the only install mode (CSV007 otherwise).
+    let webhook = |s: &str| {
+        with_webhooks(s, &[CONVERT])
+            .replace("supported: true}", "supported: false}")
+            .replace(
+                "{type: AllNamespaces, supported: false}",
+                "{type: AllNamespaces, supported: true}",
+            )
+    };
+    let no_olm014 = |what: &str, f: &[Finding]| {
+        assert!(!codes(f).contains(&"OLM014"), "{what}: {f:#?}");
+    };
+    no_olm014("stanza, no webhook", &run(same, &[(widgets, &stanza)]));
+    let f = run(webhook, &[]);
+    assert!(f.is_empty(), "webhook, no stanza: {f:#?}");
+    no_olm014(
+        "webhook, conversion: null",
+        &run(webhook, &[(widgets, &null)]),
+    );
+    let other = CONVERT.replace("widgets.demo.io", "gadgets.demo.io");
+    no_olm014(
+        "stanza on a CRD the webhook does not name",
+        &run(
+            |s| with_webhooks(s, &[&other]),
+            &[(widgets, &stanza), ("manifests/gadgets.crd.yaml", &gadget)],
+        ),
+    );
 }
 
 #[test]
@@ -394,18 +455,38 @@ fn sizes_print_in_1000_based_units() {
 /// or webhook name (admission webhook names all have three or more segments), an unknown
 /// webhook type, a bad port or missing/invalid sideEffects and admissionReviewVersions; and
 /// none is near the size limit (the largest is 2.7 MB raw, far below 1 MiB compressed). So
-/// no OLM code, and neither BND015 nor BND016, fires on them: the expected map is empty.
+/// no OLM error, and neither BND015 nor BND016, fires on them. The one OLM warning is OLM014:
+/// every one of the 37 bundles with a ConversionWebhook ships its 68 CRDs with the stanza
+/// operator-sdk copies from kustomize (cluster-aas-operator, dbaas-operator, kepler-operator,
+/// opendatahub-operator).
 #[test]
 fn olm_and_size_on_fixture_bundles() {
     let mut found = std::collections::BTreeMap::new();
-    for (_, d) in common::fixture_bundle_dirs() {
+    let mut stanza_bundles = std::collections::BTreeSet::new();
+    for (name, d) in common::fixture_bundle_dirs() {
         let b = olmctl::bundle::load::load_bundle(&d).expect("loads");
         for f in olmctl::checks::bundle::validate(&b) {
             if f.code.starts_with("OLM") || f.code == "BND015" || f.code == "BND016" {
                 *found.entry((f.code, f.severity)).or_insert(0) += 1;
             }
+            if f.code == "OLM014" {
+                stanza_bundles.insert((name.clone(), d.clone()));
+            }
         }
     }
-    let want: std::collections::BTreeMap<(&str, Severity), i32> = Default::default();
+    let want: std::collections::BTreeMap<(&str, Severity), i32> =
+        [(("OLM014", Severity::Warning), 68)].into_iter().collect();
     assert_eq!(found, want);
+    assert_eq!(stanza_bundles.len(), 37);
+    let packages: std::collections::BTreeSet<&str> =
+        stanza_bundles.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        packages.into_iter().collect::<Vec<_>>(),
+        [
+            "cluster-aas-operator",
+            "dbaas-operator",
+            "kepler-operator",
+            "opendatahub-operator"
+        ]
+    );
 }

@@ -154,3 +154,90 @@ fn a_next_release_dropping_stored_v1alpha1_is_caught_with_crv001() {
     );
     assert!(text.contains("olmctl-operator.v0.1.0"), "{text}");
 }
+
+/// The CRD manifest of the kept bundle `dir` and the CRD as JSON.
+fn kept_crd(dir: &Path) -> (PathBuf, serde_json::Value) {
+    let file = dir.join("manifests/olmctl.dev_upgradepolicies.yaml");
+    let text = std::fs::read_to_string(&file).expect("crd");
+    let node = olmctl::fbc::yaml::first_document(&text)
+        .expect("yaml")
+        .expect("doc");
+    (file, serde_json::from_str(&node.to_json()).expect("json"))
+}
+
+/// OLM writes `spec.conversion` of a CRD a ConversionWebhook names (cluster.md R4.3), after the
+/// catalog operator has applied the bundle's CRD as it is (R4.4): the kept bundles ship the CRD
+/// without it and the CSV with the webhook definition (issue 27). A copy of `bundle/` with the
+/// stanza put back (as `operator/config/crd.yaml` has it) is OLM014 at the stanza's line.
+#[test]
+fn kept_bundles_leave_spec_conversion_to_the_csv_and_olm014_catches_it_put_back() {
+    for b in [
+        "bundle",
+        "operator/history/v0.1.0",
+        "operator/history/v0.2.0",
+    ] {
+        let (file, crd) = kept_crd(&repo(b));
+        assert!(
+            crd["spec"].get("conversion").is_none(),
+            "{}: ships spec.conversion {}",
+            file.display(),
+            crd["spec"]["conversion"]
+        );
+    }
+    for b in ["bundle", "operator/history/v0.2.0"] {
+        let csv_file = repo(b).join("manifests/olmctl-operator.clusterserviceversion.yaml");
+        let text = std::fs::read_to_string(&csv_file).expect("csv");
+        let node = olmctl::fbc::yaml::first_document(&text)
+            .expect("yaml")
+            .expect("doc");
+        let csv: serde_json::Value = serde_json::from_str(&node.to_json()).expect("json");
+        assert_eq!(
+            csv["spec"]["webhookdefinitions"],
+            serde_json::json!([{
+                "admissionReviewVersions": ["v1"],
+                "containerPort": 443,
+                "conversionCRDs": ["upgradepolicies.olmctl.dev"],
+                "deploymentName": "olmctl-operator",
+                "generateName": "cupgradepolicies.kb.io",
+                "sideEffects": "None",
+                "targetPort": 9443,
+                "type": "ConversionWebhook",
+                "webhookPath": "/convert"
+            }]),
+            "{b}"
+        );
+    }
+    // Put back: the bundle's CRD replaced by operator/config/crd.yaml, the same CRD with the
+    // stanza (for a plain kubectl deploy).
+    let d = tempfile::tempdir().expect("tmp");
+    for sub in ["manifests", "metadata"] {
+        std::fs::create_dir_all(d.path().join(sub)).expect("mkdir");
+        for e in std::fs::read_dir(repo("bundle").join(sub)).expect("read") {
+            let e = e.expect("entry");
+            std::fs::copy(e.path(), d.path().join(sub).join(e.file_name())).expect("copy");
+        }
+    }
+    let with_stanza = std::fs::read_to_string(repo("operator/config/crd.yaml")).expect("crd");
+    let line = with_stanza
+        .lines()
+        .position(|l| l == "  conversion:")
+        .expect("operator/config/crd.yaml has spec.conversion")
+        + 1;
+    let crd_file = d.path().join("manifests/olmctl.dev_upgradepolicies.yaml");
+    std::fs::write(&crd_file, &with_stanza).expect("write");
+    let o = olmctl(&["bundle", "validate", p(d.path()), "--select", "all"]);
+    let text = out(&o);
+    assert_eq!(code(&o), 0, "a warning only: {text}");
+    assert!(text.contains("0 errors, 1 warning"), "{text}");
+    assert!(text.contains("warning[OLM014]"), "{text}");
+    assert!(
+        text.contains("\"upgradepolicies.olmctl.dev\"")
+            && text.contains("\"cupgradepolicies.kb.io\""),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{}:{line}:", crd_file.display())),
+        "{text}"
+    );
+    assert!(text.contains("field: spec.conversion"), "{text}");
+}

@@ -6,7 +6,8 @@
 //! a bundle cannot carry is an error naming the file), what the base CSV says is kept
 //! (relatedImages, alm-examples and webhook definitions are only replaced when the input
 //! describes them), and `createdAt` is written only when asked, so the same input always gives
-//! the same bytes.
+//! the same bytes. A fourth is about the CRDs: those the CSV's ConversionWebhook definitions
+//! name are written without `spec.conversion` (see [`generate`]).
 
 pub mod collect;
 pub mod crds;
@@ -156,6 +157,38 @@ pub fn generate(opts: &Options) -> Result<Generated, BundleError> {
         rbac::build(&inputs, &accounts)?
     };
     let csv = with_rbac(csv, &rbac);
+    // The CRDs a ConversionWebhook of the CSV names go into the bundle without spec.conversion.
+    // The input needs the stanza (it says where the webhook is served, and a plain `kubectl
+    // apply` of the same manifests uses it), but in a bundle it is at best ignored: OLM's
+    // catalog operator applies the bundle's CRD as it is, replacing the whole CRD on an
+    // upgrade, and only later, once the deployment is up, the OLM operator replaces
+    // spec.conversion wholesale with its own (service `<deployment>-service`, OLM's CA), from
+    // the CSV's definition (operator-lifecycle-manager install/webhook.go ::
+    // createOrUpdateConversionWebhook). In between the input's stanza is live, typically a
+    // Service in the input's namespace that OLM never creates and no caBundle, so conversions
+    // fail; and a Webhook strategy in the new CRD makes OLM's CRD step only warn when existing
+    // objects fail the new schema (catalog/step.go :: NewCRDV1Step). operator-sdk writes the
+    // collected CRDs as kustomize gave them, stanza included (bundles.md §7.2: the CRDs are
+    // written, conversion webhooks are only read from them), which is why all 37 fixture
+    // bundles with a ConversionWebhook ship it (OLM014). Doing it here, rather than in one
+    // operator's release CRDs, fixes it for every user of `bundle generate`, and the input
+    // keeps the stanza the webhook definition is derived from. The CSV is final here: these
+    // are exactly the CRDs whose stanza OLM would overwrite, including those of a base CSV's
+    // definition the input does not describe.
+    let converted: BTreeSet<String> = crate::bundle::crd::csv_conversion_crds(&csv)
+        .into_iter()
+        .map(String::from)
+        .collect();
+    for c in &inputs.crds {
+        if converted.contains(c.name()) && field(&c.doc, &["spec", "conversion"]).is_some() {
+            notes.push(format!(
+                "CRD \"{}\" ({}): spec.conversion left out of the bundle; OLM writes it from \
+                 the CSV's ConversionWebhook definition",
+                c.name(),
+                c.at()
+            ));
+        }
+    }
 
     let mut files: Vec<(PathBuf, String)> = Vec::new();
     files.push((
@@ -170,6 +203,12 @@ pub fn generate(opts: &Options) -> Result<Generated, BundleError> {
         let mut doc = strip_pos(&o.doc);
         if let Some(m) = get_mut(&mut doc, "metadata") {
             remove(m, "namespace");
+        }
+        if o.kind() == "CustomResourceDefinition"
+            && converted.contains(o.name())
+            && let Some(spec) = get_mut(&mut doc, "spec")
+        {
+            remove(spec, "conversion");
         }
         let base = file_name(&doc);
         let mut name = base.clone();

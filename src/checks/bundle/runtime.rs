@@ -7,6 +7,11 @@
 //! `containerPort`, required `sideEffects` and `admissionReviewVersions`) and the
 //! admissionregistration/v1 API validation the webhooks OLM creates go through.
 //!
+//! OLM014 (a warning) is the one rule about what OLM does in between: the catalog operator
+//! applies a bundle's CRD as it is, and the OLM operator replaces its `spec.conversion` from the
+//! CSV's ConversionWebhook only later (`install/webhook.go :: createOrUpdateConversionWebhook`),
+//! so a stanza the bundle ships is live until then (cluster.md R4.3, R4.4).
+//!
 //! Covered elsewhere: conversion webhooks outside AllNamespaces (CSV007), webhook
 //! `deploymentName` (CSV016), owned CRDs missing or duplicated (BND007, BND009).
 
@@ -15,7 +20,7 @@ use std::path::Path;
 
 use super::Ctx;
 use crate::bundle::load::{field, kind_of, list_at, pos_at, str_at};
-use crate::diag::Severity::Error;
+use crate::diag::Severity::{Error, Warning};
 use crate::fbc::node::{Node, Value};
 
 codes! {
@@ -32,6 +37,7 @@ codes! {
     WEBHOOK_TYPE = "OLM011", Error, "A webhook definition's type is missing or not ValidatingAdmissionWebhook, MutatingAdmissionWebhook or ConversionWebhook.";
     WEBHOOK_PORT = "OLM012", Error, "A webhook definition's containerPort is not in 1-65535.";
     WEBHOOK_REVIEW = "OLM013", Error, "A webhook definition lacks sideEffects or admissionReviewVersions, or has values admissionregistration/v1 rejects.";
+    CONVERSION_STANZA = "OLM014", Warning, "A CRD a ConversionWebhook names in conversionCRDs carries spec.conversion; OLM applies it as it is, then overwrites it from the CSV.";
 }
 
 const VALIDATING: &str = "ValidatingAdmissionWebhook";
@@ -388,6 +394,21 @@ fn conversion(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
                 "preserveUnknownFields is not set, and apiextensions.k8s.io/v1beta1 defaults it to true",
             ),
         };
+        // At the key: a block mapping's own position is its first entry's line.
+        let stanza = match field(doc, &["spec"]).map(|s| &s.value) {
+            Some(Value::Map(es)) => es.iter().rev().find(|e| e.key == "conversion"),
+            _ => None,
+        };
+        if let Some(conv) = stanza.filter(|e| !matches!(e.value.value, Value::Null)) {
+            cx.push(
+                &CONVERSION_STANZA,
+                format!("CRD {crd:?} carries spec.conversion, but the CSV's ConversionWebhook {webhook:?} lists it in conversionCRDs: OLM applies the CRD with this stanza as it is and overwrites it only once the operator's deployment is installed; remove spec.conversion from the CRD, OLM writes it from the CSV's ConversionWebhook definition"),
+                path,
+                conv.key_pos,
+                Some("spec.conversion"),
+            )
+            .help = Some("remove spec.conversion from the CRD; OLM writes it from the CSV's ConversionWebhook definition (`olmctl bundle generate` leaves it out)".into());
+        }
         if keeps {
             cx.push(
                 &CONVERSION_PRESERVE_UNKNOWN,
