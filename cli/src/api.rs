@@ -240,6 +240,87 @@ pub async fn merge(
     }
 }
 
+/// The dynamic API of a resource given by group, version, kind and plural.
+fn dynamic(
+    client: &Client,
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+    ns: Option<&str>,
+) -> Api<DynamicObject> {
+    let ar =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+    match ns {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
+    }
+}
+
+/// Every object of a resource given by name (a CRD's custom resources), in all namespaces.
+pub async fn list_all(
+    client: &Client,
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+) -> Result<Vec<Value>, String> {
+    match dynamic(client, group, version, kind, plural, None)
+        .list(&ListParams::default())
+        .await
+    {
+        Ok(l) => Ok(l
+            .items
+            .into_iter()
+            .map(|o| {
+                let mut v = to_value(o);
+                v["apiVersion"] = Value::String(if group.is_empty() {
+                    version.to_string()
+                } else {
+                    format!("{group}/{version}")
+                });
+                v["kind"] = Value::String(kind.to_string());
+                v
+            })
+            .collect()),
+        Err(e) => Err(describe(&format!("listing {plural}.{group}"), &e)),
+    }
+}
+
+/// GET of a resource given by name; `None` on 404.
+pub async fn get_dynamic(
+    client: &Client,
+    (group, version, kind, plural): (&str, &str, &str, &str),
+    ns: Option<&str>,
+    name: &str,
+) -> Result<Option<Value>, String> {
+    match dynamic(client, group, version, kind, plural, ns)
+        .get(name)
+        .await
+    {
+        Ok(o) => Ok(Some(to_value(o))),
+        Err(e) if code(&e) == Some(404) => Ok(None),
+        Err(e) => Err(describe(&format!("{kind} {name}"), &e)),
+    }
+}
+
+/// DELETE of a resource given by name; `false` when it was gone.
+pub async fn delete_dynamic(
+    client: &Client,
+    (group, version, kind, plural): (&str, &str, &str, &str),
+    ns: Option<&str>,
+    name: &str,
+) -> Result<bool, String> {
+    match dynamic(client, group, version, kind, plural, ns)
+        .delete(name, &DeleteParams::default())
+        .await
+    {
+        Ok(_) => Ok(true),
+        Err(e) if code(&e) == Some(404) => Ok(false),
+        Err(e) => Err(describe(&format!("{kind} {name}"), &e)),
+    }
+}
+
 /// DELETE (foreground is left to the API server's default); `false` when it was gone.
 pub async fn delete(client: &Client, r: Res, ns: Option<&str>, name: &str) -> Result<bool, String> {
     match r

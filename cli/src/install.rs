@@ -86,26 +86,28 @@ pub async fn run(client: &Client, req: &InstallRequest, ui: &mut dyn Ui) -> Resu
     // Follow OLM.
     let catalog = format!("{source_ns}/{source}");
     let sub_name = i.package.as_str();
+    let pinned = i.pinned();
     let deadline = tokio::time::Instant::now() + req.waiting.timeout;
     let mut printed: HashSet<String> = HashSet::new();
     let mut waiting_for: String;
     let mut gate_noted = false;
     let mut failures = 0;
     loop {
-        let snap = match snapshot(client, &source_ns, &source, ns, sub_name).await {
-            Ok(s) => {
-                failures = 0;
-                s
-            }
-            Err(e) if failures < READ_RETRIES => {
-                failures += 1;
-                ui.line(&format!("retrying after a failed read: {e}"));
-                tokio::time::sleep(req.waiting.interval).await;
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        let a = assess(&snap, &catalog);
+        let snap =
+            match snapshot(client, &source_ns, &source, ns, sub_name, pinned.as_deref()).await {
+                Ok(s) => {
+                    failures = 0;
+                    s
+                }
+                Err(e) if failures < READ_RETRIES => {
+                    failures += 1;
+                    ui.line(&format!("retrying after a failed read: {e}"));
+                    tokio::time::sleep(req.waiting.interval).await;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+        let a = assess(&snap, &catalog, pinned.as_deref());
         for l in &a.lines {
             if printed.insert(l.clone()) {
                 ui.line(l);
@@ -114,6 +116,11 @@ pub async fn run(client: &Client, req: &InstallRequest, ui: &mut dyn Ui) -> Resu
         match a.outcome {
             Outcome::Done { csv } => {
                 ui.line(&format!("installed {csv} in namespace {ns}"));
+                if pinned.is_some() {
+                    ui.line(&format!(
+                        "pinned to {csv}: the Subscription's approval is Manual, so OLM installs no newer version until its InstallPlan is approved"
+                    ));
+                }
                 return Ok(EXIT_OK);
             }
             Outcome::Failed { reason, message } => {
@@ -204,13 +211,15 @@ async fn apply_existing(
     Ok("configured")
 }
 
-/// Reads what OLM has written.
+/// Reads what OLM has written: the CatalogSource, the Subscription, its current InstallPlan,
+/// and the CSV to wait for (the pinned one, else the Subscription's current one).
 async fn snapshot(
     client: &Client,
     source_ns: &str,
     source: &str,
     ns: &str,
     sub_name: &str,
+    pinned: Option<&str>,
 ) -> Result<Snapshot, String> {
     let catalog_source = api::get(client, api::CATALOG_SOURCE, Some(source_ns), source).await?;
     let subscription = api::get(client, api::SUBSCRIPTION, Some(ns), sub_name).await?;
@@ -226,7 +235,10 @@ async fn snapshot(
         Some(p) => api::get(client, api::INSTALL_PLAN, Some(ns), &p).await?,
         None => None,
     };
-    let csv = match field("/status/currentCSV") {
+    let csv = match pinned
+        .map(str::to_string)
+        .or_else(|| field("/status/currentCSV"))
+    {
         Some(c) => api::get(client, api::CSV, Some(ns), &c).await?,
         None => None,
     };

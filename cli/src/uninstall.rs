@@ -1,21 +1,34 @@
-//! `olmctl uninstall` against a cluster: deletes the Subscription, then its CSV (OLM's garbage
-//! collection removes the operator's Deployments, RBAC and Services the CSV owns), then, when
-//! asked and confirmed, the CRDs the CSV owns and the CatalogSource `olmctl install` created;
-//! then waits until they are gone.
+//! `olmctl uninstall` against a cluster: reads the package's Subscription, CSVs, the custom
+//! resources of the CRDs they own and the CatalogSource, then deletes in the phases of
+//! [`olmctl::install::uninstall`] (Subscription; with `--delete-crds` the custom resources
+//! while the operator still runs; every CSV of the package; the CRDs; the CatalogSource),
+//! waiting for each phase to be gone before the next.
 
 use kube::Client;
 use olmctl::cli::cluster::UninstallRequest;
 use olmctl::cli::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE};
-use olmctl::install::uninstall::{Deletion, Uninstall};
+use olmctl::install::uninstall::{Deletion, Found};
+use serde_json::Value;
 
-use crate::api::{self, Res};
+use crate::api;
 use crate::ui::Ui;
 
-fn res(d: &Deletion) -> Res {
-    [api::SUBSCRIPTION, api::CSV, api::CRD, api::CATALOG_SOURCE]
-        .into_iter()
-        .find(|r| r.kind == d.kind)
-        .unwrap_or(api::SUBSCRIPTION)
+fn gvkp(d: &Deletion) -> (&str, &str, &str, &str) {
+    (&d.group, &d.version, &d.kind, &d.plural)
+}
+
+fn s<'a>(v: &'a Value, p: &str) -> &'a str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The storage version of a CRD (its custom resources are listed in it).
+fn storage_version(crd: &Value) -> Option<String> {
+    crd.pointer("/spec/versions")?
+        .as_array()?
+        .iter()
+        .find(|v| v["storage"] == true)
+        .and_then(|v| v["name"].as_str())
+        .map(str::to_string)
 }
 
 /// Runs the uninstall; returns the exit status.
@@ -28,23 +41,44 @@ pub async fn run(client: &Client, req: &UninstallRequest, ui: &mut dyn Ui) -> Re
             "Subscription {ns}/{sub_name} not found (pass --subscription NAME when it is not named after the package)"
         ));
     };
-    let csv = match Uninstall::csv_name(&sub) {
-        Some(c) => api::get(client, api::CSV, Some(ns), &c).await?,
-        None => None,
+    let csvs = api::list(client, api::CSV, Some(ns)).await?;
+    let mut found = Found {
+        subscription: Some(sub.clone()),
+        csvs,
+        ..Found::default()
     };
-    let catalog_source = match (
-        sub.pointer("/spec/source").and_then(|v| v.as_str()),
-        sub.pointer("/spec/sourceNamespace")
-            .and_then(|v| v.as_str()),
+    let owned =
+        olmctl::install::uninstall::Uninstall::owned_crds(&u.package_csvs(Some(&sub), &found.csvs));
+    for name in &owned {
+        let Some(crd) = api::get(client, api::CRD, None, name).await? else {
+            continue;
+        };
+        let Some(version) = storage_version(&crd) else {
+            continue;
+        };
+        let items = api::list_all(
+            client,
+            s(&crd, "/spec/group"),
+            &version,
+            s(&crd, "/spec/names/kind"),
+            s(&crd, "/spec/names/plural"),
+        )
+        .await?;
+        found.custom_resources.push((crd, items));
+    }
+    found.catalog_source = match (
+        sub.pointer("/spec/source").and_then(Value::as_str),
+        sub.pointer("/spec/sourceNamespace").and_then(Value::as_str),
     ) {
-        (Some(s), Some(sns)) if u.delete_catalog_source => {
-            api::get(client, api::CATALOG_SOURCE, Some(sns), s).await?
+        (Some(src), Some(sns)) if u.delete_catalog_source => {
+            api::get(client, api::CATALOG_SOURCE, Some(sns), src).await?
         }
         _ => None,
     };
-    let (deletions, notes) = u.plan(csv.as_ref(), catalog_source.as_ref());
-    let crds: Vec<&Deletion> = deletions
+    let (phases, notes) = u.plan(&found);
+    let crds: Vec<&Deletion> = phases
         .iter()
+        .flatten()
         .filter(|d| d.kind == "CustomResourceDefinition")
         .collect();
     if !crds.is_empty() && !req.waiting.yes {
@@ -67,34 +101,44 @@ pub async fn run(client: &Client, req: &UninstallRequest, ui: &mut dyn Ui) -> Re
             }
         }
     }
-    for d in &deletions {
-        let gone = !api::delete(client, res(d), d.namespace.as_deref(), &d.name).await?;
-        let verb = if gone { "was already gone" } else { "deleted" };
-        ui.line(&format!("{} {verb}", d.describe()));
+    for n in notes.iter().filter(|n| n.starts_with("warning: ")) {
+        ui.line(n);
     }
-    for n in &notes {
+    let deadline = tokio::time::Instant::now() + req.waiting.timeout;
+    for phase in &phases {
+        for d in phase {
+            let gone =
+                !api::delete_dynamic(client, gvkp(d), d.namespace.as_deref(), &d.name).await?;
+            let verb = if gone { "was already gone" } else { "deleted" };
+            ui.line(&format!("{} {verb}", d.describe()));
+        }
+        if req.waiting.no_wait {
+            continue;
+        }
+        // Each phase is gone before the next starts (finalizers may keep objects a while:
+        // a custom resource's, a CRD waiting for its custom resources).
+        for d in phase {
+            while api::get_dynamic(client, gvkp(d), d.namespace.as_deref(), &d.name)
+                .await?
+                .is_some()
+            {
+                if tokio::time::Instant::now() >= deadline {
+                    ui.error(&format!(
+                        "timed out after {:?} waiting for {} to go",
+                        req.waiting.timeout,
+                        d.describe()
+                    ));
+                    return Ok(EXIT_FINDINGS);
+                }
+                tokio::time::sleep(req.waiting.interval).await;
+            }
+        }
+    }
+    for n in notes.iter().filter(|n| !n.starts_with("warning: ")) {
         ui.line(n);
     }
     if req.waiting.no_wait {
         return Ok(EXIT_OK);
-    }
-    // Finalizers (CRDs wait for their custom resources) may keep objects a while.
-    let deadline = tokio::time::Instant::now() + req.waiting.timeout;
-    for d in &deletions {
-        while api::get(client, res(d), d.namespace.as_deref(), &d.name)
-            .await?
-            .is_some()
-        {
-            if tokio::time::Instant::now() >= deadline {
-                ui.error(&format!(
-                    "timed out after {:?} waiting for {} to go",
-                    req.waiting.timeout,
-                    d.describe()
-                ));
-                return Ok(EXIT_FINDINGS);
-            }
-            tokio::time::sleep(req.waiting.interval).await;
-        }
     }
     ui.line(&format!("uninstalled {} from namespace {ns}", u.package));
     Ok(EXIT_OK)

@@ -26,7 +26,7 @@ fn serve(fake: olmctl_testkit::api::FakeApi) -> u16 {
     port
 }
 
-const TOKEN: &str = "sekret-token-0123456789";
+const TOKEN: &str = olmctl_testkit::api::ADMIN_TOKEN;
 
 fn kubeconfig(dir: &Path, port: u16) -> std::path::PathBuf {
     let p = dir.join("kubeconfig");
@@ -190,5 +190,62 @@ fn connection_errors_name_the_file_or_context_and_exit_2() {
     assert!(
         err.starts_with("error: no cluster configuration") && err.contains("pass --kubeconfig"),
         "{err}"
+    );
+}
+
+#[test]
+fn install_version_pins_it_with_manual_approval_and_leaves_the_next_plan() {
+    // Defect F: --version set only startingCSV; with Automatic approval OLM's follow-up plan
+    // then installed the channel's next version.
+    let sc = Scenario {
+        follow_up: true,
+        ..Scenario::default()
+    };
+    let (fake, _olm) = cluster(sc);
+    let port = serve(fake.clone());
+    let dir = tempfile::tempdir().expect("tmp");
+    let kc = kubeconfig(dir.path(), port);
+    let o = olmctl(&[
+        "install",
+        "p",
+        "--catalog",
+        "quay.io/example/p-catalog:v1",
+        "--channel",
+        "stable",
+        "--version",
+        "1.0.0",
+        "--yes",
+        "--kubeconfig",
+        kc.to_str().expect("utf-8"),
+        "--interval",
+        "1ms",
+    ]);
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    let sub = fake.get(OLM, "subscriptions", NS, "p").expect("sub");
+    assert_eq!(sub["spec"]["installPlanApproval"], "Manual");
+    assert_eq!(sub["spec"]["startingCSV"], "p.v1.0.0");
+    assert_eq!(
+        fake.get(OLM, "installplans", NS, PLAN).expect("plan")["spec"]["approved"],
+        true
+    );
+    assert_eq!(
+        fake.get(OLM, "installplans", NS, "install-next")
+            .expect("next")["spec"]["approved"],
+        false,
+        "the follow-up plan is not approved"
+    );
+    assert!(
+        fake.get(OLM, "clusterserviceversions", NS, "p.v1.1.0")
+            .is_none()
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[lines.len() - 2..],
+        [
+            "installed p.v1.0.0 in namespace operators",
+            "pinned to p.v1.0.0: the Subscription's approval is Manual, so OLM installs no newer version until its InstallPlan is approved"
+        ],
+        "{out}"
     );
 }

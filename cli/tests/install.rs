@@ -373,3 +373,170 @@ fn uninstall_deletes_subscription_csv_and_when_asked_crds_and_our_catalog() {
         "{err}"
     );
 }
+
+#[test]
+fn conditions_olm_retries_are_waited_out_and_the_last_one_is_told_at_the_timeout() {
+    // Defect G: ErrorPreventedResolution and BundleUnpackFailed are retried by OLM; the
+    // install stopped at the first one.
+    for (ty, reason, message) in [
+        (
+            "ResolutionFailed",
+            "ErrorPreventedResolution",
+            "expected 1 OperatorGroup in the namespace, found 0",
+        ),
+        (
+            "BundleUnpackFailed",
+            "BundleUnpackFailed",
+            "Bundle unpacking failed - DeadlineExceeded: Job was active longer than specified deadline. Auto-retry in ~5 min after job cleanup (TTL)",
+        ),
+    ] {
+        let sc = Scenario {
+            transient: Some((ty.into(), reason.into(), message.into(), 3)),
+            ..Scenario::default()
+        };
+        let (fake, olm) = cluster(sc);
+        let mut ui = Recorder::default();
+        let code = run_install(&fake, &request("Automatic", false), &mut ui);
+        assert_eq!(code, 0, "{ty}: {:?} {:?}", ui.lines, ui.errors);
+        let told = format!("Subscription p: {ty} ({reason}: {message}); OLM retries");
+        assert!(ui.lines.contains(&told), "{ty}: {:#?}", ui.lines);
+        assert_eq!(
+            ui.lines.last().unwrap(),
+            "installed p.v1.0.0 in namespace operators"
+        );
+        assert!(
+            olm.lock()
+                .unwrap()
+                .steps
+                .contains(&"transient condition cleared")
+        );
+        // It never clears: the timeout names the last reason.
+        let sc = Scenario {
+            transient: Some((ty.into(), reason.into(), message.into(), u32::MAX)),
+            ..Scenario::default()
+        };
+        let (fake, _olm) = cluster(sc);
+        let mut req = request("Automatic", false);
+        req.waiting.timeout = std::time::Duration::from_millis(300);
+        let mut ui = Recorder::default();
+        assert_eq!(run_install(&fake, &req, &mut ui), 1);
+        assert_eq!(
+            ui.errors,
+            [format!(
+                "timed out after 300ms waiting for Subscription p to be resolved (last: {ty}: {reason}: {message})"
+            )]
+        );
+    }
+}
+
+#[test]
+fn uninstall_deletes_custom_resources_while_the_operator_runs_then_every_csv_of_the_package() {
+    // Defect D: uninstall deleted only status.installedCSV (a failed upgrade leaves two) and
+    // the CRDs with custom resources whose finalizer then had no controller.
+    let (fake, _olm) = cluster(Scenario::default());
+    assert_eq!(
+        run_install(
+            &fake,
+            &request("Automatic", false),
+            &mut Recorder::default()
+        ),
+        0
+    );
+    // A failed upgrade left the next CSV too; a Widget carries the operator's finalizer.
+    let mut next = fake
+        .get(OLM, "clusterserviceversions", NS, "p.v1.0.0")
+        .unwrap();
+    next["metadata"] = json!({"name": "p.v1.1.0", "namespace": NS,
+        "labels": {"operators.coreos.com/p.operators": ""}});
+    next["status"] = json!({"phase": "Failed", "reason": "InstallCheckFailed"});
+    fake.insert("clusterserviceversions", next);
+    fake.insert(
+        "namespaces",
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}}),
+    );
+    fake.insert(
+        "widgets",
+        json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "apps", "finalizers": ["example.com/cleanup"]}}),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let req = |crds: bool| UninstallRequest {
+        uninstall: Uninstall {
+            package: "p".into(),
+            subscription: None,
+            namespace: NS.into(),
+            delete_crds: crds,
+            delete_catalog_source: false,
+        },
+        connection: Default::default(),
+        waiting: waiting(true),
+    };
+    let mut ui = Recorder::default();
+    let code = rt
+        .block_on(async { uninstall::run(&client(&fake), &req(true), &mut ui).await })
+        .unwrap();
+    assert_eq!(code, 0, "{:?} {:?}", ui.lines, ui.errors);
+    assert_eq!(
+        ui.lines,
+        [
+            "Subscription operators/p deleted",
+            "Widget apps/w deleted",
+            "ClusterServiceVersion operators/p.v1.0.0 deleted",
+            "ClusterServiceVersion operators/p.v1.1.0 deleted",
+            "CustomResourceDefinition widgets.example.com deleted",
+            "uninstalled p from namespace operators"
+        ]
+    );
+    assert!(fake.list("example.com", "widgets").is_empty());
+    assert!(fake.list(OLM, "clusterserviceversions").is_empty());
+    assert!(
+        fake.get("apiextensions.k8s.io", "customresourcedefinitions", "", CRD)
+            .is_none()
+    );
+}
+
+#[test]
+fn uninstall_keeping_crds_warns_of_custom_resources_with_finalizers() {
+    let (fake, _olm) = cluster(Scenario::default());
+    assert_eq!(
+        run_install(
+            &fake,
+            &request("Automatic", false),
+            &mut Recorder::default()
+        ),
+        0
+    );
+    fake.insert(
+        "widgets",
+        json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "namespace": NS, "finalizers": ["example.com/cleanup"]}}),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let req = UninstallRequest {
+        uninstall: Uninstall {
+            package: "p".into(),
+            subscription: None,
+            namespace: NS.into(),
+            delete_crds: false,
+            delete_catalog_source: false,
+        },
+        connection: Default::default(),
+        waiting: waiting(true),
+    };
+    let mut ui = Recorder::default();
+    let code = rt
+        .block_on(async { uninstall::run(&client(&fake), &req, &mut ui).await })
+        .unwrap();
+    assert_eq!(code, 0);
+    assert_eq!(
+        ui.lines[0],
+        "warning: Widget operators/w keeps finalizer(s) example.com/cleanup: nothing removes them once the operator is gone, and they block the deletion of its namespace and CRD; delete it before uninstalling, or pass --delete-crds"
+    );
+    assert!(fake.get("example.com", "widgets", NS, "w").is_some());
+}

@@ -45,18 +45,34 @@ fn add(objects: &mut Objects, kind: &str, o: &DynamicObject) -> Result<(), kube:
         .map_err(|e| kube::Error::Service(e.to_string().into()))
 }
 
-/// Everything the gate reads for namespace `ns`.
-pub async fn snapshot(client: &Client, ns: &str) -> Result<Objects, kube::Error> {
+/// One plan as the API has it now, with its namespace's Subscriptions and CSVs (the
+/// approval's re-check reads these, not the caches).
+pub async fn snapshot_plan(client: &Client, ns: &str, plan: &str) -> Result<Objects, kube::Error> {
     let mut objects = Objects::default();
-    for kind in ["Subscription", "InstallPlan", "ClusterServiceVersion"] {
+    if let Some(p) = api(client, ns, "InstallPlan").get_opt(plan).await? {
+        add(&mut objects, "InstallPlan", &p)?;
+    }
+    for kind in ["Subscription", "ClusterServiceVersion"] {
         for o in api(client, ns, kind).list(&ListParams::default()).await? {
             add(&mut objects, kind, &o)?;
         }
     }
-    // The CRDs and ConfigMaps the pending plans name.
+    Ok(objects)
+}
+
+/// Adds what the plans in `objects` need to be judged: the CRDs they apply and those the
+/// installed CSVs they upgrade own (the live ones, by name), and the unpacked-bundle
+/// ConfigMaps their steps reference.
+pub async fn add_content(client: &Client, objects: &mut Objects) -> Result<(), kube::Error> {
     let mut crds = BTreeSet::new();
     let mut maps = BTreeSet::new();
+    let mut targets = BTreeSet::new();
     for p in &objects.install_plans {
+        for n in list_at(&p.node, &["spec", "clusterServiceVersionNames"]) {
+            if let Some(n) = n.as_str() {
+                targets.insert(n.to_string());
+            }
+        }
         for s in list_at(&p.node, &["status", "plan"]) {
             let kind = str_at(s, &["resource", "kind"]).unwrap_or_default();
             if kind == "CustomResourceDefinition"
@@ -70,7 +86,16 @@ pub async fn snapshot(client: &Client, ns: &str) -> Result<Objects, kube::Error>
             }
         }
     }
-    for c in &objects.csvs {
+    let installed: BTreeSet<String> = objects
+        .subscriptions
+        .iter()
+        .filter(|s| {
+            s.str(&["status", "currentCSV"])
+                .is_some_and(|c| targets.contains(c))
+        })
+        .filter_map(|s| s.str(&["status", "installedCSV"]).map(str::to_string))
+        .collect();
+    for c in objects.csvs.iter().filter(|c| installed.contains(c.name())) {
         for o in list_at(&c.node, &["spec", "customresourcedefinitions", "owned"]) {
             if let Some(n) = str_at(o, &["name"]) {
                 crds.insert(n.to_string());
@@ -81,13 +106,25 @@ pub async fn snapshot(client: &Client, ns: &str) -> Result<Objects, kube::Error>
         Api::all_with(client.clone(), &resource("CustomResourceDefinition"));
     for name in crds {
         if let Some(o) = crd_api.get_opt(&name).await? {
-            add(&mut objects, "CustomResourceDefinition", &o)?;
+            add(objects, "CustomResourceDefinition", &o)?;
         }
     }
     for (map_ns, name) in maps {
         if let Some(o) = api(client, &map_ns, "ConfigMap").get_opt(&name).await? {
-            add(&mut objects, "ConfigMap", &o)?;
+            add(objects, "ConfigMap", &o)?;
         }
     }
+    Ok(())
+}
+
+/// Everything the gate reads for namespace `ns` (what `olmctl gate evaluate` would be given).
+pub async fn snapshot(client: &Client, ns: &str) -> Result<Objects, kube::Error> {
+    let mut objects = Objects::default();
+    for kind in ["Subscription", "InstallPlan", "ClusterServiceVersion"] {
+        for o in api(client, ns, kind).list(&ListParams::default()).await? {
+            add(&mut objects, kind, &o)?;
+        }
+    }
+    add_content(client, &mut objects).await?;
     Ok(objects)
 }

@@ -1,42 +1,59 @@
-//! The controller: reconciles UpgradePolicies, woken by their Subscriptions and InstallPlans.
-//! Each reconcile reads the namespace (`cluster::snapshot`), asks the library's decision
-//! function (`olmctl::gate::decide::evaluate`, the same as `olmctl gate evaluate`), approves
-//! what it allows, and records every decision: the policy's status, an Event on the
-//! InstallPlan and on the policy, an annotation on the Subscriptions, and metrics.
+//! The controller: judges each namespace's pending InstallPlans by the UpgradePolicies there.
 //!
-//! Writes to an InstallPlan are exactly one merge patch, `spec.approved: true` guarded by the
-//! resourceVersion the decision was made on; a conflict re-reads and decides again (at most
-//! [`CONFLICT_RETRIES`] times in one reconcile, then the error policy backs off).
+//! Every replica keeps caches of UpgradePolicies, Subscriptions, InstallPlans and CSVs
+//! (watches, [`Caches`]); an event queues its namespace. Only the Lease holder reconciles
+//! ([`crate::leader::Leadership`]), and each reconcile reads the caches, not the API:
+//!
+//! - a plan is judged once per (plan, resourceVersion of its inputs): the plan, the
+//!   Subscriptions it installs or that point at it, the governing policies' generations, the
+//!   installed CSVs and the cluster version ([`Memo`]); the decision is the library's
+//!   (`olmctl::gate::decide::evaluate`, the same as `olmctl gate evaluate`), for the
+//!   Subscriptions the plan installs, by every policy that covers one of them;
+//! - plans no Subscription points at yet get no decision (OLM writes a plan, then points the
+//!   Subscriptions at it), so nothing is reported Held for OLM's order of writes;
+//! - an approval re-reads the plan, the namespace's Subscriptions and the CRDs and bundles
+//!   from the API, decides again, and is one merge patch of `spec.approved: true` guarded by
+//!   the plan's resourceVersion, sent only while this replica still leads;
+//! - what is recorded (Events, the Subscriptions' decision annotation, metrics) is written
+//!   only when a plan's decision changes; each policy's status only when it differs;
+//! - the namespace is queued again at the next maintenance-window edge or soak end of its
+//!   decisions, and every namespace with a policy at each resync period.
+//!
+//! No finalizer: when a policy goes, its namespace's next reconcile (queued by the deletion)
+//! removes the decision annotations no policy stands behind any more. A finalizer would block
+//! the namespace's deletion and the CRD's removal once the operator is gone, and earlier
+//! releases' finalizer `olmctl.dev/cleanup` is removed from policies that carry it.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::runtime::finalizer::{Event as Finalizer, finalizer};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use olmctl::gate::decide::{Context as GateContext, Decision, Effect, Verdict, evaluate};
-use serde_json::json;
+use olmctl::gate::objects::{Object, Objects};
+use olmctl::gate::policy::Policy;
+use serde_json::{Value, json};
 
 use crate::cluster;
 use crate::crd::v1::UpgradePolicy;
 use crate::crd::{ReasonStatus, SubscriptionStatus, UpgradePolicyStatus};
+use crate::leader::Leadership;
 use crate::metrics::Metrics;
 
-/// The finalizer on UpgradePolicies.
-pub const FINALIZER: &str = "olmctl.dev/cleanup";
+/// The finalizer earlier releases put on UpgradePolicies; removed where found.
+pub const LEGACY_FINALIZER: &str = "olmctl.dev/cleanup";
 /// The annotation the gate writes on Subscriptions: `<InstallPlan>: <decision>`.
 pub const DECISION_ANNOTATION: &str = "olmctl.dev/gate-decision";
-/// Re-reads after a conflicting approval within one reconcile.
-pub const CONFLICT_RETRIES: usize = 3;
+/// Default period of the full resync.
+pub const RESYNC: Duration = Duration::from_secs(600);
 
 /// What every reconcile shares.
 pub struct Ctx {
@@ -46,13 +63,13 @@ pub struct Ctx {
     pub metrics: Arc<Metrics>,
     /// Who reports Events.
     pub reporter: Reporter,
-    /// Whether this replica holds the Lease.
-    pub leader: Arc<AtomicBool>,
+    /// Whether this replica leads (and until when).
+    pub leadership: Arc<Leadership>,
     /// The clock.
     pub clock: crate::Clock,
     /// The cluster's Kubernetes version.
-    pub kube_version: Option<semver::Version>,
-    failures: Mutex<HashMap<String, u32>>,
+    pub kube_version: Mutex<Option<semver::Version>>,
+    memo: Mutex<Memo>,
 }
 
 impl Ctx {
@@ -60,7 +77,7 @@ impl Ctx {
     pub fn new(
         client: Client,
         metrics: Arc<Metrics>,
-        leader: Arc<AtomicBool>,
+        leadership: Arc<Leadership>,
         clock: crate::Clock,
         kube_version: Option<semver::Version>,
     ) -> Self {
@@ -71,11 +88,25 @@ impl Ctx {
                 controller: "olmctl-operator".into(),
                 instance: std::env::var("POD_NAME").ok(),
             },
-            leader,
+            leadership,
             clock,
-            kube_version,
-            failures: Mutex::new(HashMap::new()),
+            kube_version: Mutex::new(kube_version),
+            memo: Mutex::new(Memo::default()),
         }
+    }
+
+    fn kube(&self) -> Option<semver::Version> {
+        self.kube_version.lock().ok().and_then(|k| k.clone())
+    }
+
+    /// How many plan judgements the memo holds (for tests and the benchmark).
+    pub fn judged(&self) -> usize {
+        self.memo.lock().map(|m| m.plans.len()).unwrap_or(0)
+    }
+
+    /// How many times a plan was judged (memo misses) since start.
+    pub fn evaluations(&self) -> u64 {
+        self.memo.lock().map(|m| m.evaluations).unwrap_or(0)
     }
 }
 
@@ -84,10 +115,8 @@ impl Ctx {
 pub enum Error {
     /// The API failed.
     Kube(kube::Error),
-    /// Approvals kept conflicting.
+    /// The plan changed while it was approved.
     Conflict(String),
-    /// The finalizer machinery failed.
-    Finalizer(String),
 }
 
 impl std::fmt::Display for Error {
@@ -95,7 +124,6 @@ impl std::fmt::Display for Error {
         match self {
             Error::Kube(e) => write!(f, "API error: {e}"),
             Error::Conflict(m) => write!(f, "conflict: {m}"),
-            Error::Finalizer(m) => write!(f, "finalizer: {m}"),
         }
     }
 }
@@ -116,209 +144,702 @@ fn word(v: Verdict) -> &'static str {
     }
 }
 
-/// Reconciles one policy (the finalizer first).
-pub async fn reconcile(p: Arc<UpgradePolicy>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    if !ctx.leader.load(Ordering::SeqCst) {
-        // Another replica holds the Lease: do nothing, look again later.
-        return Ok(Action::requeue(Duration::from_secs(15)));
-    }
-    let start = Instant::now();
-    let ns = p.namespace().unwrap_or_default();
-    let api: Api<UpgradePolicy> = Api::namespaced(ctx.client.clone(), &ns);
-    let key = format!("{ns}/{}", p.name_any());
-    let r = finalizer(&api, FINALIZER, p, |ev| async {
-        match ev {
-            Finalizer::Apply(p) => apply(&p, &ctx).await,
-            Finalizer::Cleanup(p) => cleanup(&p, &ctx).await,
-        }
-    })
-    .await;
-    ctx.metrics.reconciled(start.elapsed());
-    match r {
-        Ok(a) => {
-            ctx.failures.lock().map(|mut f| f.remove(&key)).ok();
-            Ok(a)
-        }
-        Err(kube::runtime::finalizer::Error::ApplyFailed(e))
-        | Err(kube::runtime::finalizer::Error::CleanupFailed(e)) => Err(e),
-        Err(e) => Err(Error::Finalizer(e.to_string())),
-    }
+/// One plan's last judgement.
+#[derive(Clone)]
+struct Judged {
+    fingerprint: String,
+    decision: Decision,
+    /// What was last recorded (Events, annotation): the verdict and reasons.
+    recorded: Option<(Verdict, Vec<(String, String)>)>,
 }
 
-/// Errors back off exponentially per policy: 1 s, 2 s, 4 s ... up to 5 minutes.
-pub fn error_policy(p: Arc<UpgradePolicy>, e: &Error, ctx: Arc<Ctx>) -> Action {
-    let kind = match e {
-        Error::Kube(_) => "api",
-        Error::Conflict(_) => "conflict",
-        Error::Finalizer(_) => "finalizer",
-    };
-    ctx.metrics.error(kind);
-    let key = format!("{}/{}", p.namespace().unwrap_or_default(), p.name_any());
-    let n = ctx
-        .failures
-        .lock()
-        .map(|mut f| {
-            let n = f.entry(key.clone()).or_insert(0);
-            *n += 1;
-            *n
+/// Judgements by plan (namespace/name), and object parses by uid.
+#[derive(Default)]
+struct Memo {
+    plans: HashMap<String, Judged>,
+    parsed: HashMap<String, (String, Object)>,
+    evaluations: u64,
+}
+
+/// The caches one namespace reconcile reads.
+#[derive(Default, Clone)]
+pub struct View {
+    /// UpgradePolicies.
+    pub policies: Vec<Arc<UpgradePolicy>>,
+    /// Subscriptions.
+    pub subscriptions: Vec<Arc<DynamicObject>>,
+    /// InstallPlans.
+    pub install_plans: Vec<Arc<DynamicObject>>,
+    /// ClusterServiceVersions.
+    pub csvs: Vec<Arc<DynamicObject>>,
+}
+
+impl View {
+    /// The namespace as the API has it now (for tests and the approval's re-check).
+    pub async fn list(client: &Client, ns: &str) -> Result<View, kube::Error> {
+        let lp = ListParams::default();
+        let policies: Api<UpgradePolicy> = Api::namespaced(client.clone(), ns);
+        let dy = |kind: &str| cluster::api(client, ns, kind);
+        Ok(View {
+            policies: policies
+                .list(&lp)
+                .await?
+                .items
+                .into_iter()
+                .map(Arc::new)
+                .collect(),
+            subscriptions: dy("Subscription")
+                .list(&lp)
+                .await?
+                .items
+                .into_iter()
+                .map(Arc::new)
+                .collect(),
+            install_plans: dy("InstallPlan")
+                .list(&lp)
+                .await?
+                .items
+                .into_iter()
+                .map(Arc::new)
+                .collect(),
+            csvs: dy("ClusterServiceVersion")
+                .list(&lp)
+                .await?
+                .items
+                .into_iter()
+                .map(Arc::new)
+                .collect(),
         })
-        .unwrap_or(1);
-    let delay =
-        Duration::from_secs(1u64 << n.min(9).saturating_sub(1)).min(Duration::from_secs(300));
-    tracing::warn!(policy = %key, error = %e, retry_in = ?delay, "reconcile failed");
-    Action::requeue(delay)
+    }
 }
 
-async fn apply(p: &UpgradePolicy, ctx: &Ctx) -> Result<Action, Error> {
-    let ns = p.namespace().unwrap_or_default();
-    let now = (ctx.clock)();
-    let text = serde_json::to_string(p).map_err(|e| Error::Kube(kube::Error::SerdeError(e)))?;
-    let policy = match olmctl::gate::policy::parse(&text) {
-        Ok(x) => x,
-        Err(e) => {
-            ctx.metrics.error("policy");
-            let st = status_of(p, Vec::new(), now, Some(&e.message), 0);
-            patch_status(ctx, p, &st).await?;
-            return Ok(Action::await_change());
-        }
-    };
-    let mut attempt = 0;
-    let (decisions, approved, csvs) = loop {
-        let objects = cluster::snapshot(&ctx.client, &ns).await?;
-        // Each Subscription's installed and target CSV, for the status.
-        let csvs: HashMap<String, (Option<String>, Option<String>)> = objects
-            .subscriptions
-            .iter()
-            .map(|s| {
-                let at = |f: &str| {
-                    s.str(&["status", f])
-                        .filter(|v| !v.is_empty())
-                        .map(str::to_string)
-                };
-                (s.name().to_string(), (at("installedCSV"), at("currentCSV")))
-            })
-            .collect();
-        let decisions = evaluate(&GateContext {
-            policy: &policy,
-            objects: &objects,
-            now,
-            kube: ctx.kube_version.as_ref(),
-        });
-        let mut conflict = None;
-        let mut approved = Vec::new();
-        for d in decisions.iter().filter(|d| d.decision == Verdict::Approve) {
-            match approve(ctx, d).await {
-                Ok(()) => approved.push(d.install_plan.clone()),
-                Err(kube::Error::Api(s)) if s.code == 409 => {
-                    conflict = Some(format!(
-                        "InstallPlan {}/{}: {}",
-                        d.namespace, d.install_plan, s.message
-                    ));
-                    break;
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        match conflict {
-            None => break (decisions, approved, csvs),
-            Some(c) if attempt + 1 >= CONFLICT_RETRIES => return Err(Error::Conflict(c)),
-            Some(c) => {
-                tracing::info!(conflict = %c, "the plan changed while it was approved; deciding again");
-                ctx.metrics.error("conflict");
-                attempt += 1;
-            }
-        }
-    };
-    let previous = p.status.clone().unwrap_or_default();
-    let mut entries = Vec::new();
-    for d in &decisions {
-        let reasons: Vec<ReasonStatus> = d
-            .reasons
-            .iter()
-            .map(|r| ReasonStatus {
-                code: r.code.into(),
-                effect: r.effect.as_str().into(),
-                message: r.message.clone(),
-            })
-            .collect();
-        let mut changed = false;
-        for sub in &d.subscriptions {
-            let old = previous
-                .subscriptions
-                .iter()
-                .find(|x| &x.name == sub && x.install_plan == d.install_plan);
-            let same = old.is_some_and(|o| o.decision == word(d.decision) && o.reasons == reasons);
-            changed |= !same;
-            let (installed, pending) = csvs.get(sub).cloned().unwrap_or_default();
-            entries.push(SubscriptionStatus {
-                name: sub.clone(),
-                installed_csv: installed,
-                pending_csv: pending,
-                install_plan: d.install_plan.clone(),
-                decision: word(d.decision).into(),
-                reasons: reasons.clone(),
-                since: match old {
-                    Some(o) if same => o.since.clone(),
-                    _ => now.to_string(),
-                },
-                next_check: d.requeue_at.map(|t| t.to_string()),
-            });
-        }
-        if changed {
-            record(ctx, p, d, approved.contains(&d.install_plan)).await;
+/// The watches every replica keeps.
+#[derive(Clone)]
+pub struct Caches {
+    policies: Store<UpgradePolicy>,
+    subscriptions: Store<DynamicObject>,
+    install_plans: Store<DynamicObject>,
+    csvs: Store<DynamicObject>,
+}
+
+impl Caches {
+    /// One namespace's objects.
+    pub fn view(&self, ns: &str) -> View {
+        let in_ns = |o: &DynamicObject| o.namespace().as_deref() == Some(ns);
+        View {
+            policies: self
+                .policies
+                .state_filter(|p| p.namespace().as_deref() == Some(ns)),
+            subscriptions: self.subscriptions.state_filter(in_ns),
+            install_plans: self.install_plans.state_filter(in_ns),
+            csvs: self.csvs.state_filter(in_ns),
         }
     }
-    // Approved plans drop out of the decisions once OLM runs them: keep their entries while
-    // the plan still exists and the Subscription has no newer one.
-    let plan_api = cluster::api(&ctx.client, &ns, "InstallPlan");
-    for o in previous
+
+    /// Every namespace with a policy, or with a Subscription the gate annotated.
+    pub fn namespaces(&self) -> BTreeSet<String> {
+        let mut out: BTreeSet<String> = self
+            .policies
+            .state()
+            .iter()
+            .filter_map(|p| p.namespace())
+            .collect();
+        for s in self.subscriptions.state() {
+            if s.annotations().contains_key(DECISION_ANNOTATION)
+                && let Some(ns) = s.namespace()
+            {
+                out.insert(ns);
+            }
+        }
+        out
+    }
+
+    /// Resolves once every cache has listed its objects.
+    pub async fn synced(&self) {
+        let _ = futures::future::join4(
+            self.policies.wait_until_ready(),
+            self.subscriptions.wait_until_ready(),
+            self.install_plans.wait_until_ready(),
+            self.csvs.wait_until_ready(),
+        )
+        .await;
+    }
+}
+
+/// Starts the watches (each queues the namespace of every object it sees change); returns
+/// the caches and the task driving them.
+pub fn start_caches(
+    client: &Client,
+    namespace: Option<&str>,
+    queue: tokio::sync::mpsc::UnboundedSender<String>,
+) -> (Caches, tokio::task::JoinHandle<()>) {
+    fn drive<K>(
+        api: Api<K>,
+        writer: reflector::store::Writer<K>,
+        queue: tokio::sync::mpsc::UnboundedSender<String>,
+    ) -> futures::stream::BoxStream<'static, ()>
+    where
+        K: Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + Sync + 'static,
+        K::DynamicType: Clone + Eq + std::hash::Hash + Default,
+    {
+        let _ = &api;
+        watcher(api, watcher::Config::default())
+            .default_backoff()
+            .reflect(writer)
+            .filter_map(move |ev| {
+                let q = queue.clone();
+                async move {
+                    match ev {
+                        Ok(watcher::Event::Apply(o) | watcher::Event::Delete(o)) => {
+                            if let Some(ns) = o.meta().namespace.clone() {
+                                let _ = q.send(ns);
+                            }
+                        }
+                        Ok(watcher::Event::InitApply(o)) => {
+                            if let Some(ns) = o.meta().namespace.clone() {
+                                let _ = q.send(ns);
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(e) => tracing::warn!(error = %e, "watch failed; retrying"),
+                    }
+                    Some(())
+                }
+            })
+            .boxed()
+    }
+    fn drive_dyn(
+        api: Api<DynamicObject>,
+        ar: ApiResource,
+        queue: tokio::sync::mpsc::UnboundedSender<String>,
+    ) -> (
+        Store<DynamicObject>,
+        futures::stream::BoxStream<'static, ()>,
+    ) {
+        let writer = reflector::store::Writer::new(ar);
+        let reader = writer.as_reader();
+        let s = watcher(api, watcher::Config::default())
+            .default_backoff()
+            .reflect(writer)
+            .filter_map(move |ev| {
+                let q = queue.clone();
+                async move {
+                    match ev {
+                        Ok(
+                            watcher::Event::Apply(o)
+                            | watcher::Event::Delete(o)
+                            | watcher::Event::InitApply(o),
+                        ) => {
+                            if let Some(ns) = o.namespace() {
+                                let _ = q.send(ns);
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(e) => tracing::warn!(error = %e, "watch failed; retrying"),
+                    }
+                    Some(())
+                }
+            })
+            .boxed();
+        (reader, s)
+    }
+    let dyn_api = |kind: &str| -> Api<DynamicObject> {
+        let ar = cluster::resource(kind);
+        match namespace {
+            Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+            None => Api::all_with(client.clone(), &ar),
+        }
+    };
+    let papi: Api<UpgradePolicy> = match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let (preader, pwriter) = reflector::store::<UpgradePolicy>();
+    let p = drive(papi, pwriter, queue.clone());
+    let (subs, s) = drive_dyn(
+        dyn_api("Subscription"),
+        cluster::resource("Subscription"),
+        queue.clone(),
+    );
+    let (plans, i) = drive_dyn(
+        dyn_api("InstallPlan"),
+        cluster::resource("InstallPlan"),
+        queue.clone(),
+    );
+    let (csvs, c) = drive_dyn(
+        dyn_api("ClusterServiceVersion"),
+        cluster::resource("ClusterServiceVersion"),
+        queue,
+    );
+    let task = tokio::spawn(async move {
+        futures::stream::select_all([p, s, i, c])
+            .for_each(|_| async {})
+            .await;
+    });
+    (
+        Caches {
+            policies: preader,
+            subscriptions: subs,
+            install_plans: plans,
+            csvs,
+        },
+        task,
+    )
+}
+
+/// When to look at the namespace again.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Next {
+    /// The earliest window edge or soak end of its decisions.
+    pub at: Option<jiff::Timestamp>,
+}
+
+fn parse_object(memo: &mut Memo, kind: &str, o: &DynamicObject) -> Option<Object> {
+    let uid = o.uid().unwrap_or_default();
+    let rv = o.resource_version().unwrap_or_default();
+    if let Some((r, parsed)) = memo.parsed.get(&uid)
+        && *r == rv
+        && !uid.is_empty()
+    {
+        return Some(parsed.clone());
+    }
+    let mut v = serde_json::to_value(o).ok()?;
+    let ar = cluster::resource(kind);
+    v["apiVersion"] = Value::String(ar.api_version.clone());
+    v["kind"] = Value::String(kind.into());
+    let name = format!(
+        "cluster/{kind}/{}/{}",
+        o.namespace().unwrap_or_default(),
+        o.name_any()
+    );
+    let mut objects = Objects::default();
+    objects.add_text(Path::new(&name), &v.to_string()).ok()?;
+    let parsed = match kind {
+        "Subscription" => objects.subscriptions.pop(),
+        "InstallPlan" => objects.install_plans.pop(),
+        _ => objects.csvs.pop(),
+    }?;
+    if !uid.is_empty() {
+        memo.parsed.insert(uid, (rv, parsed.clone()));
+    }
+    Some(parsed)
+}
+
+fn strs(v: &Value, ptr: &str) -> Vec<String> {
+    v.pointer(ptr)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn s<'a>(v: &'a Value, ptr: &str) -> &'a str {
+    v.pointer(ptr).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Whether the gate looks at a plan at all (Manual, not approved, not past approval).
+fn pending(plan: &Value) -> bool {
+    plan.pointer("/spec/approval").and_then(Value::as_str) == Some("Manual")
+        && plan.pointer("/spec/approved").and_then(Value::as_bool) != Some(true)
+        && !matches!(
+            s(plan, "/status/phase"),
+            "Installing" | "Complete" | "Failed"
+        )
+}
+
+/// What of a Subscription a decision reads: its labels (policy selectors), annotations but
+/// the gate's own (the override), and where it stands (target, installed CSV, current plan,
+/// its generation). OLM rewrites a Subscription's status often (catalog health, times) and
+/// the gate annotates it; neither changes a decision.
+fn sub_digest(sub: &Value) -> String {
+    let mut ann = sub
+        .pointer("/metadata/annotations")
+        .cloned()
+        .unwrap_or(Value::Null);
+    if let Some(m) = ann.as_object_mut() {
+        m.remove(DECISION_ANNOTATION);
+        if m.is_empty() {
+            ann = Value::Null;
+        }
+    }
+    json!([
+        sub.pointer("/metadata/labels"),
+        ann,
+        sub.pointer("/status/currentCSV"),
+        sub.pointer("/status/installedCSV"),
+        sub.pointer("/status/installPlanRef/name"),
+        sub.pointer("/status/installPlanGeneration"),
+    ])
+    .to_string()
+}
+
+/// The inputs a plan's decision depends on, as one string: the plan (its resourceVersion),
+/// what matters of the Subscriptions it installs or that point at it and of their installed
+/// CSVs (uid and generation: spec changes), the highest plan generation the namespace's
+/// Subscriptions reached (stale or not), the policies' generations and labels, and the
+/// cluster version.
+fn fingerprint(
+    plan: &Value,
+    subs: &[Value],
+    policies: &[(String, i64, String)],
+    csvs: &HashMap<String, String>,
+    kube: &Option<semver::Version>,
+) -> String {
+    let name = s(plan, "/metadata/name");
+    let names = strs(plan, "/spec/clusterServiceVersionNames");
+    let mut f = format!(
+        "{}@{}|",
+        s(plan, "/metadata/uid"),
+        s(plan, "/metadata/resourceVersion")
+    );
+    let mut max_gen = 0i64;
+    for sub in subs {
+        max_gen = max_gen.max(
+            sub.pointer("/status/installPlanGeneration")
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
+        );
+        let involved = names.iter().any(|n| n == s(sub, "/status/currentCSV"))
+            || s(sub, "/status/installPlanRef/name") == name;
+        if involved {
+            f.push_str(&format!(
+                "{}={};",
+                s(sub, "/metadata/name"),
+                sub_digest(sub)
+            ));
+            let installed = s(sub, "/status/installedCSV");
+            if let Some(g) = csvs.get(installed) {
+                f.push_str(&format!("{installed}@{g};"));
+            }
+        }
+    }
+    f.push_str(&format!("|gen{max_gen}|"));
+    for (n, g, labels) in policies {
+        f.push_str(&format!("{n}#{g}{labels};"));
+    }
+    f.push_str(&format!("|{kube:?}"));
+    f
+}
+
+/// Reconciles namespace `ns` from `view`; approves what its policies allow and records the
+/// decisions. Only a leading replica calls it.
+pub async fn reconcile(ns: &str, view: &View, ctx: &Ctx) -> Result<Next, Error> {
+    let start = std::time::Instant::now();
+    let r = reconcile_inner(ns, view, ctx).await;
+    ctx.metrics.reconciled(start.elapsed());
+    r
+}
+
+async fn reconcile_inner(ns: &str, view: &View, ctx: &Ctx) -> Result<Next, Error> {
+    if !ctx.leadership.is_leader() {
+        // Another replica holds the Lease: write nothing.
+        return Ok(Next::default());
+    }
+    let now = (ctx.clock)();
+    let kube = ctx.kube();
+    // The policies: earlier releases' finalizer removed; unreadable ones reported.
+    let mut policies: Vec<(Arc<UpgradePolicy>, Policy)> = Vec::new();
+    for p in &view.policies {
+        if p.finalizers().iter().any(|f| f == LEGACY_FINALIZER) {
+            drop_legacy_finalizer(ctx, p).await?;
+        }
+        if p.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        let text =
+            serde_json::to_string(&**p).map_err(|e| Error::Kube(kube::Error::SerdeError(e)))?;
+        match olmctl::gate::policy::parse(&text) {
+            Ok(x) => policies.push((p.clone(), x)),
+            Err(e) => {
+                ctx.metrics.error("policy");
+                let st = status_of(p, Vec::new(), now, Some(&e.message), 0);
+                patch_status_if_changed(ctx, p, &st).await?;
+            }
+        }
+    }
+    policies.sort_by(|a, b| a.1.name.cmp(&b.1.name));
+    let gate_policies: Vec<Policy> = policies.iter().map(|(_, p)| p.clone()).collect();
+    let policy_keys: Vec<(String, i64, String)> = policies
+        .iter()
+        .map(|(p, _)| {
+            (
+                p.name_any(),
+                p.metadata.generation.unwrap_or(0),
+                format!("{:?}", p.labels()),
+            )
+        })
+        .collect();
+
+    let sub_values: Vec<Value> = view
         .subscriptions
         .iter()
-        .filter(|o| o.decision == "Approved")
+        .filter_map(|o| serde_json::to_value(&**o).ok())
+        .collect();
+    let csv_rvs: HashMap<String, String> = view
+        .csvs
+        .iter()
+        .map(|c| {
+            (
+                c.name_any(),
+                format!(
+                    "{}/{}",
+                    c.uid().unwrap_or_default(),
+                    c.metadata.generation.unwrap_or(0)
+                ),
+            )
+        })
+        .collect();
+
+    // Which pending plans need judging (their inputs changed, or their decision expired).
+    let mut decisions: Vec<Decision> = Vec::new();
+    let mut to_judge: Vec<(Arc<DynamicObject>, String)> = Vec::new();
+    let mut keys_now = HashSet::new();
     {
-        if entries.iter().all(|x| x.name != o.name)
-            && plan_api.get_opt(&o.install_plan).await?.is_some()
-        {
-            entries.push(o.clone());
+        let memo = ctx.memo.lock().expect("memo");
+        for p in &view.install_plans {
+            let v = serde_json::to_value(&**p).unwrap_or(Value::Null);
+            if !pending(&v) || gate_policies.is_empty() {
+                continue;
+            }
+            let key = format!("{ns}/{}", p.name_any());
+            keys_now.insert(key.clone());
+            let fp = fingerprint(&v, &sub_values, &policy_keys, &csv_rvs, &kube);
+            match memo.plans.get(&key) {
+                Some(j)
+                    if j.fingerprint == fp
+                        && j.decision.valid_until.is_none_or(|t| now < t)
+                        && j.decision.decision != Verdict::Approve =>
+                {
+                    decisions.push(j.decision.clone());
+                }
+                _ => to_judge.push((p.clone(), fp)),
+            }
         }
     }
-    entries.sort_by(|a, b| (&a.name, &a.install_plan).cmp(&(&b.name, &b.install_plan)));
-    let st = status_of(p, entries, now, None, decisions.len());
-    if p.status
-        .as_ref()
-        .map(|s| (&s.subscriptions, s.observed_generation))
-        != Some((&st.subscriptions, st.observed_generation))
-        || p.status.as_ref().map(|s| s.conditions.len()) != Some(2)
-    {
-        patch_status(ctx, p, &st).await?;
-    }
-    annotate(ctx, &ns, &decisions).await?;
-    let next = decisions.iter().filter_map(|d| d.requeue_at).min();
-    Ok(match next {
-        Some(t) => {
-            let secs = t.duration_since(now).as_secs_f64().max(1.0);
-            Action::requeue(Duration::from_secs_f64(secs))
+    if !to_judge.is_empty() {
+        let mut objects = {
+            let mut memo = ctx.memo.lock().expect("memo");
+            let subscriptions = view
+                .subscriptions
+                .iter()
+                .filter_map(|x| parse_object(&mut memo, "Subscription", x))
+                .collect();
+            let csvs = view
+                .csvs
+                .iter()
+                .filter_map(|x| parse_object(&mut memo, "ClusterServiceVersion", x))
+                .collect();
+            let install_plans = to_judge
+                .iter()
+                .filter_map(|(x, _)| parse_object(&mut memo, "InstallPlan", x))
+                .collect();
+            memo.evaluations += to_judge.len() as u64;
+            Objects {
+                subscriptions,
+                csvs,
+                install_plans,
+                ..Objects::default()
+            }
+        };
+        cluster::add_content(&ctx.client, &mut objects).await?;
+        let fresh = evaluate(&GateContext {
+            policies: &gate_policies,
+            objects: &objects,
+            now,
+            kube: kube.as_ref(),
+        });
+        let mut memo = ctx.memo.lock().expect("memo");
+        for (p, fp) in &to_judge {
+            let key = format!("{ns}/{}", p.name_any());
+            match fresh.iter().find(|d| d.install_plan == p.name_any()) {
+                Some(d) => {
+                    let recorded = memo.plans.get(&key).and_then(|j| j.recorded.clone());
+                    memo.plans.insert(
+                        key,
+                        Judged {
+                            fingerprint: fp.clone(),
+                            decision: d.clone(),
+                            recorded,
+                        },
+                    );
+                    decisions.push(d.clone());
+                }
+                None => {
+                    // No decision (nobody points at it yet, or no policy governs it).
+                    memo.plans.remove(&key);
+                }
+            }
         }
-        None => Action::await_change(),
-    })
+    }
+    {
+        let mut memo = ctx.memo.lock().expect("memo");
+        let prefix = format!("{ns}/");
+        memo.plans
+            .retain(|k, _| !k.starts_with(&prefix) || keys_now.contains(k));
+        let live: HashSet<String> = view
+            .subscriptions
+            .iter()
+            .chain(&view.install_plans)
+            .chain(&view.csvs)
+            .filter_map(|o| o.uid())
+            .collect();
+        if memo.parsed.len() > 4 * live.len() + 1024 {
+            memo.parsed.retain(|k, _| live.contains(k));
+        }
+    }
+    decisions.sort_by(|a, b| a.install_plan.cmp(&b.install_plan));
+
+    // Approvals, each after a fresh re-check against the API.
+    let mut approved: Vec<String> = Vec::new();
+    for d in decisions.iter_mut() {
+        if d.decision != Verdict::Approve || !d.current {
+            continue;
+        }
+        match approve_checked(ctx, ns, d, &gate_policies, now, kube.as_ref()).await? {
+            Some(re) => {
+                approved.push(re.install_plan.clone());
+                *d = re;
+            }
+            None => {
+                // Changed under us: judge it again next time.
+                ctx.memo
+                    .lock()
+                    .expect("memo")
+                    .plans
+                    .remove(&format!("{ns}/{}", d.install_plan));
+            }
+        }
+    }
+
+    // Record what changed: Events, metrics, the Subscriptions' annotation.
+    let current: Vec<&Decision> = decisions.iter().filter(|d| d.current).collect();
+    for d in &current {
+        let key = format!("{ns}/{}", d.install_plan);
+        let sig = (
+            d.decision,
+            d.reasons
+                .iter()
+                .map(|r| (r.code.to_string(), r.message.clone()))
+                .collect::<Vec<_>>(),
+        );
+        let changed = {
+            let mut memo = ctx.memo.lock().expect("memo");
+            match memo.plans.get_mut(&key) {
+                Some(j) if j.recorded.as_ref() == Some(&sig) => false,
+                Some(j) => {
+                    j.recorded = Some(sig.clone());
+                    true
+                }
+                None => true,
+            }
+        };
+        if changed {
+            let governing: Vec<&Arc<UpgradePolicy>> = policies
+                .iter()
+                .filter(|(_, p)| d.policies.contains(&p.name))
+                .map(|(k, _)| k)
+                .collect();
+            record(ctx, &governing, d, approved.contains(&d.install_plan)).await;
+        }
+    }
+    annotate(ctx, ns, view, &current).await?;
+
+    // Each policy's status.
+    let plan_names: HashSet<String> = view.install_plans.iter().map(|p| p.name_any()).collect();
+    for (p, gp) in &policies {
+        let st = policy_status(p, gp, &current, view, &plan_names, now);
+        patch_status_if_changed(ctx, p, &st).await?;
+    }
+    let at = current
+        .iter()
+        .filter(|d| d.decision != Verdict::Approve)
+        .filter_map(|d| d.valid_until.or(d.requeue_at))
+        .min();
+    Ok(Next { at })
 }
 
-/// The one write to an InstallPlan.
-async fn approve(ctx: &Ctx, d: &Decision) -> Result<(), kube::Error> {
-    let api = cluster::api(&ctx.client, &d.namespace, "InstallPlan");
+/// Re-reads the plan, the namespace's Subscriptions and CSVs, and the content from the API,
+/// decides again, and approves when the decision stands: one merge patch guarded by the
+/// plan's resourceVersion, sent only while this replica leads. `None` when the decision
+/// changed or the plan moved on (a 409).
+async fn approve_checked(
+    ctx: &Ctx,
+    ns: &str,
+    d: &Decision,
+    policies: &[Policy],
+    now: jiff::Timestamp,
+    kube: Option<&semver::Version>,
+) -> Result<Option<Decision>, Error> {
+    let mut objects = cluster::snapshot_plan(&ctx.client, ns, &d.install_plan).await?;
+    cluster::add_content(&ctx.client, &mut objects).await?;
+    let again = evaluate(&GateContext {
+        policies,
+        objects: &objects,
+        now,
+        kube,
+    });
+    let Some(re) = again.into_iter().find(|x| x.install_plan == d.install_plan) else {
+        return Ok(None);
+    };
+    if re.decision != Verdict::Approve || !re.current {
+        return Ok(None);
+    }
+    if !ctx.leadership.is_leader() {
+        tracing::info!(install_plan = %d.install_plan, "not approved: this replica no longer leads");
+        return Ok(None);
+    }
+    let api = cluster::api(&ctx.client, ns, "InstallPlan");
     let patch = json!({
-        "metadata": {"resourceVersion": d.resource_version},
+        "metadata": {"resourceVersion": re.resource_version},
         "spec": {"approved": true},
     });
-    api.patch(
-        &d.install_plan,
-        &PatchParams::default(),
-        &Patch::Merge(&patch),
-    )
-    .await?;
+    match api
+        .patch(
+            &re.install_plan,
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.code == 409 => {
+            ctx.metrics.error("conflict");
+            tracing::info!(install_plan = %re.install_plan, "the plan changed while it was approved; deciding again");
+            return Ok(None);
+        }
+        Err(e) => return Err(e.into()),
+    }
     ctx.metrics.approved();
-    tracing::info!(namespace = %d.namespace, install_plan = %d.install_plan, to = ?d.to, "approved");
-    Ok(())
+    tracing::info!(namespace = %ns, install_plan = %re.install_plan, to = ?re.to, "approved");
+    Ok(Some(re))
+}
+
+async fn drop_legacy_finalizer(ctx: &Ctx, p: &UpgradePolicy) -> Result<(), Error> {
+    let api: Api<UpgradePolicy> =
+        Api::namespaced(ctx.client.clone(), &p.namespace().unwrap_or_default());
+    let keep: Vec<String> = p
+        .finalizers()
+        .iter()
+        .filter(|f| *f != LEGACY_FINALIZER)
+        .cloned()
+        .collect();
+    let patch = json!({"metadata": {"resourceVersion": p.resource_version(), "finalizers": keep}});
+    match api
+        .patch(
+            &p.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn condition(
@@ -378,13 +899,11 @@ fn status_of(
         ],
         None => {
             let count = |w: &str| {
-                let mut plans: Vec<&str> = entries
+                let plans: BTreeSet<&str> = entries
                     .iter()
                     .filter(|x| x.decision == w)
                     .map(|x| x.install_plan.as_str())
                     .collect();
-                plans.sort();
-                plans.dedup();
                 plans.len()
             };
             let msg = format!(
@@ -413,34 +932,137 @@ fn status_of(
     }
 }
 
-async fn patch_status(ctx: &Ctx, p: &UpgradePolicy, st: &UpgradePolicyStatus) -> Result<(), Error> {
-    let api: Api<UpgradePolicy> =
-        Api::namespaced(ctx.client.clone(), &p.namespace().unwrap_or_default());
-    api.patch_status(
-        &p.name_any(),
-        &PatchParams::default(),
-        &Patch::Merge(json!({"status": st})),
-    )
-    .await?;
-    Ok(())
+/// A policy's status: one entry per covered Subscription a current plan installs.
+fn policy_status(
+    p: &UpgradePolicy,
+    gp: &Policy,
+    decisions: &[&Decision],
+    view: &View,
+    plans: &HashSet<String>,
+    now: jiff::Timestamp,
+) -> UpgradePolicyStatus {
+    let previous = p.status.clone().unwrap_or_default();
+    let subs: BTreeMap<String, Value> = view
+        .subscriptions
+        .iter()
+        .filter_map(|o| Some((o.name_any(), serde_json::to_value(&**o).ok()?)))
+        .collect();
+    let labels = |v: &Value| -> BTreeMap<String, String> {
+        v.pointer("/metadata/labels")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, x)| (k.clone(), x.as_str().unwrap_or_default().to_string()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut entries = Vec::new();
+    let mut pending = 0;
+    for d in decisions.iter().filter(|d| d.policies.contains(&gp.name)) {
+        pending += 1;
+        let reasons: Vec<ReasonStatus> = d
+            .reasons
+            .iter()
+            .map(|r| ReasonStatus {
+                code: r.code.into(),
+                effect: r.effect.as_str().into(),
+                message: r.message.clone(),
+            })
+            .collect();
+        for sub in &d.subscriptions {
+            let Some(sv) = subs.get(sub) else { continue };
+            if !gp.selector.matches(&labels(sv)) {
+                continue;
+            }
+            let old = previous
+                .subscriptions
+                .iter()
+                .find(|x| &x.name == sub && x.install_plan == d.install_plan);
+            let same = old.is_some_and(|o| o.decision == word(d.decision) && o.reasons == reasons);
+            let at = |f: &str| Some(s(sv, f).to_string()).filter(|x| !x.is_empty());
+            entries.push(SubscriptionStatus {
+                name: sub.clone(),
+                installed_csv: at("/status/installedCSV"),
+                pending_csv: at("/status/currentCSV"),
+                install_plan: d.install_plan.clone(),
+                decision: word(d.decision).into(),
+                reasons: reasons.clone(),
+                since: match old {
+                    Some(o) if same => o.since.clone(),
+                    _ => now.to_string(),
+                },
+                next_check: if d.decision == Verdict::Approve {
+                    None
+                } else {
+                    d.requeue_at.map(|t| t.to_string())
+                },
+            });
+        }
+    }
+    // Approved plans leave the decisions once OLM runs them: keep their entries while the
+    // plan exists and the Subscription still points at it.
+    for o in previous
+        .subscriptions
+        .iter()
+        .filter(|o| o.decision == "Approved")
+    {
+        let still = subs
+            .get(&o.name)
+            .is_some_and(|sv| s(sv, "/status/installPlanRef/name") == o.install_plan);
+        if entries.iter().all(|x| x.name != o.name) && plans.contains(&o.install_plan) && still {
+            entries.push(o.clone());
+        }
+    }
+    entries.sort_by(|a, b| (&a.name, &a.install_plan).cmp(&(&b.name, &b.install_plan)));
+    status_of(p, entries, now, None, pending)
 }
 
-/// An Event on the InstallPlan and on the policy, and the metrics, for a new or changed
-/// decision. Event failures are logged, never fatal.
-async fn record(ctx: &Ctx, p: &UpgradePolicy, d: &Decision, approved: bool) {
-    let codes: Vec<&str> = d
-        .reasons
-        .iter()
-        .filter(|r| r.effect != Effect::Info || r.code == olmctl::gate::decide::OVERRIDE.code)
-        .map(|r| r.code)
-        .collect();
+async fn patch_status_if_changed(
+    ctx: &Ctx,
+    p: &UpgradePolicy,
+    st: &UpgradePolicyStatus,
+) -> Result<(), Error> {
+    let same = p.status.as_ref().is_some_and(|cur| {
+        cur.subscriptions == st.subscriptions
+            && cur.observed_generation == st.observed_generation
+            && cur.conditions.len() == st.conditions.len()
+            && cur.conditions.iter().zip(&st.conditions).all(|(a, b)| {
+                a.type_ == b.type_
+                    && a.status == b.status
+                    && a.reason == b.reason
+                    && a.message == b.message
+            })
+    });
+    if same {
+        return Ok(());
+    }
+    let api: Api<UpgradePolicy> =
+        Api::namespaced(ctx.client.clone(), &p.namespace().unwrap_or_default());
+    match api
+        .patch_status(
+            &p.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": st})),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// An Event on the InstallPlan and on each governing policy, and the metrics, for a new or
+/// changed decision. Event failures are logged, never fatal.
+async fn record(ctx: &Ctx, policies: &[&Arc<UpgradePolicy>], d: &Decision, approved: bool) {
+    let shown = |r: &&olmctl::gate::decide::Reason| {
+        r.effect != Effect::Info || r.code == olmctl::gate::decide::OVERRIDE.code
+    };
+    let codes: Vec<&str> = d.reasons.iter().filter(shown).map(|r| r.code).collect();
     ctx.metrics.decision(d.decision.as_str(), &codes);
     let mut note = format!("{} -> {}", d.from.join(", "), d.to.join(", "));
-    for r in d
-        .reasons
-        .iter()
-        .filter(|r| r.effect != Effect::Info || r.code == olmctl::gate::decide::OVERRIDE.code)
-    {
+    for r in d.reasons.iter().filter(shown) {
         note.push_str(&format!("; {}: {}", r.code, r.message));
     }
     if note.len() > 1000 {
@@ -470,116 +1092,163 @@ async fn record(ctx: &Ctx, p: &UpgradePolicy, d: &Decision, approved: bool) {
         namespace: Some(d.namespace.clone()),
         ..Default::default()
     };
-    for r in [plan_ref, p.object_ref(&())] {
+    let mut refs = vec![plan_ref];
+    refs.extend(policies.iter().map(|p| p.object_ref(&())));
+    for r in refs {
         if let Err(e) = recorder.publish(&ev, &r).await {
             tracing::warn!(error = %e, "event not recorded");
         }
     }
 }
 
-/// The decision annotation on each covered Subscription of a plan, written only when it
-/// changes.
-async fn annotate(ctx: &Ctx, ns: &str, decisions: &[Decision]) -> Result<(), Error> {
+/// The decision annotation on each Subscription a current plan installs, written only when it
+/// changes; removed from Subscriptions no decision stands behind any more.
+async fn annotate(ctx: &Ctx, ns: &str, view: &View, decisions: &[&Decision]) -> Result<(), Error> {
     let api = cluster::api(&ctx.client, ns, "Subscription");
+    let mut want: BTreeMap<String, String> = BTreeMap::new();
     for d in decisions {
-        let value = format!("{}: {}", d.install_plan, word(d.decision));
         for s in &d.subscriptions {
-            let Some(sub) = api.get_opt(s).await? else {
-                continue;
-            };
-            if sub.annotations().get(DECISION_ANNOTATION) == Some(&value) {
-                continue;
-            }
-            let patch = json!({"metadata": {"annotations": {DECISION_ANNOTATION: value}}});
-            api.patch(s, &PatchParams::default(), &Patch::Merge(&patch))
-                .await?;
+            want.insert(
+                s.clone(),
+                format!("{}: {}", d.install_plan, word(d.decision)),
+            );
+        }
+    }
+    for sub in &view.subscriptions {
+        let name = sub.name_any();
+        let have = sub.annotations().get(DECISION_ANNOTATION);
+        let value = match (want.get(&name), have) {
+            (Some(w), Some(h)) if w == h => continue,
+            (Some(w), _) => json!(w),
+            (None, Some(_)) => Value::Null,
+            (None, None) => continue,
+        };
+        let patch = json!({"metadata": {"annotations": {DECISION_ANNOTATION: value}}});
+        match api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(())
 }
 
-/// On delete: removes the decision annotations of the namespace's Subscriptions and the
-/// policy's plan entries; then the finalizer goes.
-async fn cleanup(p: &UpgradePolicy, ctx: &Ctx) -> Result<Action, Error> {
-    let ns = p.namespace().unwrap_or_default();
-    let api = cluster::api(&ctx.client, &ns, "Subscription");
-    for s in api.list(&ListParams::default()).await? {
-        if s.annotations().contains_key(DECISION_ANNOTATION) {
-            let patch = json!({"metadata": {"annotations": {DECISION_ANNOTATION: null}}});
-            api.patch(
-                &s.name_any(),
-                &PatchParams::default(),
-                &Patch::Merge(&patch),
-            )
-            .await?;
-        }
-    }
-    if p.status
-        .as_ref()
-        .is_some_and(|s| !s.subscriptions.is_empty())
-    {
-        let policies: Api<UpgradePolicy> = Api::namespaced(ctx.client.clone(), &ns);
-        policies
-            .patch_status(
-                &p.name_any(),
-                &PatchParams::default(),
-                &Patch::Merge(json!({"status": {"subscriptions": []}})),
-            )
-            .await?;
-    }
-    tracing::info!(policy = %p.name_any(), namespace = %ns, "cleaned up");
-    Ok(Action::await_change())
+/// Errors back off exponentially per namespace: 1 s, 2 s, 4 s ... up to 5 minutes.
+pub fn backoff(failures: u32) -> Duration {
+    Duration::from_secs(1u64 << failures.min(9).saturating_sub(1)).min(Duration::from_secs(300))
 }
 
-/// The controller over every namespace (or one): policies, woken by their namespace's
-/// Subscriptions and InstallPlans. Runs until `shutdown` resolves.
+/// The controller loop: caches on every replica (readiness waits for them), reconciles only
+/// while leading. Runs until `shutdown` resolves.
 pub async fn run(
     ctx: Arc<Ctx>,
     namespace: Option<String>,
-    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+    resync: Duration,
+    synced: Arc<std::sync::atomic::AtomicBool>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
-    let client = ctx.client.clone();
-    let policies: Api<UpgradePolicy> = match &namespace {
-        Some(ns) => Api::namespaced(client.clone(), ns),
-        None => Api::all(client.clone()),
-    };
-    let dyn_api = |kind: &str| -> Api<DynamicObject> {
-        let ar = cluster::resource(kind);
-        match &namespace {
-            Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
-            None => Api::all_with(client.clone(), &ar),
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (caches, task) = start_caches(&ctx.client, namespace.as_deref(), tx.clone());
+    tokio::pin!(shutdown);
+    tokio::select! {
+        _ = caches.synced() => {}
+        _ = &mut shutdown => { task.abort(); return; }
+    }
+    synced.store(true, std::sync::atomic::Ordering::SeqCst);
+    tracing::info!("caches synced");
+    let mut queued: BTreeSet<String> = caches.namespaces();
+    let mut timers: BTreeMap<String, tokio::time::Instant> = BTreeMap::new();
+    let mut failures: HashMap<String, u32> = HashMap::new();
+    let mut was_leader = false;
+    let mut resync_at = tokio::time::Instant::now() + resync;
+    loop {
+        let leading = ctx.leadership.is_leader();
+        if leading && !was_leader {
+            // Newly leading: everything, from the caches.
+            queued.extend(caches.namespaces());
         }
-    };
-    let controller = Controller::new(policies, watcher::Config::default());
-    let store = controller.store();
-    let mapper = move |o: DynamicObject| {
-        let ns = o.namespace();
-        store
-            .state()
-            .into_iter()
-            .filter(|p| p.namespace() == ns)
-            .map(|p| ObjectRef::from_obj(&*p))
-            .collect::<Vec<_>>()
-    };
-    controller
-        .watches_with(
-            dyn_api("Subscription"),
-            cluster::resource("Subscription"),
-            watcher::Config::default(),
-            mapper.clone(),
-        )
-        .watches_with(
-            dyn_api("InstallPlan"),
-            cluster::resource("InstallPlan"),
-            watcher::Config::default(),
-            mapper,
-        )
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|r| async move {
-            if let Err(e) = r {
-                tracing::debug!(error = %e, "controller event");
+        was_leader = leading;
+        let now = tokio::time::Instant::now();
+        let due: Vec<String> = timers
+            .iter()
+            .filter(|(_, t)| **t <= now)
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in due {
+            timers.remove(&n);
+            queued.insert(n);
+        }
+        if now >= resync_at {
+            resync_at = now + resync;
+            queued.extend(caches.namespaces());
+            if let Ok(mut m) = ctx.memo.lock() {
+                m.plans.values_mut().for_each(|j| j.fingerprint.clear());
             }
-        })
-        .await;
+            if let Some(v) = crate::kube_version(&ctx.client).await
+                && let Ok(mut k) = ctx.kube_version.lock()
+            {
+                *k = Some(v);
+            }
+        }
+        if leading {
+            while let Some(ns) = queued.pop_first() {
+                if !ctx.leadership.is_leader() {
+                    queued.insert(ns);
+                    break;
+                }
+                let view = caches.view(&ns);
+                match reconcile(&ns, &view, &ctx).await {
+                    Ok(next) => {
+                        failures.remove(&ns);
+                        if let Some(at) = next.at {
+                            let wait = at.duration_since((ctx.clock)()).as_secs_f64().max(0.0);
+                            // A little after the edge, so the edge is behind us.
+                            let t = tokio::time::Instant::now()
+                                + Duration::from_secs_f64(wait)
+                                + Duration::from_millis(200);
+                            timers.insert(ns, t);
+                        }
+                    }
+                    Err(e) => {
+                        let n = failures.entry(ns.clone()).or_insert(0);
+                        *n += 1;
+                        let kind = match e {
+                            Error::Kube(_) => "api",
+                            Error::Conflict(_) => "conflict",
+                        };
+                        ctx.metrics.error(kind);
+                        let delay = backoff(*n);
+                        tracing::warn!(namespace = %ns, error = %e, retry_in = ?delay, "reconcile failed");
+                        timers.insert(ns, tokio::time::Instant::now() + delay);
+                    }
+                }
+            }
+        }
+        let next_timer = timers
+            .values()
+            .min()
+            .copied()
+            .unwrap_or(resync_at)
+            .min(resync_at);
+        // Leadership can start at any time: look at it at least every second.
+        let wake = next_timer.min(tokio::time::Instant::now() + Duration::from_secs(1));
+        tokio::select! {
+            ns = rx.recv() => match ns {
+                Some(ns) => {
+                    queued.insert(ns);
+                    // Take everything queued meanwhile (one reconcile per namespace).
+                    while let Ok(n) = rx.try_recv() {
+                        queued.insert(n);
+                    }
+                }
+                None => break,
+            },
+            _ = tokio::time::sleep_until(wake) => {}
+            _ = &mut shutdown => break,
+        }
+    }
+    task.abort();
 }

@@ -33,9 +33,36 @@ fn reply(code: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Response<Full
         .expect("response")
 }
 
-/// Serves `/metrics`, `/healthz` (always ok while the process runs) and `/readyz` (ok once
-/// `ready`) on `listener` until the task is dropped.
-pub async fn serve_probes(listener: TcpListener, metrics: Arc<Metrics>, ready: Arc<AtomicBool>) {
+/// What `/readyz` reports: this replica can serve. Its conversion webhook listens (when it has
+/// a certificate to serve it with) and its caches have listed everything. Leadership plays no
+/// part: a standby serves conversions and is as ready as the leader, so a Deployment of two
+/// replicas becomes Available and OLM's CSV reaches Succeeded.
+#[derive(Debug, Default)]
+pub struct Readiness {
+    /// The webhook must listen before the replica is ready.
+    pub webhook_required: AtomicBool,
+    /// The webhook listens.
+    pub webhook: AtomicBool,
+    /// The caches are synced.
+    pub synced: AtomicBool,
+}
+
+impl Readiness {
+    /// Why the replica is not ready, if it is not.
+    pub fn missing(&self) -> Option<&'static str> {
+        if self.webhook_required.load(Ordering::SeqCst) && !self.webhook.load(Ordering::SeqCst) {
+            return Some("the conversion webhook is not listening yet");
+        }
+        if !self.synced.load(Ordering::SeqCst) {
+            return Some("the caches have not synced yet");
+        }
+        None
+    }
+}
+
+/// Serves `/metrics`, `/healthz` (always ok while the process runs) and `/readyz` (ok when
+/// [`Readiness`] has nothing missing) on `listener` until the task is dropped.
+pub async fn serve_probes(listener: TcpListener, metrics: Arc<Metrics>, ready: Arc<Readiness>) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
@@ -52,12 +79,14 @@ pub async fn serve_probes(listener: TcpListener, metrics: Arc<Metrics>, ready: A
                             metrics.render(),
                         ),
                         "/healthz" => reply(StatusCode::OK, "text/plain", "ok\n"),
-                        "/readyz" if ready.load(Ordering::SeqCst) => {
-                            reply(StatusCode::OK, "text/plain", "ok\n")
-                        }
-                        "/readyz" => {
-                            reply(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "not ready\n")
-                        }
+                        "/readyz" => match ready.missing() {
+                            None => reply(StatusCode::OK, "text/plain", "ok\n"),
+                            Some(why) => reply(
+                                StatusCode::SERVICE_UNAVAILABLE,
+                                "text/plain",
+                                format!("not ready: {why}\n"),
+                            ),
+                        },
                         _ => reply(StatusCode::NOT_FOUND, "text/plain", "not found\n"),
                     })
                 }

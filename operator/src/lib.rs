@@ -2,9 +2,10 @@
 //! thin over the olmctl library (`olmctl::gate`), which makes every decision.
 //!
 //! - [`crd`]: the UpgradePolicy resource (v1, and the deprecated v1alpha1);
-//! - [`controller`]: reconcile, finalizer, Events, status, approvals;
+//! - [`controller`]: caches, the namespace reconcile, Events, status, approvals;
 //! - [`cluster`]: what a reconcile reads from the API server;
-//! - [`leader`]: Lease-based leader election;
+//! - [`leader`]: Lease-based leader election as client-go's;
+//! - [`run`]: the process (probes, webhook, caches, election, signals);
 //! - [`http`]: `/metrics`, `/healthz`, `/readyz`, and the conversion webhook over TLS;
 //! - [`metrics`]: the counters.
 
@@ -14,6 +15,7 @@ pub mod crd;
 pub mod http;
 pub mod leader;
 pub mod metrics;
+pub mod run;
 
 use std::sync::Arc;
 
@@ -30,9 +32,29 @@ pub fn to_k8s_time(t: jiff::Timestamp) -> k8s_openapi::jiff::Timestamp {
     k8s_openapi::jiff::Timestamp::from_nanosecond(t.as_nanosecond()).unwrap_or_default()
 }
 
-/// The cluster's version as `major.minor.0` (`/version`; `+` suffixes dropped).
-pub async fn kube_version(client: &kube::Client) -> Option<semver::Version> {
-    let v = client.apiserver_version().await.ok()?;
+/// The cluster's version from `/version`, patch included: `gitVersion` read as semver
+/// (`v1.30.2+k3s1` is 1.30.2, `v1.31.4-gke.1000` is 1.31.4, build and vendor suffixes
+/// dropped); without a usable `gitVersion`, `major.minor.0` (a `+` on the minor dropped).
+pub fn parse_kube_version(
+    info: &k8s_openapi::apimachinery::pkg::version::Info,
+) -> Option<semver::Version> {
+    let git = info.git_version.trim_start_matches('v');
+    let core = git.split(['-', '+']).next().unwrap_or_default();
+    let mut parts = core.split('.').map(|p| p.parse::<u64>().ok());
+    if let (Some(Some(a)), Some(Some(b)), Some(Some(c)), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    {
+        return Some(semver::Version::new(a, b, c));
+    }
     let num = |s: &str| s.trim_end_matches('+').parse::<u64>().ok();
-    Some(semver::Version::new(num(&v.major)?, num(&v.minor)?, 0))
+    Some(semver::Version::new(
+        num(&info.major)?,
+        num(&info.minor)?,
+        0,
+    ))
+}
+
+/// The cluster's version ([`parse_kube_version`] of `/version`).
+pub async fn kube_version(client: &kube::Client) -> Option<semver::Version> {
+    parse_kube_version(&client.apiserver_version().await.ok()?)
 }

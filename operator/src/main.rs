@@ -4,12 +4,10 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use olmctl_operator::{controller, crd, http, leader, metrics, system_clock};
+use olmctl_operator::{crd, http, leader, run};
 
 /// An upgrade gate for OLM: approves InstallPlans by UpgradePolicy.
 #[derive(Parser)]
@@ -48,6 +46,18 @@ struct RunArgs {
     /// Directory of the webhook's tls.crt and tls.key (OLM mounts them here).
     #[arg(long, default_value = http::CERT_DIR)]
     cert_dir: PathBuf,
+    /// How long a standby waits, after it last saw the Lease change, before taking it over.
+    #[arg(long, default_value = "15s", value_parser = run::parse_duration)]
+    lease_duration: Duration,
+    /// How long the leader retries renewing before it stops leading.
+    #[arg(long, default_value = "10s", value_parser = run::parse_duration)]
+    renew_deadline: Duration,
+    /// How often candidates try to acquire and the leader renews.
+    #[arg(long, default_value = "2s", value_parser = run::parse_duration)]
+    retry_period: Duration,
+    /// How often every namespace with a policy is judged again without an event.
+    #[arg(long, default_value = "10m", value_parser = run::parse_duration)]
+    resync: Duration,
 }
 
 fn main() -> ExitCode {
@@ -70,11 +80,11 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Command::Run(args) => run(args),
+        Command::Run(args) => serve(args),
     }
 }
 
-fn run(args: RunArgs) -> ExitCode {
+fn serve(args: RunArgs) -> ExitCode {
     tracing_subscriber::fmt()
         .json()
         .with_env_filter(
@@ -89,79 +99,47 @@ fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match rt.block_on(serve(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            tracing::error!(error = %e, "stopped");
+    let timing = leader::Timing {
+        lease_duration: args.lease_duration,
+        renew_deadline: args.renew_deadline,
+        retry_period: args.retry_period,
+    };
+    if let Err(e) = timing.validate() {
+        eprintln!("error: leader election: {e}");
+        return ExitCode::from(2);
+    }
+    let opts = run::Options {
+        namespace: args.namespace,
+        lease_namespace: args
+            .lease_namespace
+            .or_else(|| std::env::var("POD_NAMESPACE").ok())
+            .unwrap_or_else(|| "olmctl-system".into()),
+        lease_name: "olmctl-operator".into(),
+        identity: leader::identity(
+            &std::env::var("POD_NAME").unwrap_or_else(|_| "olmctl-operator".into()),
+        ),
+        probe_addr: args.probe_addr,
+        webhook_addr: args.webhook_addr,
+        cert_dir: args.cert_dir,
+        timing,
+        resync: args.resync,
+    };
+    let result = rt.block_on(async move {
+        let client = kube::Client::try_default()
+            .await
+            .map_err(|e| format!("no cluster configuration (in-cluster or kubeconfig): {e}"))?;
+        run::run(client, opts, run::signals()).await
+    });
+    match result {
+        Ok(run::Exit::Stopped) => ExitCode::SUCCESS,
+        Ok(run::Exit::LeadershipLost) => {
+            tracing::error!("leader election lost");
             ExitCode::from(1)
         }
-    }
-}
-
-async fn serve(args: RunArgs) -> Result<(), String> {
-    let client = kube::Client::try_default()
-        .await
-        .map_err(|e| format!("no cluster configuration (in-cluster or kubeconfig): {e}"))?;
-    let metrics = Arc::new(metrics::Metrics::default());
-    let ready = Arc::new(AtomicBool::new(false));
-    let probes = http::bind(args.probe_addr)
-        .await
-        .map_err(|e| format!("{}: {e}", args.probe_addr))?;
-    tokio::spawn(http::serve_probes(probes, metrics.clone(), ready.clone()));
-    // The webhook serves whatever replica holds the Lease: conversions are pure.
-    match http::tls_config(&args.cert_dir) {
-        Ok(tls) => {
-            let l = http::bind(args.webhook_addr)
-                .await
-                .map_err(|e| format!("{}: {e}", args.webhook_addr))?;
-            tokio::spawn(http::serve_webhook(l, tls));
+        Err(e) => {
+            tracing::error!(error = %e, "stopped");
+            eprintln!("error: {e}");
+            ExitCode::from(1)
         }
-        Err(e) => tracing::warn!(error = %e, "conversion webhook not served (no certificate)"),
-    }
-    let lease_ns = args
-        .lease_namespace
-        .or_else(|| std::env::var("POD_NAMESPACE").ok())
-        .unwrap_or_else(|| "olmctl-system".into());
-    let identity = std::env::var("POD_NAME")
-        .unwrap_or_else(|_| format!("olmctl-operator-{}", std::process::id()));
-    let leader = Arc::new(AtomicBool::new(false));
-    leader::Elector::new(
-        client.clone(),
-        &lease_ns,
-        "olmctl-operator",
-        &identity,
-        Duration::from_secs(15),
-        system_clock(),
-    )
-    .lead(leader.clone())
-    .await;
-    let kube_version = olmctl_operator::kube_version(&client).await;
-    let ctx = Arc::new(controller::Ctx::new(
-        client,
-        metrics,
-        leader.clone(),
-        system_clock(),
-        kube_version,
-    ));
-    ready.store(true, std::sync::atomic::Ordering::SeqCst);
-    let lost = {
-        let leader = leader.clone();
-        async move {
-            let stop = async {
-                let _ = tokio::signal::ctrl_c().await;
-            };
-            let lost = async {
-                while leader.load(std::sync::atomic::Ordering::SeqCst) {
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-            };
-            tokio::select! { _ = stop => {}, _ = lost => {} }
-        }
-    };
-    controller::run(ctx, args.namespace, lost).await;
-    if leader.load(std::sync::atomic::Ordering::SeqCst) {
-        Ok(())
-    } else {
-        Err("lost the leader Lease".into())
     }
 }

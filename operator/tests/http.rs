@@ -3,12 +3,12 @@
 //! and the probes serve /metrics, /healthz and /readyz.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use olmctl_operator::http::{bind, serve_probes, serve_webhook, tls_config};
+use olmctl_operator::http::{Readiness, bind, serve_probes, serve_webhook, tls_config};
 use olmctl_operator::metrics::Metrics;
 use rustls_pki_types::{CertificateDer, ServerName};
 use serde_json::{Value, json};
@@ -137,7 +137,8 @@ async fn the_conversion_webhook_answers_a_real_https_conversion_review() {
 #[tokio::test]
 async fn probes_and_metrics() {
     let metrics = Arc::new(Metrics::default());
-    let ready = Arc::new(AtomicBool::new(false));
+    let ready = Arc::new(Readiness::default());
+    ready.webhook_required.store(true, Ordering::SeqCst);
     let listener = bind("127.0.0.1:0".parse().expect("addr"))
         .await
         .expect("bind");
@@ -153,8 +154,24 @@ async fn probes_and_metrics() {
         .await
     };
     assert_eq!(get("/healthz").await.0, 200);
-    assert_eq!(get("/readyz").await.0, 503);
-    ready.store(true, Ordering::SeqCst);
+    // Ready means "can serve": the webhook listens and the caches are synced (leadership
+    // plays no part).
+    assert_eq!(
+        get("/readyz").await,
+        (
+            503,
+            "not ready: the conversion webhook is not listening yet\n".to_string()
+        )
+    );
+    ready.webhook.store(true, Ordering::SeqCst);
+    assert_eq!(
+        get("/readyz").await,
+        (
+            503,
+            "not ready: the caches have not synced yet\n".to_string()
+        )
+    );
+    ready.synced.store(true, Ordering::SeqCst);
     assert_eq!(get("/readyz").await.0, 200);
     metrics.decision("hold", &["GATE005"]);
     let (code, body) = get("/metrics").await;

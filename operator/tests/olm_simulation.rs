@@ -11,7 +11,7 @@ mod common;
 use common::*;
 use olmctl::gate::testing::{self as t, Doc};
 use olmctl_operator::controller;
-use olmctl_testkit::api::FakeApi;
+use olmctl_testkit::api::ApiServer as FakeApi;
 use serde_json::{Value, json};
 
 /// The double: what it keeps back until it "resolves" the upgrade.
@@ -51,6 +51,12 @@ impl Olm {
 
     /// Step 2: UpdateStatus with the plan's status, then the Subscription points at it.
     fn write_status(&self) {
+        self.write_plan_status();
+        self.point_subscription();
+    }
+
+    /// Step 2a: UpdateStatus of the plan (RequiresApproval, the steps, the lookups).
+    fn write_plan_status(&self) {
         self.fake.merge(
             OLM,
             "installplans",
@@ -59,6 +65,10 @@ impl Olm {
             &json!({"status": self.plan["status"]}),
             true,
         );
+    }
+
+    /// Step 2b: the Subscriptions' UpdateStatus (installPlanRef, UpgradePending).
+    fn point_subscription(&self) {
         self.fake.merge(
             OLM,
             "subscriptions",
@@ -107,19 +117,41 @@ impl Olm {
     }
 }
 
-/// Starts the operator's controller loop on the double's API; returns its stop switch.
+/// Starts the operator's controller loop on the double's API; returns its stop switch and
+/// context.
 fn start(
     olm: &Olm,
 ) -> (
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<()>,
+    std::sync::Arc<controller::Ctx>,
 ) {
     let c = ctx(&olm.fake, true);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(controller::run(c, None, async move {
-        let _ = stopped.await;
-    }));
-    (stop, task)
+    let synced = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let task = tokio::spawn(controller::run(
+        c.clone(),
+        None,
+        std::time::Duration::from_secs(600),
+        synced,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    (stop, task, c)
+}
+
+/// Waits until the controller has judged `n` plans in all (its memo misses).
+async fn judged(c: &controller::Ctx, n: u64) {
+    let end = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    while c.evaluations() < n {
+        assert!(
+            tokio::time::Instant::now() < end,
+            "timed out: {} judged",
+            c.evaluations()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
 }
 
 fn decision(olm: &Olm) -> Option<String> {
@@ -135,30 +167,34 @@ async fn an_allowed_upgrade_is_approved_only_once_olm_has_written_the_plan() {
         &olm.fake,
         json!({"maxVersionJump": "minor", "crdSafety": "Enforce"}),
     );
-    let (stop, task) = start(&olm);
+    let (stop, task, c) = start(&olm);
     wait_for(&olm.fake, "the policy to be reconciled", || {
         olm.status()["conditions"][0]["status"] == "True"
     })
     .await;
 
-    // OLM's first write: the plan without status. The gate waits and writes nothing to it.
+    // OLM's first write: the plan without status. Nobody points at it: no decision, nothing
+    // written anywhere.
     olm.create_plan();
-    wait_for(&olm.fake, "the empty plan to be seen", || {
-        decision(&olm).as_deref() == Some("Waiting")
-    })
-    .await;
-    assert_eq!(
-        olm.status()["subscriptions"][0]["reasons"][0]["code"],
-        "GATE001"
+    judged(&c, 1).await;
+    // OLM's second write: the plan's status (RequiresApproval). The Subscription does not
+    // point at it yet: still no decision, and above all no hold (before, the gate reported
+    // it Held as stale, GATE002, with a Warning Event).
+    olm.write_plan_status();
+    judged(&c, 2).await;
+    assert_eq!(olm.status()["subscriptions"], json!([]));
+    assert!(
+        olm.fake.list("events.k8s.io", "events").is_empty(),
+        "no Event for OLM's order of writes"
     );
     assert_eq!(
         olm.plan_writes(),
         0,
-        "nothing is written to a plan before OLM's status write"
+        "nothing is written to a plan before the Subscription points at it"
     );
 
-    // OLM's second write: RequiresApproval. The gate approves, once.
-    olm.write_status();
+    // OLM's third write: the Subscription points at the plan. The gate approves, once.
+    olm.point_subscription();
     wait_for(&olm.fake, "the approval", || {
         olm.fake.get(OLM, "installplans", NS, PLAN).expect("plan")["spec"]["approved"] == true
     })
@@ -203,7 +239,7 @@ async fn a_crd_breaking_upgrade_is_held_with_its_reasons() {
         &olm.fake,
         json!({"maxVersionJump": "minor", "crdSafety": "Enforce"}),
     );
-    let (stop, task) = start(&olm);
+    let (stop, task, _) = start(&olm);
     olm.create_plan();
     olm.write_status();
     wait_for(&olm.fake, "the hold", || {

@@ -93,9 +93,11 @@ pub struct InstallArgs {
     /// Also create the Namespace.
     #[arg(long)]
     create_namespace: bool,
-    /// InstallPlan approval.
-    #[arg(long, default_value = "Automatic", value_parser = ["Automatic", "Manual"])]
-    approval: String,
+    /// InstallPlan approval (default: Automatic; Manual with --version or --starting-csv, which
+    /// pin the install to that version: only its plan is approved, and newer versions wait).
+    /// `--version X --approval Automatic` starts at X and then follows the channel.
+    #[arg(long, value_parser = ["Automatic", "Manual"])]
+    approval: Option<String>,
     /// An UpgradePolicy for olmctl-operator to approve this namespace's upgrades by (approval
     /// becomes Manual).
     #[arg(long, value_name = "POLICY.yaml")]
@@ -160,6 +162,10 @@ pub fn run(a: InstallArgs, cluster: &dyn ClusterCommands) -> u8 {
         },
         None => None,
     };
+    let pinning = a.version.is_some() || a.starting_csv.is_some();
+    let approval = a
+        .approval
+        .unwrap_or_else(|| if pinning { "Manual" } else { "Automatic" }.into());
     let i = Install {
         package: a.package,
         catalog: match (a.catalog, a.catalog_source) {
@@ -175,7 +181,7 @@ pub fn run(a: InstallArgs, cluster: &dyn ClusterCommands) -> u8 {
         target_namespaces: a.target_namespace,
         operator_group: !a.no_operator_group,
         create_namespace: a.create_namespace,
-        approval: a.approval,
+        approval,
         gate,
         poll_interval: a.poll_interval,
     };

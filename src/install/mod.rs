@@ -75,6 +75,15 @@ impl Install {
         }
     }
 
+    /// The CSV an install is pinned to: a starting CSV with Manual approval and no gate. Only
+    /// its InstallPlan is approved, and the install stays there (OLM's follow-up plans for
+    /// newer versions wait for approval).
+    pub fn pinned(&self) -> Option<String> {
+        (self.gate.is_none() && self.approval == "Manual")
+            .then(|| self.starting_csv())
+            .flatten()
+    }
+
     /// The approval mode: `Manual` whenever a gate decides.
     pub fn approval(&self) -> &str {
         if self.gate.is_some() {

@@ -85,13 +85,29 @@ fn failed(reason: &str, message: String) -> Outcome {
 }
 
 /// Reads the snapshot. `catalog` names the CatalogSource (`namespace/name`) for the lines.
-pub fn assess(snap: &Snapshot, catalog: &str) -> Assessment {
+/// `pinned` is the one CSV to install (`--version`): only a plan that installs it is ever
+/// approved, and the install is done once it has succeeded, whatever newer version OLM has
+/// found meanwhile (after `startingCSV`, OLM makes a follow-up plan for the channel's next
+/// version as soon as the pinned CSV exists, cluster.md R5.5).
+pub fn assess(snap: &Snapshot, catalog: &str, pinned: Option<&str>) -> Assessment {
     let mut lines = Vec::new();
-    let outcome = walk(snap, catalog, &mut lines);
+    let outcome = walk(snap, catalog, pinned, &mut lines);
     Assessment { lines, outcome }
 }
 
-fn walk(snap: &Snapshot, catalog: &str, lines: &mut Vec<String>) -> Outcome {
+/// The Subscription conditions OLM retries on its own (cluster.md R5.6): the install goes on
+/// waiting and tells the condition. `ResolutionFailed`/`ConstraintsNotSatisfiable` is not
+/// retried until something changes, and `BundleUnpackFailed`/`ErrorPreventedUnpacking` is
+/// fatal: those stop it.
+fn retried(ty: &str, reason: &str) -> bool {
+    match ty {
+        "ResolutionFailed" => reason != "ConstraintsNotSatisfiable",
+        "BundleUnpackFailed" => reason != "ErrorPreventedUnpacking",
+        _ => false,
+    }
+}
+
+fn walk(snap: &Snapshot, catalog: &str, pinned: Option<&str>, lines: &mut Vec<String>) -> Outcome {
     // 1. The catalog.
     let Some(cs) = &snap.catalog_source else {
         return Outcome::Wait(format!("CatalogSource {catalog} to exist"));
@@ -118,13 +134,35 @@ fn walk(snap: &Snapshot, catalog: &str, lines: &mut Vec<String>) -> Outcome {
         return Outcome::Wait("the Subscription to exist".into());
     };
     let sub_name = s(sub, "/metadata/name");
-    for ty in ["ResolutionFailed", "BundleUnpackFailed"] {
-        if let Some(c) = true_condition(sub, ty) {
-            return failed(ty, reason_message(c));
-        }
-    }
     let current = s(sub, "/status/currentCSV");
     let plan_name = s(sub, "/status/installPlanRef/name");
+    // The pinned CSV exists: OLM may already point the Subscription at the next version's
+    // plan, which is not ours to approve. What is left is the CSV.
+    let pinned_csv = pinned.and_then(|p| {
+        snap.csv
+            .as_ref()
+            .filter(|c| s(c, "/metadata/name") == p)
+            .map(|_| p)
+    });
+    if let Some(p) = pinned_csv
+        && current != p
+    {
+        return csv_step(snap, p, lines);
+    }
+    for ty in ["ResolutionFailed", "BundleUnpackFailed"] {
+        if let Some(c) = true_condition(sub, ty) {
+            let why = reason_message(c);
+            if retried(ty, s(c, "/reason")) {
+                lines.push(format!(
+                    "Subscription {sub_name}: {ty} ({why}); OLM retries"
+                ));
+                return Outcome::Wait(format!(
+                    "Subscription {sub_name} to be resolved (last: {ty}: {why})"
+                ));
+            }
+            return failed(ty, why);
+        }
+    }
     if current.is_empty() || plan_name.is_empty() {
         let unpacking = true_condition(sub, "BundleUnpacking")
             .map(|c| format!(" ({})", reason_message(c)))
@@ -176,9 +214,17 @@ fn walk(snap: &Snapshot, catalog: &str, lines: &mut Vec<String>) -> Outcome {
                         csvs.join(", ")
                     ));
                     // Approve only the Subscription's current plan for its current CSV
-                    // (operator.md §2.5, §3.10).
+                    // (operator.md §2.5, §3.10), and when pinned, only the pinned CSV's.
                     if !csvs.iter().any(|c| c == current) {
                         return Outcome::Wait(format!("InstallPlan {plan_name} to name {current}"));
+                    }
+                    if let Some(p) = pinned
+                        && !csvs.iter().any(|c| c == p)
+                    {
+                        return Outcome::Wait(format!(
+                            "InstallPlan {plan_name} to install the pinned {p} (it installs {})",
+                            csvs.join(", ")
+                        ));
                     }
                     return Outcome::Approve {
                         plan: plan_name.to_string(),
@@ -229,7 +275,11 @@ fn walk(snap: &Snapshot, catalog: &str, lines: &mut Vec<String>) -> Outcome {
         }
     }
 
-    // 4. The CSV.
+    csv_step(snap, current, lines)
+}
+
+/// 4. The CSV.
+fn csv_step(snap: &Snapshot, current: &str, lines: &mut Vec<String>) -> Outcome {
     let Some(csv) = snap
         .csv
         .as_ref()
@@ -296,7 +346,7 @@ mod tests {
     fn waits_for_the_catalog_with_its_reason() {
         let cs = json!({"status": {"connectionState": {"lastObservedState": "TRANSIENT_FAILURE"},
             "reason": "RegistryServerError", "message": "pod not ready"}});
-        let a = assess(&snap(Some(cs), None, None, None), "olm/c");
+        let a = assess(&snap(Some(cs), None, None, None), "olm/c", None);
         assert!(a.lines.is_empty());
         assert_eq!(
             a.outcome,
@@ -313,7 +363,7 @@ mod tests {
             {"type": "CatalogSourcesUnhealthy", "status": "False"},
             {"type": "ResolutionFailed", "status": "True", "reason": "ConstraintsNotSatisfiable",
              "message": "no operators found in package p in the catalog referenced by subscription p"}]}});
-        let a = assess(&snap(Some(ready()), Some(sub), None, None), "olm/c");
+        let a = assess(&snap(Some(ready()), Some(sub), None, None), "olm/c", None);
         assert_eq!(a.lines, ["CatalogSource olm/c is READY"]);
         assert_eq!(
             a.outcome,
@@ -325,7 +375,7 @@ mod tests {
         // A condition that is not True does not stop anything.
         let sub = json!({"metadata": {"name": "p"}, "status": {"conditions": [
             {"type": "ResolutionFailed", "status": "False"}]}});
-        let a = assess(&snap(Some(ready()), Some(sub), None, None), "olm/c");
+        let a = assess(&snap(Some(ready()), Some(sub), None, None), "olm/c", None);
         assert_eq!(
             a.outcome,
             Outcome::Wait("Subscription p to be resolved".into())
@@ -337,6 +387,7 @@ mod tests {
         let a = assess(
             &snap(Some(ready()), Some(resolved()), Some(plan("", false)), None),
             "olm/c",
+            None,
         );
         assert_eq!(
             a.outcome,
@@ -350,6 +401,7 @@ mod tests {
                 None,
             ),
             "olm/c",
+            None,
         );
         assert_eq!(
             a.lines.last().unwrap(),
@@ -371,6 +423,7 @@ mod tests {
                 None,
             ),
             "olm/c",
+            None,
         );
         assert_eq!(
             a.outcome,
@@ -385,6 +438,7 @@ mod tests {
         let a = assess(
             &snap(Some(ready()), Some(resolved()), Some(p), None),
             "olm/c",
+            None,
         );
         assert!(matches!(a.outcome, Outcome::Wait(_)), "{:?}", a.outcome);
     }
@@ -403,6 +457,7 @@ mod tests {
                 )),
             ),
             "olm/c",
+            None,
         );
         assert_eq!(
             a.lines,
@@ -427,6 +482,7 @@ mod tests {
                 )),
             ),
             "olm/c",
+            None,
         );
         assert_eq!(
             a.outcome,
@@ -446,6 +502,7 @@ mod tests {
                 Some(csv("Failed", "InstallCheckFailed", "install timeout")),
             ),
             "olm/c",
+            None,
         );
         assert_eq!(
             a.outcome,
@@ -457,12 +514,135 @@ mod tests {
         let a = assess(
             &snap(Some(ready()), Some(resolved()), Some(p), None),
             "olm/c",
+            None,
         );
         assert_eq!(
             a.outcome,
             failed(
                 "InstallPlanFailed",
                 "InstallComponentFailed: error creating csv p.v1.0.0".into()
+            )
+        );
+    }
+
+    #[test]
+    fn conditions_olm_retries_keep_the_install_waiting_with_the_last_reason() {
+        // ResolutionFailed/ErrorPreventedResolution and BundleUnpackFailed/BundleUnpackFailed
+        // are retried by OLM (cluster.md R5.6); before, either stopped the install at once.
+        let cond = |ty: &str, reason: &str, message: &str| {
+            json!({"metadata": {"name": "p"}, "status": {"conditions": [
+                {"type": ty, "status": "True", "reason": reason, "message": message}]}})
+        };
+        let sub = cond(
+            "ResolutionFailed",
+            "ErrorPreventedResolution",
+            "expected 1 OperatorGroup in the namespace, found 0",
+        );
+        let a = assess(&snap(Some(ready()), Some(sub), None, None), "olm/c", None);
+        assert_eq!(
+            a.lines,
+            [
+                "CatalogSource olm/c is READY",
+                "Subscription p: ResolutionFailed (ErrorPreventedResolution: expected 1 OperatorGroup in the namespace, found 0); OLM retries"
+            ]
+        );
+        assert_eq!(
+            a.outcome,
+            Outcome::Wait("Subscription p to be resolved (last: ResolutionFailed: ErrorPreventedResolution: expected 1 OperatorGroup in the namespace, found 0)".into())
+        );
+        let sub = cond(
+            "BundleUnpackFailed",
+            "BundleUnpackFailed",
+            "Bundle unpacking failed - DeadlineExceeded: Job was active longer than specified deadline. Auto-retry in ~5 min after job cleanup (TTL)",
+        );
+        let a = assess(&snap(Some(ready()), Some(sub), None, None), "olm/c", None);
+        assert!(
+            matches!(&a.outcome, Outcome::Wait(w) if w.contains("last: BundleUnpackFailed: BundleUnpackFailed: Bundle unpacking failed - DeadlineExceeded")),
+            "{:?}",
+            a.outcome
+        );
+        // What OLM does not retry stops it.
+        let sub = cond(
+            "BundleUnpackFailed",
+            "ErrorPreventedUnpacking",
+            "bad bundle",
+        );
+        let a = assess(&snap(Some(ready()), Some(sub), None, None), "olm/c", None);
+        assert_eq!(
+            a.outcome,
+            failed(
+                "BundleUnpackFailed",
+                "ErrorPreventedUnpacking: bad bundle".into()
+            )
+        );
+    }
+
+    #[test]
+    fn a_pinned_version_approves_only_its_plan_and_is_done_when_it_succeeds() {
+        // --version p.v1.0.0: its plan is approved.
+        let a = assess(
+            &snap(
+                Some(ready()),
+                Some(resolved()),
+                Some(plan("RequiresApproval", false)),
+                None,
+            ),
+            "olm/c",
+            Some("p.v1.0.0"),
+        );
+        assert!(
+            matches!(a.outcome, Outcome::Approve { .. }),
+            "{:?}",
+            a.outcome
+        );
+        // Once p.v1.0.0 exists OLM points the Subscription at the follow-up plan for
+        // p.v1.1.0 (cluster.md R5.5): it is not approved, and the install is done when the
+        // pinned CSV succeeds.
+        let follow = json!({"metadata": {"name": "p"}, "status": {"state": "UpgradePending",
+            "currentCSV": "p.v1.1.0", "installedCSV": "p.v1.0.0",
+            "installPlanRef": {"name": "install-next"}}});
+        let next = json!({"metadata": {"name": "install-next", "resourceVersion": "9"},
+            "spec": {"approved": false, "clusterServiceVersionNames": ["p.v1.1.0"]},
+            "status": {"phase": "RequiresApproval"}});
+        for (phase, done) in [("Installing", false), ("Succeeded", true)] {
+            let a = assess(
+                &snap(
+                    Some(ready()),
+                    Some(follow.clone()),
+                    Some(next.clone()),
+                    Some(csv(phase, "InstallSucceeded", "x")),
+                ),
+                "olm/c",
+                Some("p.v1.0.0"),
+            );
+            match (done, &a.outcome) {
+                (true, Outcome::Done { csv }) => assert_eq!(csv, "p.v1.0.0"),
+                (false, Outcome::Wait(w)) => {
+                    assert_eq!(w, "ClusterServiceVersion p.v1.0.0 to succeed")
+                }
+                _ => panic!("{phase}: {:?}", a.outcome),
+            }
+        }
+        // Unpinned, the same state is the follow-up plan's approval.
+        let a = assess(
+            &snap(Some(ready()), Some(follow), Some(next.clone()), None),
+            "olm/c",
+            None,
+        );
+        assert!(matches!(a.outcome, Outcome::Approve { ref plan, .. } if plan == "install-next"));
+        // A plan for another CSV while the pinned one is not there yet: never approved.
+        let other = json!({"metadata": {"name": "p"}, "status": {"state": "UpgradePending",
+            "currentCSV": "p.v1.1.0", "installPlanRef": {"name": "install-next"}}});
+        let a = assess(
+            &snap(Some(ready()), Some(other), Some(next), None),
+            "olm/c",
+            Some("p.v1.0.0"),
+        );
+        assert_eq!(
+            a.outcome,
+            Outcome::Wait(
+                "InstallPlan install-next to install the pinned p.v1.0.0 (it installs p.v1.1.0)"
+                    .into()
             )
         );
     }

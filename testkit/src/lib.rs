@@ -3,6 +3,12 @@
 //! thing. Each modelled behaviour names the upstream function it follows
 //! (`../shared/reference/cluster.md` lists the rules, R1.1 ...).
 //!
-//! - [`api`]: an in-memory kube-apiserver, for a `kube::Client` in-process or over HTTP.
+//! - [`api`]: an in-memory kube-apiserver, for a `kube::Client` in-process or over HTTP;
+//! - [`fixtures`]: the shared fixtures as JSON;
+//! - [`olm`]: OLM's catalog and OLM operators;
+//! - [`process`]: real processes as pods (their own address, a kubeconfig, signals).
 
 pub mod api;
+pub mod fixtures;
+pub mod olm;
+pub mod process;

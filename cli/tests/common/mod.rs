@@ -28,6 +28,13 @@ pub struct Scenario {
     pub catalog_stuck: bool,
     /// olmctl-operator's gate approves a plan that requires approval.
     pub gate_approves: bool,
+    /// A condition OLM sets and retries (type, reason, message) for this many polls before
+    /// resolving (cluster.md R5.6); `u32::MAX`: it never clears.
+    pub transient: Option<(String, String, String, u32)>,
+    /// After the first plan created its CSV, OLM makes the follow-up plan for the channel's
+    /// next version p.v1.1.0 (cluster.md R5.5), approved at once when the Subscription is
+    /// Automatic.
+    pub follow_up: bool,
 }
 
 /// The double's memory.
@@ -105,6 +112,35 @@ impl Olm {
         };
         let manual = s(&sub, "/spec/installPlanApproval") == "Manual";
         let plan = f.get(OLM, "installplans", &ns, PLAN);
+        if s(&sub, "/status/currentCSV").is_empty()
+            && let Some((ty, reason, message, times)) = self.sc.transient.clone()
+        {
+            if times > 0 {
+                self.sc.transient = Some((
+                    ty.clone(),
+                    reason.clone(),
+                    message.clone(),
+                    times.saturating_sub(if times == u32::MAX { 0 } else { 1 }),
+                ));
+                let had = sub
+                    .pointer("/status/conditions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|c| c.iter().any(|c| c["type"] == ty.as_str()));
+                if had {
+                    return None;
+                }
+                self.sub_status(
+                    &sub,
+                    json!({"conditions": [
+                    {"type": ty, "status": "True", "reason": reason, "message": message}]}),
+                );
+                return Some("transient condition");
+            }
+            // OLM's next sync succeeds and drops the condition.
+            self.sc.transient = None;
+            self.sub_status(&sub, json!({"conditions": null}));
+            return Some("transient condition cleared");
+        }
         if s(&sub, "/status/currentCSV").is_empty() {
             if let Some(msg) = &self.sc.resolution_fails {
                 if sub.pointer("/status/conditions").is_some() {
@@ -177,15 +213,11 @@ impl Olm {
             "RequiresApproval" => return None,
             "Installing" => {
                 // The CSV step, then the CRD step; the plan is Complete.
-                f.insert(
-                    "customresourcedefinitions",
-                    json!({
-                    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-                    "metadata": {"name": CRD}, "spec": {"group": "example.com"}}),
-                );
+                f.insert("customresourcedefinitions", widget_crd());
                 f.insert("clusterserviceversions", json!({
                     "apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
-                    "metadata": {"name": csv_name, "namespace": ns, "labels": {"olm.managed": "true"}},
+                    "metadata": {"name": csv_name, "namespace": ns, "labels": {"olm.managed": "true",
+                        format!("operators.coreos.com/{pkg}.{ns}"): ""}},
                     "spec": {"version": "1.0.0", "customresourcedefinitions": {"owned": [
                         {"name": CRD, "version": "v1", "kind": "Widget"}]}}}));
                 f.merge(
@@ -205,6 +237,50 @@ impl Olm {
                 return Some("plan Complete");
             }
             _ => {}
+        }
+        // The follow-up plan for the next version, once the first CSV exists (R5.5).
+        if self.sc.follow_up && f.get(OLM, "installplans", &ns, "install-next").is_none() {
+            f.insert(
+                "installplans",
+                json!({
+                "apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+                "metadata": {"name": "install-next", "namespace": ns},
+                "spec": {"approval": if manual {"Manual"} else {"Automatic"}, "approved": !manual,
+                         "clusterServiceVersionNames": [format!("{pkg}.v1.1.0")], "generation": 2},
+                "status": {"phase": if manual {"RequiresApproval"} else {"Installing"},
+                           "catalogSources": [cs_name]}}),
+            );
+            self.sub_status(&sub, json!({"state": "UpgradePending", "currentCSV": format!("{pkg}.v1.1.0"),
+                "installPlanGeneration": 2,
+                "installPlanRef": {"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+                                   "name": "install-next", "namespace": ns}}));
+            return Some("follow-up plan");
+        }
+        if let Some(next_plan) = f.get(OLM, "installplans", &ns, "install-next")
+            && next_plan.pointer("/spec/approved") == Some(&json!(true))
+            && f.get(OLM, "clusterserviceversions", &ns, &format!("{pkg}.v1.1.0"))
+                .is_none()
+        {
+            // An approved follow-up plan installs the next version.
+            let mut c = f.get(OLM, "clusterserviceversions", &ns, &csv_name)?;
+            c["metadata"] = json!({"name": format!("{pkg}.v1.1.0"), "namespace": ns,
+                "labels": {format!("operators.coreos.com/{pkg}.{ns}"): ""}});
+            c["spec"]["version"] = json!("1.1.0");
+            c["spec"]["replaces"] = json!(csv_name);
+            f.insert("clusterserviceversions", c);
+            f.merge(
+                OLM,
+                "installplans",
+                &ns,
+                "install-next",
+                &json!({"status": {"phase": "Complete"}}),
+                true,
+            );
+            self.sub_status(
+                &sub,
+                json!({"state": "AtLatestKnown", "installedCSV": format!("{pkg}.v1.1.0")}),
+            );
+            return Some("follow-up installed");
         }
         let csv = f.get(OLM, "clusterserviceversions", &ns, &csv_name)?;
         let next = match s(&csv, "/status/phase") {
@@ -256,9 +332,49 @@ impl Olm {
     }
 }
 
+/// The CRD the double's package owns.
+pub fn widget_crd() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": CRD},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                     "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})
+}
+
+/// The package's operator while one of its CSVs exists: it removes its finalizer
+/// `example.com/cleanup` from Widgets being deleted (as a controller serving a finalizer does).
+pub fn widget_operator(fake: &FakeApi) {
+    let running = fake
+        .list(OLM, "clusterserviceversions")
+        .iter()
+        .any(|c| s(c, "/metadata/name").starts_with("p.v"));
+    if !running {
+        return;
+    }
+    for w in fake.list("example.com", "widgets") {
+        if w.pointer("/metadata/deletionTimestamp").is_some() {
+            fake.merge(
+                "example.com",
+                "widgets",
+                s(&w, "/metadata/namespace"),
+                s(&w, "/metadata/name"),
+                &json!({"metadata": {"finalizers": null}}),
+                false,
+            );
+        }
+    }
+}
+
 /// A fake cluster with namespace `operators` and OLM's double hooked to the client's polls.
 pub fn cluster(sc: Scenario) -> (FakeApi, Arc<Mutex<Olm>>) {
     let fake = FakeApi::new();
+    olmctl_testkit::fixtures::install_olm_crds(&fake);
+    fake.insert(
+        "customresourcedefinitions",
+        olmctl_testkit::fixtures::operator_crd(),
+    );
     fake.insert(
         "namespaces",
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
@@ -273,9 +389,13 @@ pub fn cluster(sc: Scenario) -> (FakeApi, Arc<Mutex<Olm>>) {
         steps: Vec::new(),
     }));
     let o = olm.clone();
+    let f2 = fake.clone();
     fake.set_hook(Arc::new(move |m, path| {
         if m == http::Method::GET && path.contains("/catalogsources/") {
             o.lock().expect("lock").tick();
+        }
+        if m == http::Method::GET {
+            widget_operator(&f2);
         }
     }));
     (fake, olm)

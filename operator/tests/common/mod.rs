@@ -1,17 +1,17 @@
-//! Test support: the fixtures' example cluster state in the in-memory API, policies, and a
-//! controller context with a fixed clock.
+//! Test support: the fixtures' example cluster state in the API double (with OLM's CRDs and the
+//! operator's own), policies, and a controller context with a fixed clock.
 #![allow(dead_code)]
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use kube::Client;
 use olmctl::gate::testing::Doc;
-use olmctl_operator::controller::Ctx;
+use olmctl_operator::controller::{Ctx, Next, View, reconcile};
 use olmctl_operator::crd::v1::UpgradePolicy;
-use olmctl_testkit::api::FakeApi;
+use olmctl_operator::leader::Leadership;
 use olmctl_operator::metrics::Metrics;
+use olmctl_testkit::api::ApiServer;
 use serde_json::{Value, json};
 
 /// Sunday 2026-09-20 10:00 UTC: the example plan is six days old.
@@ -35,10 +35,21 @@ pub fn plural(kind: &str) -> &'static str {
     }
 }
 
-/// A fake API holding `docs`.
-pub fn fake_with(docs: &[Doc]) -> FakeApi {
-    let fake = FakeApi::new();
-    fake.set_now(NOW);
+/// An API with OLM's CRDs and the UpgradePolicy CRD, at [`NOW`].
+pub fn cluster() -> ApiServer {
+    let api = ApiServer::new();
+    api.set_now(NOW);
+    olmctl_testkit::fixtures::install_olm_crds(&api);
+    api.insert(
+        "customresourcedefinitions",
+        serde_json::to_value(olmctl_operator::crd::crd()).expect("crd"),
+    );
+    api
+}
+
+/// The API holding `docs` too.
+pub fn fake_with(docs: &[Doc]) -> ApiServer {
+    let fake = cluster();
     for (_, v) in docs {
         let kind = v["kind"].as_str().expect("kind");
         fake.insert(plural(kind), v.clone());
@@ -56,12 +67,12 @@ pub fn policy(spec: Value) -> Value {
 }
 
 /// Stores the policy.
-pub fn add_policy(fake: &FakeApi, spec: Value) {
+pub fn add_policy(fake: &ApiServer, spec: Value) {
     fake.insert("upgradepolicies", policy(spec));
 }
 
 /// The stored policy, typed.
-pub fn get_policy(fake: &FakeApi) -> UpgradePolicy {
+pub fn get_policy(fake: &ApiServer) -> UpgradePolicy {
     serde_json::from_value(
         fake.get("olmctl.dev", "upgradepolicies", NS, "default")
             .expect("the policy"),
@@ -69,21 +80,38 @@ pub fn get_policy(fake: &FakeApi) -> UpgradePolicy {
     .expect("typed policy")
 }
 
-/// A client of `fake`.
-pub fn client(fake: &FakeApi) -> Client {
-    Client::new(fake.clone(), "default")
+/// An admin client of `fake`.
+pub fn client(fake: &ApiServer) -> Client {
+    fake.client()
 }
 
-/// A leading replica's context at [`NOW`].
-pub fn ctx(fake: &FakeApi, leader: bool) -> Arc<Ctx> {
+/// Leading for a day, or not at all.
+pub fn leadership(leader: bool) -> Arc<Leadership> {
+    let l = Arc::new(Leadership::default());
+    if leader {
+        l.set_until(Some(
+            tokio::time::Instant::now() + Duration::from_secs(86_400),
+        ));
+    }
+    l
+}
+
+/// A replica's context at [`NOW`] on a 1.30.2 cluster.
+pub fn ctx(fake: &ApiServer, leader: bool) -> Arc<Ctx> {
     let now: jiff::Timestamp = NOW.parse().expect("now");
     Arc::new(Ctx::new(
         client(fake),
         Arc::new(Metrics::default()),
-        Arc::new(AtomicBool::new(leader)),
+        leadership(leader),
         Arc::new(move || now),
-        Some(semver::Version::new(1, 30, 0)),
+        Some(semver::Version::new(1, 30, 2)),
     ))
+}
+
+/// One reconcile of [`NS`] from what the API holds now.
+pub async fn reconcile_ns(fake: &ApiServer, c: &Arc<Ctx>) -> Next {
+    let view = View::list(&fake.client(), NS).await.expect("list");
+    reconcile(NS, &view, c).await.expect("reconcile")
 }
 
 /// The example objects with the CRD made safe (the fixture README's approvable variant).
@@ -94,15 +122,15 @@ pub fn safe_docs() -> Vec<Doc> {
 }
 
 /// The requests that wrote (anything but GET) to a path containing `part`.
-pub fn writes(fake: &FakeApi, part: &str) -> Vec<olmctl_testkit::api::Logged> {
+pub fn writes(fake: &ApiServer, part: &str) -> Vec<olmctl_testkit::api::Logged> {
     fake.log()
         .into_iter()
         .filter(|l| l.method != http::Method::GET && l.uri.contains(part))
         .collect()
 }
 
-/// Waits (on the fake's change notifications, no sleeps) until `f` holds; fails after 20 s.
-pub async fn wait_for(fake: &FakeApi, what: &str, mut f: impl FnMut() -> bool) {
+/// Waits (on the API's change notifications, no sleeps) until `f` holds; fails after 20 s.
+pub async fn wait_for(fake: &ApiServer, what: &str, mut f: impl FnMut() -> bool) {
     let mut changes = fake.changes();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     while !f() {

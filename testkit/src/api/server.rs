@@ -1,0 +1,2175 @@
+//! The API server: requests in, `Status` errors or objects out, as kube-apiserver answers them.
+//! See the module documentation of [`super`] for what is modelled.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http::{HeaderMap, Method, Request, Response, StatusCode};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use serde_json::{Value, json};
+use tokio::sync::{Notify, broadcast};
+
+use super::convert::{self, Resolver};
+use super::gc::{self, Deleted, Propagation};
+use super::patch::{self, PatchType};
+use super::rbac::{self, Attributes, UserInfo};
+use super::resources::{self, Resource};
+use super::schema;
+use super::selectors::{FieldSelector, LabelSelector};
+use super::status::{self, ApiError, Cause};
+use super::store::{Event, Key, State};
+
+/// The response body type.
+pub type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+fn full(v: impl Into<Bytes>) -> Body {
+    Full::new(v.into()).boxed_unsync()
+}
+
+/// One request as the API saw it.
+#[derive(Debug, Clone)]
+pub struct Logged {
+    /// The method.
+    pub method: Method,
+    /// Path and query.
+    pub uri: String,
+    /// The body (JSON), if any.
+    pub body: Value,
+    /// Who sent it.
+    pub user: String,
+}
+
+struct Injected {
+    method: Method,
+    path_contains: String,
+    status: StatusCode,
+    reason: String,
+}
+
+/// A function called with each request's method and path before it is served (a test double
+/// of a controller can act there, in step with the client).
+pub type Hook = Arc<dyn Fn(&Method, &str) + Send + Sync>;
+
+/// The clock that stamps `creationTimestamp`, `deletionTimestamp` and conditions.
+#[derive(Clone)]
+enum Clock {
+    Fixed(String),
+    System,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    owned: Mutex<HashMap<Key, patch::Owned>>,
+    events: broadcast::Sender<Arc<Event>>,
+    hook: Mutex<Option<Hook>>,
+    clock: Mutex<Clock>,
+    version: Mutex<Value>,
+    resolver: Mutex<Option<Resolver>>,
+    tokens: Mutex<HashMap<String, UserInfo>>,
+    partitioned: Mutex<HashSet<String>>,
+    healed: Notify,
+    log: Mutex<Vec<Logged>>,
+    injected: Mutex<Vec<Injected>>,
+    bookmark_every: Mutex<Duration>,
+    bookmarks: broadcast::Sender<()>,
+}
+
+/// The in-memory API server. Clones share the state.
+#[derive(Clone)]
+pub struct ApiServer {
+    inner: Arc<Inner>,
+}
+
+impl Default for ApiServer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The admin token every `ApiServer` knows (group `system:masters`).
+pub const ADMIN_TOKEN: &str = "testkit-admin-token";
+
+/// How a request reached the API.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    /// Through the tower service of an in-process `kube::Client`: no token means the admin.
+    InProcess,
+    /// Over HTTP: no token means `system:anonymous`.
+    Http,
+}
+
+fn json_response(code: StatusCode, v: &Value, warnings: &[String]) -> Response<Body> {
+    let mut b = Response::builder()
+        .status(code)
+        .header("content-type", "application/json");
+    for w in warnings {
+        b = b.header("warning", format!("299 - \"{}\"", w.replace('"', "\\\"")));
+    }
+    b.body(full(v.to_string().into_bytes())).expect("response")
+}
+
+fn error_response(e: ApiError) -> Response<Body> {
+    json_response(e.code, &e.body, &[])
+}
+
+fn now_rfc3339() -> String {
+    let t = jiff::Timestamp::now();
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// The parsed request path.
+#[derive(Debug, Clone)]
+struct Target {
+    group: String,
+    version: String,
+    namespace: Option<String>,
+    plural: String,
+    name: Option<String>,
+    sub: Option<String>,
+}
+
+fn target(path: &str) -> Option<Target> {
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, version, rest) = match parts.as_slice() {
+        ["api", v, rest @ ..] if !rest.is_empty() => (String::new(), v.to_string(), rest),
+        ["apis", g, v, rest @ ..] if !rest.is_empty() => (g.to_string(), v.to_string(), rest),
+        _ => return None,
+    };
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, rest @ ..] if !rest.is_empty() => (Some(ns.to_string()), rest),
+        r => (None, r),
+    };
+    let (plural, name, sub) = match rest {
+        [p] => (p, None, None),
+        [p, n] => (p, Some(n.to_string()), None),
+        [p, n, s] => (p, Some(n.to_string()), Some(s.to_string())),
+        _ => return None,
+    };
+    Some(Target {
+        group,
+        version,
+        namespace,
+        plural: plural.to_string(),
+        name,
+        sub,
+    })
+}
+
+fn query(uri: &http::Uri) -> BTreeMap<String, String> {
+    uri.query()
+        .unwrap_or_default()
+        .split('&')
+        .filter(|s| !s.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (k.to_string(), percent_decode(v))
+        })
+        .collect()
+}
+
+/// `%XX` and `+` decoding of a query value.
+pub fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Some(x) = std::str::from_utf8(&b[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(x);
+            i += 3;
+            continue;
+        }
+        out.push(if b[i] == b'+' { b' ' } else { b[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The fields a field selector may name on built-in kinds (each registry's
+/// `GetAttrs`/`SelectableFields`), besides `metadata.name` and `metadata.namespace`.
+fn field_value(plural: &str, obj: &Value, field: &str) -> Option<Option<String>> {
+    let s = |p: &str| Some(obj.pointer(p).and_then(Value::as_str).map(str::to_string));
+    match (plural, field) {
+        (_, "metadata.name") => s("/metadata/name"),
+        (_, "metadata.namespace") => s("/metadata/namespace"),
+        ("events", f) if f.starts_with("involvedObject.") => s(&format!(
+            "/involvedObject/{}",
+            &f["involvedObject.".len()..]
+        )),
+        ("events", "reason") => s("/reason"),
+        ("events", "type") => s("/type"),
+        ("secrets", "type") => s("/type"),
+        ("pods", "spec.nodeName") => s("/spec/nodeName"),
+        ("pods", "status.phase") => s("/status/phase"),
+        _ => None,
+    }
+}
+
+/// An object's verdict against the request's selectors.
+struct Selectors {
+    label: LabelSelector,
+    field: FieldSelector,
+    plural: String,
+}
+
+impl Selectors {
+    fn parse(q: &BTreeMap<String, String>, r: &Resource) -> Result<Selectors, ApiError> {
+        let label = LabelSelector::parse(q.get("labelSelector").map_or("", |s| s.as_str()))
+            .map_err(|e| status::bad_request(format!("unable to parse requirement: {e}")))?;
+        let field = FieldSelector::parse(q.get("fieldSelector").map_or("", |s| s.as_str()))
+            .map_err(status::bad_request)?;
+        for (f, _, _) in field.requirements() {
+            let ok = match f.as_str() {
+                "metadata.name" => true,
+                "metadata.namespace" => r.namespaced,
+                other => r.crd.is_none() && field_value(&r.plural, &json!({}), other).is_some(),
+            };
+            if !ok {
+                return Err(status::bad_request(format!(
+                    "field label not supported: {f}"
+                )));
+            }
+        }
+        Ok(Selectors {
+            label,
+            field,
+            plural: r.plural.clone(),
+        })
+    }
+
+    fn matches(&self, obj: &Value) -> bool {
+        self.label.matches(&obj["metadata"]["labels"])
+            && self
+                .field
+                .matches(&|f| field_value(&self.plural, obj, f).flatten())
+    }
+}
+
+impl ApiServer {
+    /// An API with the default namespaces and the bootstrap RBAC policy, on a fixed clock
+    /// (`2026-09-14T08:00:00Z`).
+    pub fn new() -> Self {
+        let (events, _) = broadcast::channel(65_536);
+        let (bookmarks, _) = broadcast::channel(16);
+        let api = ApiServer {
+            inner: Arc::new(Inner {
+                state: Mutex::new(State::default()),
+                owned: Mutex::new(HashMap::new()),
+                events,
+                hook: Mutex::new(None),
+                clock: Mutex::new(Clock::Fixed("2026-09-14T08:00:00Z".into())),
+                version: Mutex::new(json!({
+                    "major": "1", "minor": "30", "gitVersion": "v1.30.2",
+                    "gitCommit": "39683505b630ff2121012f3c5b16215a1449d5ed", "gitTreeState": "clean",
+                    "buildDate": "2024-06-11T20:21:00Z", "goVersion": "go1.22.4", "compiler": "gc",
+                    "platform": "linux/amd64"})),
+                resolver: Mutex::new(None),
+                tokens: Mutex::new(HashMap::from([(
+                    ADMIN_TOKEN.to_string(),
+                    UserInfo::admin(),
+                )])),
+                partitioned: Mutex::new(HashSet::new()),
+                healed: Notify::new(),
+                log: Mutex::new(Vec::new()),
+                injected: Mutex::new(Vec::new()),
+                bookmark_every: Mutex::new(Duration::from_secs(5)),
+                bookmarks,
+            }),
+        };
+        for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            api.insert(
+                "namespaces",
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+            );
+        }
+        for o in rbac::bootstrap_policy() {
+            let plural = match o["kind"].as_str() {
+                Some("ClusterRole") => "clusterroles",
+                _ => "clusterrolebindings",
+            };
+            api.insert(plural, o);
+        }
+        api
+    }
+
+    fn now(&self) -> String {
+        match &*self.inner.clock.lock().expect("lock") {
+            Clock::Fixed(t) => t.clone(),
+            Clock::System => now_rfc3339(),
+        }
+    }
+
+    /// Stamps objects with `t` from now on.
+    pub fn set_now(&self, t: &str) {
+        *self.inner.clock.lock().expect("lock") = Clock::Fixed(t.to_string());
+    }
+
+    /// Stamps objects with the wall clock from now on (for real processes that compare
+    /// timestamps with their own clock).
+    pub fn use_system_clock(&self) {
+        *self.inner.clock.lock().expect("lock") = Clock::System;
+    }
+
+    /// The `/version` body (`version.Info`).
+    pub fn set_version(&self, info: Value) {
+        *self.inner.version.lock().expect("lock") = info;
+    }
+
+    /// Where conversion webhooks are reached ([`Resolver`]).
+    pub fn set_resolver(&self, r: Resolver) {
+        *self.inner.resolver.lock().expect("lock") = Some(r);
+    }
+
+    /// How often watches that asked for bookmarks get one.
+    pub fn set_bookmark_interval(&self, every: Duration) {
+        *self.inner.bookmark_every.lock().expect("lock") = every;
+    }
+
+    /// A new bearer token for `user`.
+    pub fn token_for(&self, user: UserInfo) -> String {
+        let mut t = self.inner.tokens.lock().expect("lock");
+        let token = format!(
+            "testkit-token-{:04}-{}",
+            t.len(),
+            user.name.replace(':', "-")
+        );
+        t.insert(token.clone(), user);
+        token
+    }
+
+    /// Requests with `token` hang (no answer) until [`ApiServer::heal`]: a client cut off
+    /// from the API server.
+    pub fn partition(&self, token: &str) {
+        self.inner
+            .partitioned
+            .lock()
+            .expect("lock")
+            .insert(token.to_string());
+    }
+
+    /// Ends a [`ApiServer::partition`].
+    pub fn heal(&self, token: &str) {
+        self.inner.partitioned.lock().expect("lock").remove(token);
+        self.inner.healed.notify_waiters();
+    }
+
+    /// Forgets the watch history: watches from an older resourceVersion get `410 Expired`.
+    pub fn compact(&self) {
+        self.inner.state.lock().expect("lock").compact();
+    }
+
+    /// Sends every watch that asked for bookmarks a `BOOKMARK` now.
+    pub fn bookmark(&self) {
+        let _ = self.inner.bookmarks.send(());
+    }
+
+    fn commit(&self, st: &mut State) {
+        for e in st.pending.drain(..) {
+            let _ = self.inner.events.send(e);
+        }
+    }
+
+    /// Stores `obj` (a full object with apiVersion, kind and metadata) as it is, status
+    /// included, with no admission and no validation (what a test seeds, as if written to
+    /// etcd): a missing namespace is created, and a CRD is established at once. `plural`
+    /// names its resource. An object of that name is replaced.
+    pub fn insert(&self, plural: &str, mut obj: Value) -> Value {
+        let group = obj["apiVersion"]
+            .as_str()
+            .and_then(|a| a.rsplit_once('/'))
+            .map_or("", |(g, _)| g)
+            .to_string();
+        let ns = obj["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let now = self.now();
+        let mut st = self.inner.state.lock().expect("lock");
+        if !ns.is_empty() {
+            let k = Key::new("", "namespaces", "", &ns);
+            if !st.objects.contains_key(&k) {
+                let n = namespace_defaults(
+                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+                );
+                st.create(k, n, &now);
+            }
+        }
+        if group.is_empty() && plural == "namespaces" {
+            obj = namespace_defaults(obj);
+        }
+        let is_crd = group == "apiextensions.k8s.io" && plural == "customresourcedefinitions";
+        if is_crd {
+            crd_status(&mut obj, None, &now);
+        }
+        let key = Key::new(
+            &group,
+            plural,
+            &ns,
+            obj["metadata"]["name"].as_str().unwrap_or_default(),
+        );
+        let v = if st.objects.contains_key(&key) {
+            let mut o = obj;
+            o["metadata"]["resourceVersion"] =
+                st.objects[&key]["metadata"]["resourceVersion"].clone();
+            st.update(&key, o, false)
+        } else {
+            st.create(key, obj, &now)
+        };
+        if is_crd {
+            st.refresh_resources();
+        }
+        gc::settle(&mut st, &now);
+        self.commit(&mut st);
+        v
+    }
+
+    /// The object at a key, if any (storage version).
+    pub fn get(&self, group: &str, plural: &str, namespace: &str, name: &str) -> Option<Value> {
+        let st = self.inner.state.lock().expect("lock");
+        st.objects
+            .get(&Key::new(group, plural, namespace, name))
+            .cloned()
+    }
+
+    /// Every object of a resource, in key order (storage version).
+    pub fn list(&self, group: &str, plural: &str) -> Vec<Value> {
+        let st = self.inner.state.lock().expect("lock");
+        st.of(group, plural, None).map(|(_, v)| v.clone()).collect()
+    }
+
+    /// Applies a merge patch with no admission (a controller double's write): to the main
+    /// resource, or only to `status` when `status`. Panics when the object is missing (a test
+    /// bug).
+    pub fn merge(
+        &self,
+        group: &str,
+        plural: &str,
+        ns: &str,
+        name: &str,
+        patch: &Value,
+        status: bool,
+    ) {
+        let now = self.now();
+        let mut st = self.inner.state.lock().expect("lock");
+        let key = Key::new(group, plural, ns, name);
+        let Some(old) = st.objects.get(&key).cloned() else {
+            panic!("no object {key:?}");
+        };
+        let mut new = old.clone();
+        json_patch::merge(&mut new, patch);
+        let has_status = st.resource(group, plural).is_some_and(|r| r.status);
+        let new = split_status(&old, new, status, has_status);
+        st.update(&key, new, has_status);
+        if group == "apiextensions.k8s.io" && plural == "customresourcedefinitions" {
+            st.refresh_resources();
+        }
+        gc::settle(&mut st, &now);
+        self.commit(&mut st);
+    }
+
+    /// Deletes an object as `DELETE` does (finalizers first, then the garbage collector).
+    pub fn delete(&self, group: &str, plural: &str, ns: &str, name: &str) {
+        let now = self.now();
+        let mut st = self.inner.state.lock().expect("lock");
+        let key = Key::new(group, plural, ns, name);
+        gc::delete(&mut st, &key, Propagation::Background, &now);
+        if group == "apiextensions.k8s.io" && plural == "customresourcedefinitions" {
+            st.refresh_resources();
+        }
+        self.commit(&mut st);
+    }
+
+    /// A handle that wakes on every change of any object (tests wait on it instead of
+    /// sleeping).
+    pub fn changes(&self) -> Changes {
+        Changes(self.inner.events.subscribe())
+    }
+
+    /// The requests so far.
+    pub fn log(&self) -> Vec<Logged> {
+        self.inner.log.lock().expect("lock").clone()
+    }
+
+    /// Answers the next request with `method` whose path contains `path_contains` with
+    /// `status` (e.g. 409 Conflict) instead of serving it.
+    pub fn fail_next(&self, method: Method, path_contains: &str, status: StatusCode, reason: &str) {
+        self.inner.injected.lock().expect("lock").push(Injected {
+            method,
+            path_contains: path_contains.into(),
+            status,
+            reason: reason.into(),
+        });
+    }
+
+    /// Calls `hook` before serving each request (replacing any earlier hook).
+    pub fn set_hook(&self, hook: Hook) {
+        *self.inner.hook.lock().expect("lock") = Some(hook);
+    }
+
+    /// A `kube::Client` of the cluster admin, in-process.
+    pub fn client(&self) -> kube::Client {
+        kube::Client::new(self.clone(), "default")
+    }
+
+    /// A `kube::Client` that authenticates with `token`, in-process.
+    pub fn client_with_token(&self, token: &str) -> kube::Client {
+        kube::Client::new(
+            WithToken {
+                api: self.clone(),
+                token: token.to_string(),
+            },
+            "default",
+        )
+    }
+
+    /// Serves over plain HTTP/1.1 on `listener` until the task is dropped.
+    pub async fn serve_http(self, listener: tokio::net::TcpListener) {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let me = self.clone();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                    let me = me.clone();
+                    async move { Ok::<_, Infallible>(me.respond_to(req, Transport::Http).await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    }
+
+    /// Serves over HTTP on a loopback port from a thread of its own (for processes and
+    /// kubectl); returns `http://127.0.0.1:<port>`.
+    pub fn serve_on_loopback(&self) -> String {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = l.local_addr().expect("addr").port();
+        l.set_nonblocking(true).expect("nonblocking");
+        let me = self.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let l = tokio::net::TcpListener::from_std(l).expect("listener");
+                me.serve_http(l).await;
+            });
+        });
+        format!("http://127.0.0.1:{port}")
+    }
+
+    async fn respond_to<B: http_body::Body<Data = Bytes>>(
+        &self,
+        req: Request<B>,
+        transport: Transport,
+    ) -> Response<Body> {
+        let (parts, body) = req.into_parts();
+        let bytes = body
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        self.handle(parts.method, parts.uri, parts.headers, bytes, transport)
+            .await
+    }
+
+    fn identify(
+        &self,
+        headers: &HeaderMap,
+        transport: Transport,
+    ) -> Result<(UserInfo, Option<String>), ApiError> {
+        let token = headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::to_string);
+        let user = match &token {
+            Some(t) => self
+                .inner
+                .tokens
+                .lock()
+                .expect("lock")
+                .get(t)
+                .cloned()
+                .ok_or_else(status::unauthorized)?,
+            None if transport == Transport::InProcess => UserInfo::admin(),
+            None => UserInfo {
+                name: "system:anonymous".into(),
+                groups: vec!["system:unauthenticated".into()],
+            },
+        };
+        // Impersonation (`filters/impersonation.go :: WithImpersonation`): only the admin
+        // here may impersonate.
+        if let Some(as_user) = headers
+            .get("impersonate-user")
+            .and_then(|v| v.to_str().ok())
+        {
+            if !user.groups.iter().any(|g| g == "system:masters") {
+                return Err(status::forbidden(
+                    "",
+                    "users",
+                    as_user,
+                    &format!(
+                        "User \"{}\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope",
+                        user.name
+                    ),
+                ));
+            }
+            let mut groups: Vec<String> = headers
+                .get_all("impersonate-group")
+                .iter()
+                .filter_map(|v| v.to_str().ok().map(str::to_string))
+                .collect();
+            if let Some(rest) = as_user.strip_prefix("system:serviceaccount:")
+                && let Some((ns, _)) = rest.split_once(':')
+            {
+                groups.push("system:serviceaccounts".into());
+                groups.push(format!("system:serviceaccounts:{ns}"));
+            }
+            if as_user != "system:anonymous" {
+                groups.push("system:authenticated".into());
+            }
+            return Ok((
+                UserInfo {
+                    name: as_user.to_string(),
+                    groups,
+                },
+                token,
+            ));
+        }
+        Ok((user, token))
+    }
+
+    fn rbac_objects(st: &State) -> Vec<Value> {
+        st.objects
+            .iter()
+            .filter(|(k, _)| k.group == "rbac.authorization.k8s.io")
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
+    async fn handle(
+        &self,
+        method: Method,
+        uri: http::Uri,
+        headers: HeaderMap,
+        body: Bytes,
+        transport: Transport,
+    ) -> Response<Body> {
+        let path = uri.path().to_string();
+        let (user, token) = match self.identify(&headers, transport) {
+            Ok(u) => u,
+            Err(e) => return error_response(e),
+        };
+        // A client cut off from the API: no answer until healed.
+        if let Some(t) = &token {
+            loop {
+                let notified = self.inner.healed.notified();
+                if !self.inner.partitioned.lock().expect("lock").contains(t) {
+                    break;
+                }
+                notified.await;
+            }
+        }
+        let hook = self.inner.hook.lock().expect("lock").clone();
+        if let Some(h) = hook {
+            h(&method, &path);
+        }
+        let parsed: Value = if body.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&body).unwrap_or(Value::Null)
+        };
+        self.inner.log.lock().expect("lock").push(Logged {
+            method: method.clone(),
+            uri: uri.to_string(),
+            body: parsed.clone(),
+            user: user.name.clone(),
+        });
+        {
+            let mut inj = self.inner.injected.lock().expect("lock");
+            if let Some(i) = inj
+                .iter()
+                .position(|f| f.method == method && path.contains(&f.path_contains))
+            {
+                let f = inj.remove(i);
+                return error_response(ApiError::new(
+                    f.status,
+                    &f.reason,
+                    format!("injected {}", f.reason),
+                    None,
+                ));
+            }
+        }
+        let q = query(&uri);
+        let ctype = headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("application/json")
+            .to_string();
+        match self
+            .route(&method, &path, &q, &ctype, &body, parsed, &user)
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => error_response(e),
+        }
+    }
+
+    fn non_resource(
+        &self,
+        path: &str,
+        user: &UserInfo,
+    ) -> Option<Result<Response<Body>, ApiError>> {
+        let body = match path {
+            "/version" | "/version/" => self.inner.version.lock().expect("lock").clone(),
+            "/healthz" | "/readyz" | "/livez" => {
+                return Some(Ok(Response::builder()
+                    .status(200)
+                    .header("content-type", "text/plain; charset=utf-8")
+                    .body(full("ok"))
+                    .expect("response")));
+            }
+            "/api" | "/api/" => resources::api_versions(),
+            "/apis" | "/apis/" => {
+                let st = self.inner.state.lock().expect("lock");
+                resources::api_groups(&st.resources)
+            }
+            p if p.starts_with("/openapi/") => return Some(Err(status::no_route())),
+            p => {
+                let parts: Vec<&str> = p.trim_matches('/').split('/').collect();
+                let st = self.inner.state.lock().expect("lock");
+                match parts.as_slice() {
+                    ["api", v] => resources::resource_list(&st.resources, "", v)?,
+                    ["apis", g, v] => resources::resource_list(&st.resources, g, v)?,
+                    ["apis", g] => {
+                        let all = resources::api_groups(&st.resources);
+                        let grp = all["groups"]
+                            .as_array()?
+                            .iter()
+                            .find(|x| x["name"] == *g)?
+                            .clone();
+                        let mut grp = grp;
+                        grp["kind"] = json!("APIGroup");
+                        grp["apiVersion"] = json!("v1");
+                        grp
+                    }
+                    _ => return None,
+                }
+            }
+        };
+        // Non-resource requests are authorized by path (`system:discovery` and friends).
+        let attrs = Attributes {
+            user: user.clone(),
+            verb: "get".into(),
+            namespace: String::new(),
+            api_group: String::new(),
+            resource: String::new(),
+            subresource: String::new(),
+            name: String::new(),
+            resource_request: false,
+            path: path.to_string(),
+        };
+        let objs = Self::rbac_objects(&self.inner.state.lock().expect("lock"));
+        if let rbac::Decision::Deny(why) = rbac::authorize(&attrs, &objs) {
+            return Some(Err(deny(&attrs, &why)));
+        }
+        Some(Ok(json_response(StatusCode::OK, &body, &[])))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn route(
+        &self,
+        method: &Method,
+        path: &str,
+        q: &BTreeMap<String, String>,
+        ctype: &str,
+        raw: &Bytes,
+        body: Value,
+        user: &UserInfo,
+    ) -> Result<Response<Body>, ApiError> {
+        if method == Method::GET
+            && let Some(r) = self.non_resource(path, user)
+        {
+            return r;
+        }
+        let t = target(path).ok_or_else(status::no_route)?;
+        let r = {
+            let st = self.inner.state.lock().expect("lock");
+            st.resource(&t.group, &t.plural).cloned()
+        }
+        .filter(|r| r.versions.contains(&t.version))
+        .ok_or_else(status::no_route)?;
+        if t.namespace.is_some() && !r.namespaced {
+            return Err(status::no_route());
+        }
+        let watching = q.get("watch").is_some_and(|w| w == "true" || w == "1");
+        let verb = match (method.clone(), &t.name) {
+            (Method::GET, None) if watching => "watch",
+            (Method::GET, None) => "list",
+            (Method::GET, Some(_)) => "get",
+            (Method::POST, None) => "create",
+            (Method::PUT, Some(_)) => "update",
+            (Method::PATCH, Some(_)) => "patch",
+            (Method::DELETE, Some(_)) => "delete",
+            (Method::DELETE, None) => "deletecollection",
+            (m, _) => return Err(status::method_not_allowed(m.as_str())),
+        };
+        if let Some(s) = &t.sub
+            && !(s == "status" && r.status)
+        {
+            return Err(status::no_route());
+        }
+        let attrs = Attributes {
+            user: user.clone(),
+            verb: verb.into(),
+            namespace: t.namespace.clone().unwrap_or_default(),
+            api_group: r.group.clone(),
+            resource: r.plural.clone(),
+            subresource: t.sub.clone().unwrap_or_default(),
+            name: t.name.clone().unwrap_or_default(),
+            resource_request: true,
+            path: path.to_string(),
+        };
+        {
+            let st = self.inner.state.lock().expect("lock");
+            if let rbac::Decision::Deny(why) = rbac::authorize(&attrs, &Self::rbac_objects(&st)) {
+                return Err(deny(&attrs, &why));
+            }
+        }
+        if r.namespaced && t.namespace.is_none() && !matches!(verb, "list" | "watch") {
+            return Err(status::method_not_allowed(verb));
+        }
+        let mut warnings = Vec::new();
+        if let Some(crd) = &r.crd
+            && let Some(v) = crd
+                .versions
+                .iter()
+                .find(|v| v.name == t.version && v.deprecated)
+        {
+            warnings.push(
+                v.warning.clone().unwrap_or_else(|| {
+                    format!("{}/{} {} is deprecated", r.group, t.version, r.kind)
+                }),
+            );
+        }
+        if r.group == "authorization.k8s.io" {
+            return self.review(&r, &body, user);
+        }
+        match verb {
+            "get" => self.get_one(&r, &t, warnings).await,
+            "list" => self.list_many(&r, &t, q, warnings).await,
+            "watch" => self.watch(&r, &t, q).await,
+            "create" => self.create(&r, &t, q, body, warnings).await,
+            "update" => self.update(&r, &t, q, body, warnings).await,
+            "patch" => self.patch(&r, &t, q, ctype, raw, body, warnings).await,
+            "delete" => self.delete_one(&r, &t, q, &body).await,
+            _ => self.delete_collection(&r, &t, q).await,
+        }
+    }
+
+    /// `SelfSubjectAccessReview` and `SelfSubjectRulesReview` (`kubectl auth can-i`, R8.6).
+    fn review(
+        &self,
+        r: &Resource,
+        body: &Value,
+        user: &UserInfo,
+    ) -> Result<Response<Body>, ApiError> {
+        let st = self.inner.state.lock().expect("lock");
+        let objs = Self::rbac_objects(&st);
+        let mut out = body.clone();
+        if r.plural == "selfsubjectrulesreviews" {
+            let ns = body["spec"]["namespace"].as_str().unwrap_or_default();
+            out["status"] = rbac::rules_review(user, ns, &objs)["status"].clone();
+            return Ok(json_response(StatusCode::CREATED, &out, &[]));
+        }
+        let s = |p: &str| {
+            body.pointer(p)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let attrs = if body["spec"]["nonResourceAttributes"].is_object() {
+            Attributes {
+                user: user.clone(),
+                verb: s("/spec/nonResourceAttributes/verb"),
+                namespace: String::new(),
+                api_group: String::new(),
+                resource: String::new(),
+                subresource: String::new(),
+                name: String::new(),
+                resource_request: false,
+                path: s("/spec/nonResourceAttributes/path"),
+            }
+        } else {
+            Attributes {
+                user: user.clone(),
+                verb: s("/spec/resourceAttributes/verb"),
+                namespace: s("/spec/resourceAttributes/namespace"),
+                api_group: s("/spec/resourceAttributes/group"),
+                resource: s("/spec/resourceAttributes/resource"),
+                subresource: s("/spec/resourceAttributes/subresource"),
+                name: s("/spec/resourceAttributes/name"),
+                resource_request: true,
+                path: String::new(),
+            }
+        };
+        out["status"] = match rbac::authorize(&attrs, &objs) {
+            rbac::Decision::Allow => json!({"allowed": true, "reason": "RBAC: allowed"}),
+            rbac::Decision::Deny(why) => {
+                let mut s = json!({"allowed": false});
+                if !why.is_empty() {
+                    s["reason"] = json!(why);
+                }
+                s
+            }
+        };
+        Ok(json_response(StatusCode::CREATED, &out, &[]))
+    }
+
+    fn resolver(&self) -> Option<Resolver> {
+        self.inner.resolver.lock().expect("lock").clone()
+    }
+
+    /// Stored objects to the request's version (CRs: conversion, then defaulting as the CR
+    /// codec does for objects read from storage, R2.15).
+    async fn to_version(
+        &self,
+        r: &Resource,
+        version: &str,
+        objs: Vec<Value>,
+    ) -> Result<Vec<Value>, ApiError> {
+        let Some(crd) = &r.crd else {
+            return Ok(objs);
+        };
+        let desired = r.api_version(version);
+        let mut out = convert::convert(crd, objs, &desired, self.resolver().as_ref())
+            .await
+            .map_err(status::internal)?;
+        if let Some(v) = crd.versions.iter().find(|v| v.name == version)
+            && !v.schema.is_null()
+        {
+            for o in &mut out {
+                schema::default(&v.schema, o);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn get_one(
+        &self,
+        r: &Resource,
+        t: &Target,
+        warnings: Vec<String>,
+    ) -> Result<Response<Body>, ApiError> {
+        let name = t.name.clone().unwrap_or_default();
+        let obj = {
+            let st = self.inner.state.lock().expect("lock");
+            st.objects
+                .get(&Key::new(
+                    &r.group,
+                    &r.plural,
+                    t.namespace.as_deref().unwrap_or(""),
+                    &name,
+                ))
+                .cloned()
+        }
+        .ok_or_else(|| status::not_found(&r.group, &r.plural, &name))?;
+        let mut v = self.to_version(r, &t.version, vec![obj]).await?;
+        Ok(json_response(StatusCode::OK, &v.remove(0), &warnings))
+    }
+
+    async fn list_many(
+        &self,
+        r: &Resource,
+        t: &Target,
+        q: &BTreeMap<String, String>,
+        warnings: Vec<String>,
+    ) -> Result<Response<Body>, ApiError> {
+        let sel = Selectors::parse(q, r)?;
+        let limit: usize = q.get("limit").and_then(|l| l.parse().ok()).unwrap_or(0);
+        let after = q.get("continue").cloned().unwrap_or_default();
+        let (items, rv, next) = {
+            let st = self.inner.state.lock().expect("lock");
+            if let Some(want) = q.get("resourceVersion").and_then(|v| v.parse::<u64>().ok())
+                && q.get("resourceVersionMatch").is_some_and(|m| m == "Exact")
+                && want != 0
+                && want <= st.compacted
+            {
+                return Err(status::expired(format!("too old resource version: {want}")));
+            }
+            let mut items = Vec::new();
+            let mut next = None;
+            for (k, v) in st.of(&r.group, &r.plural, t.namespace.as_deref()) {
+                let key = format!("{}/{}", k.namespace, k.name);
+                if !after.is_empty() && key <= after {
+                    continue;
+                }
+                if !sel.matches(v) {
+                    continue;
+                }
+                if limit > 0 && items.len() == limit {
+                    next = Some(format!(
+                        "{}/{}",
+                        items_last_ns(&items),
+                        items_last_name(&items)
+                    ));
+                    break;
+                }
+                items.push(v.clone());
+            }
+            (items, st.rv, next)
+        };
+        let items = self.to_version(r, &t.version, items).await?;
+        let mut md = json!({"resourceVersion": rv.to_string()});
+        if let Some(n) = next {
+            md["continue"] = json!(n);
+        }
+        let list = json!({
+            "apiVersion": r.api_version(&t.version),
+            "kind": format!("{}List", r.kind),
+            "metadata": md,
+            "items": items,
+        });
+        Ok(json_response(StatusCode::OK, &list, &warnings))
+    }
+
+    async fn watch(
+        &self,
+        r: &Resource,
+        t: &Target,
+        q: &BTreeMap<String, String>,
+    ) -> Result<Response<Body>, ApiError> {
+        let sel = Selectors::parse(q, r)?;
+        let bookmarks = q.get("allowWatchBookmarks").is_some_and(|b| b == "true");
+        let timeout = q
+            .get("timeoutSeconds")
+            .and_then(|s| s.parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let from = q.get("resourceVersion").cloned().unwrap_or_default();
+        let rx = self.inner.events.subscribe();
+        let mut bm = self.inner.bookmarks.subscribe();
+        let every = *self.inner.bookmark_every.lock().expect("lock");
+        let (backlog, start, expired): (Vec<(&'static str, Value)>, u64, Option<String>) = {
+            let st = self.inner.state.lock().expect("lock");
+            let in_scope = |k: &Key| {
+                k.group == r.group
+                    && k.plural == r.plural
+                    && t.namespace.as_ref().is_none_or(|n| *n == k.namespace)
+            };
+            match from.parse::<u64>() {
+                Ok(n) if n > 0 => {
+                    if n < st.compacted {
+                        (
+                            Vec::new(),
+                            st.rv,
+                            Some(format!("too old resource version: {n} ({})", st.compacted)),
+                        )
+                    } else {
+                        let back = st
+                            .history
+                            .iter()
+                            .filter(|e| e.rv > n && in_scope(&e.key))
+                            .filter_map(|e| transition(e, &sel))
+                            .collect();
+                        (back, st.rv, None)
+                    }
+                }
+                // "" or "0": the current state as ADDED events, then changes.
+                _ => (
+                    st.objects
+                        .iter()
+                        .filter(|(k, v)| in_scope(k) && sel.matches(v))
+                        .map(|(_, v)| ("ADDED", v.clone()))
+                        .collect(),
+                    st.rv,
+                    None,
+                ),
+            }
+        };
+        let me = self.clone();
+        let r2 = r.clone();
+        let version = t.version.clone();
+        let ns = t.namespace.clone();
+        let kind_av = (r.kind.clone(), r.api_version(&t.version));
+        let stream = async_stream(move |tx: tokio::sync::mpsc::Sender<Bytes>| async move {
+            let send = |ty: &str, obj: Value| {
+                let mut s = json!({"type": ty, "object": obj}).to_string();
+                s.push('\n');
+                Bytes::from(s)
+            };
+            if let Some(m) = expired {
+                let e = status::expired(m);
+                let _ = tx.send(send("ERROR", e.body)).await;
+                return;
+            }
+            let deadline = timeout.map(|d| tokio::time::Instant::now() + d);
+            let mut last = start;
+            for (ty, obj) in backlog {
+                let Ok(mut v) = me.to_version(&r2, &version, vec![obj]).await else {
+                    return;
+                };
+                if tx.send(send(ty, v.remove(0))).await.is_err() {
+                    return;
+                }
+            }
+            let mut rx = rx;
+            let mut tick = tokio::time::interval(every);
+            tick.tick().await;
+            loop {
+                let ev = tokio::select! {
+                    e = rx.recv() => e,
+                    _ = tick.tick(), if bookmarks => {
+                        let rv = me.inner.state.lock().expect("lock").rv;
+                        let b = json!({"kind": kind_av.0, "apiVersion": kind_av.1,
+                                       "metadata": {"resourceVersion": rv.to_string()}});
+                        if tx.send(send("BOOKMARK", b)).await.is_err() { return; }
+                        continue;
+                    }
+                    _ = bm.recv(), if bookmarks => {
+                        let rv = me.inner.state.lock().expect("lock").rv;
+                        let b = json!({"kind": kind_av.0, "apiVersion": kind_av.1,
+                                       "metadata": {"resourceVersion": rv.to_string()}});
+                        if tx.send(send("BOOKMARK", b)).await.is_err() { return; }
+                        continue;
+                    }
+                    _ = sleep_until_opt(deadline) => return,
+                };
+                match ev {
+                    Ok(e) => {
+                        if e.rv <= last {
+                            continue;
+                        }
+                        last = e.rv;
+                        let k = &e.key;
+                        if k.group != r2.group
+                            || k.plural != r2.plural
+                            || ns.as_ref().is_some_and(|n| *n != k.namespace)
+                        {
+                            continue;
+                        }
+                        let Some((ty, obj)) = transition(&e, &sel) else {
+                            continue;
+                        };
+                        let obj = match me.to_version(&r2, &version, vec![obj]).await {
+                            Ok(mut v) => v.remove(0),
+                            Err(err) => {
+                                let _ = tx.send(send("ERROR", err.body)).await;
+                                return;
+                            }
+                        };
+                        if tx.send(send(ty, obj)).await.is_err() {
+                            return;
+                        }
+                    }
+                    // The watcher fell behind the cache: the apiserver ends it with 410.
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let e = status::expired(format!("too old resource version: {last}"));
+                        let _ = tx.send(send("ERROR", e.body)).await;
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+        Ok(Response::builder()
+            .status(StatusCode::OK)
+            .header("content-type", "application/json")
+            .header("transfer-encoding", "chunked")
+            .body(stream)
+            .expect("response"))
+    }
+
+    /// Schema handling of a custom resource in the request version: pruning (with the
+    /// `fieldValidation` directive, R2.13), defaulting and validation (422).
+    fn admit_cr(
+        &self,
+        r: &Resource,
+        version: &str,
+        obj: &mut Value,
+        old: Option<&Value>,
+        q: &BTreeMap<String, String>,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), ApiError> {
+        let Some(crd) = &r.crd else {
+            return Ok(());
+        };
+        let Some(v) = crd.versions.iter().find(|v| v.name == version) else {
+            return Ok(());
+        };
+        if v.schema.is_null() {
+            return Ok(());
+        }
+        let name = obj["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if !crd.preserve_unknown_fields {
+            let pruned = schema::prune(&v.schema, obj);
+            let directive = q.get("fieldValidation").map_or("Warn", |s| s.as_str());
+            if !pruned.is_empty() {
+                match directive {
+                    "Strict" => {
+                        let fields: Vec<String> = pruned
+                            .iter()
+                            .map(|p| format!("unknown field \"{}\"", p.trim_start_matches('.')))
+                            .collect();
+                        return Err(status::bad_request(format!(
+                            "{} in version \"{version}\" cannot be handled as a {}: strict decoding error: {}",
+                            r.kind,
+                            r.kind,
+                            fields.join(", ")
+                        )));
+                    }
+                    "Ignore" => {}
+                    _ => warnings.extend(
+                        pruned
+                            .iter()
+                            .map(|p| format!("unknown field \"{}\"", p.trim_start_matches('.'))),
+                    ),
+                }
+            }
+        }
+        schema::default(&v.schema, obj);
+        let mut errs = schema::validate(&v.schema, obj);
+        // Validation ratcheting (`CRDValidationRatcheting`, on by default since 1.30): an
+        // update is not refused for values it leaves as they were.
+        if let Some(old) = old {
+            errs.retain(|e| {
+                value_at(obj, &e.field) != value_at(old, &e.field)
+                    || value_at(obj, &e.field).is_none()
+            });
+        }
+        if !errs.is_empty() {
+            let body = schema::invalid_status(&r.kind, &r.group, &name, &errs);
+            return Err(ApiError {
+                code: StatusCode::UNPROCESSABLE_ENTITY,
+                body,
+            });
+        }
+        Ok(())
+    }
+
+    /// The request-version object to the storage version.
+    async fn to_storage(&self, r: &Resource, obj: Value) -> Result<Value, ApiError> {
+        let Some(crd) = &r.crd else {
+            return Ok(obj);
+        };
+        let Some(storage) = crd.storage() else {
+            return Ok(obj);
+        };
+        let desired = r.api_version(&storage.name);
+        let mut v = convert::convert(crd, vec![obj], &desired, self.resolver().as_ref())
+            .await
+            .map_err(status::internal)?;
+        Ok(v.remove(0))
+    }
+
+    fn check_body(r: &Resource, t: &Target, body: &Value) -> Result<(), ApiError> {
+        if !body.is_object() {
+            return Err(status::bad_request(
+                "the body of the request was not a JSON object".into(),
+            ));
+        }
+        let want = r.api_version(&t.version);
+        if body["apiVersion"] != want.as_str() || body["kind"] != r.kind.as_str() {
+            return Err(status::bad_request(format!(
+                "the API version in the data ({}) does not match the expected API version ({want})",
+                body["apiVersion"].as_str().unwrap_or_default()
+            )));
+        }
+        if let (Some(ns), Some(b)) = (&t.namespace, body["metadata"]["namespace"].as_str())
+            && ns != b
+        {
+            return Err(status::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    async fn create(
+        &self,
+        r: &Resource,
+        t: &Target,
+        q: &BTreeMap<String, String>,
+        body: Value,
+        mut warnings: Vec<String>,
+    ) -> Result<Response<Body>, ApiError> {
+        Self::check_body(r, t, &body)?;
+        let mut obj = body;
+        let ns = t.namespace.clone().unwrap_or_default();
+        if r.namespaced {
+            obj["metadata"]["namespace"] = json!(ns);
+        }
+        // Server-set fields a client cannot choose.
+        if let Some(m) = obj["metadata"].as_object_mut() {
+            for f in [
+                "uid",
+                "resourceVersion",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "generation",
+            ] {
+                m.remove(f);
+            }
+        }
+        if r.status {
+            // Create drops status (R2.4).
+            if let Some(m) = obj.as_object_mut() {
+                m.remove("status");
+            }
+        }
+        let has_name = obj["metadata"]["name"]
+            .as_str()
+            .is_some_and(|n| !n.is_empty());
+        let generate = obj["metadata"]["generateName"].as_str().map(str::to_string);
+        if !has_name && generate.as_deref().is_none_or(str::is_empty) {
+            return Err(invalid_meta(
+                r,
+                "",
+                "metadata.name",
+                "FieldValueRequired",
+                "Required value: name or generateName is required",
+            ));
+        }
+        let now = self.now();
+        self.admit_cr(r, &t.version, &mut obj, None, q, &mut warnings)?;
+        let obj = self.to_storage(r, obj).await?;
+        let mut obj = obj;
+        let stored = {
+            let mut st = self.inner.state.lock().expect("lock");
+            if !has_name {
+                let base = generate.unwrap_or_default();
+                let taken = st_keys(&st, r, &ns);
+                let name = st.generate_name(&base, |n| st_has(&taken, n));
+                obj["metadata"]["name"] = json!(name);
+            }
+            let name = obj["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            check_name(r, &name)?;
+            if r.namespaced {
+                namespace_admission(&st, &ns, r, &name)?;
+            }
+            if let Some(crd) = &r.crd
+                && crd.terminating
+            {
+                return Err(status::forbidden(
+                    &r.group,
+                    &r.plural,
+                    &name,
+                    "create not allowed while custom resource definition is terminating",
+                ));
+            }
+            let key = Key::new(&r.group, &r.plural, &ns, &name);
+            if st.objects.contains_key(&key) {
+                return Err(status::already_exists(&r.group, &r.plural, &name));
+            }
+            match (r.group.as_str(), r.plural.as_str()) {
+                ("", "namespaces") => obj = namespace_defaults(obj),
+                ("apiextensions.k8s.io", "customresourcedefinitions") => {
+                    validate_crd(&obj, None)?;
+                    crd_status(&mut obj, None, &now);
+                }
+                _ => {}
+            }
+            let v = st.create(key, obj, &now);
+            if r.group == "apiextensions.k8s.io" {
+                st.refresh_resources();
+            }
+            gc::settle(&mut st, &now);
+            self.commit(&mut st);
+            v
+        };
+        let mut out = self.to_version(r, &t.version, vec![stored]).await?;
+        Ok(json_response(
+            StatusCode::CREATED,
+            &out.remove(0),
+            &warnings,
+        ))
+    }
+
+    /// The common end of PUT and PATCH: `new` (request version) replaces the stored object.
+    #[allow(clippy::too_many_arguments)]
+    async fn replace(
+        &self,
+        r: &Resource,
+        t: &Target,
+        q: &BTreeMap<String, String>,
+        old_stored: &Value,
+        mut new: Value,
+        precondition: Option<String>,
+        mut warnings: Vec<String>,
+    ) -> Result<Response<Body>, ApiError> {
+        let name = t.name.clone().unwrap_or_default();
+        let ns = t.namespace.clone().unwrap_or_default();
+        let status_write = t.sub.as_deref() == Some("status");
+        if new["metadata"]["name"].as_str().is_some_and(|n| n != name) {
+            return Err(status::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                new["metadata"]["name"].as_str().unwrap_or_default()
+            )));
+        }
+        new["metadata"]["name"] = json!(name);
+        if r.namespaced {
+            new["metadata"]["namespace"] = json!(ns);
+        }
+        // Status subresource (R2.4): main writes keep the status, /status writes keep the
+        // rest. Done in the request version, before validation.
+        let old_req = self
+            .to_version(r, &t.version, vec![old_stored.clone()])
+            .await?
+            .remove(0);
+        let mut new = split_status(&old_req, new, status_write, r.status);
+        // No new finalizers once deleting (`ValidateNoNewFinalizers`, R2.16).
+        if old_stored["metadata"]["deletionTimestamp"].is_string() {
+            let before: HashSet<String> = string_list(&old_stored["metadata"]["finalizers"])
+                .into_iter()
+                .collect();
+            let added: Vec<String> = string_list(&new["metadata"]["finalizers"])
+                .into_iter()
+                .filter(|f| !before.contains(f))
+                .collect();
+            if !added.is_empty() {
+                let mut added = added;
+                added.sort();
+                return Err(invalid_meta(
+                    r,
+                    &name,
+                    "metadata.finalizers",
+                    "FieldValueForbidden",
+                    &format!(
+                        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                        added
+                            .iter()
+                            .map(|f| format!("\"{f}\""))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+        }
+        self.admit_cr(r, &t.version, &mut new, Some(&old_req), q, &mut warnings)?;
+        let new = self.to_storage(r, new).await?;
+        let now = self.now();
+        let stored = {
+            let mut st = self.inner.state.lock().expect("lock");
+            let key = Key::new(&r.group, &r.plural, &ns, &name);
+            let Some(cur) = st.objects.get(&key).cloned() else {
+                return Err(status::not_found(&r.group, &r.plural, &name));
+            };
+            let cur_rv = cur["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or_default();
+            let expected = precondition.clone().unwrap_or_else(|| {
+                old_stored["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            });
+            if expected != cur_rv {
+                return Err(status::conflict(&r.group, &r.plural, &name));
+            }
+            let mut new = new;
+            if r.group == "apiextensions.k8s.io" && r.plural == "customresourcedefinitions" {
+                validate_crd(&new, Some(&cur))?;
+                crd_status(&mut new, Some(&cur), &now);
+            }
+            let v = st.update(&key, new, r.status);
+            if r.group == "apiextensions.k8s.io" {
+                st.refresh_resources();
+            }
+            gc::settle(&mut st, &now);
+            self.commit(&mut st);
+            st.objects.get(&key).cloned().unwrap_or(v)
+        };
+        let mut out = self.to_version(r, &t.version, vec![stored]).await?;
+        Ok(json_response(StatusCode::OK, &out.remove(0), &warnings))
+    }
+
+    fn stored(&self, r: &Resource, t: &Target) -> Result<Value, ApiError> {
+        let name = t.name.clone().unwrap_or_default();
+        let st = self.inner.state.lock().expect("lock");
+        st.objects
+            .get(&Key::new(
+                &r.group,
+                &r.plural,
+                t.namespace.as_deref().unwrap_or(""),
+                &name,
+            ))
+            .cloned()
+            .ok_or_else(|| status::not_found(&r.group, &r.plural, &name))
+    }
+
+    async fn update(
+        &self,
+        r: &Resource,
+        t: &Target,
+        q: &BTreeMap<String, String>,
+        body: Value,
+        warnings: Vec<String>,
+    ) -> Result<Response<Body>, ApiError> {
+        Self::check_body(r, t, &body)?;
+        let old = self.stored(r, t)?;
+        let name = t.name.clone().unwrap_or_default();
+        let rv = body["metadata"]["resourceVersion"]
+            .as_str()
+            .map(str::to_string);
+        // Custom resources need a resourceVersion on update (`AllowUnconditionalUpdate` is
+        // false for them, R2.1).
+        if rv.as_deref().is_none_or(str::is_empty) && r.crd.is_some() {
+            {
+                return Err(invalid_meta(
+                    r,
+                    &name,
+                    "metadata.resourceVersion",
+                    "FieldValueInvalid",
+                    "Invalid value: 0: must be specified for an update",
+                ));
+            }
+        }
+        let precondition = rv.filter(|v| !v.is_empty());
+        self.replace(r, t, q, &old, body, precondition, warnings)
+            .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn patch(
+        &self,
+        r: &Resource,
+        t: &Target,
+        q: &BTreeMap<String, String>,
+        ctype: &str,
+        raw: &Bytes,
+        body: Value,
+        warnings: Vec<String>,
+    ) -> Result<Response<Body>, ApiError> {
+        let accepted_cr = [
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/apply-patch+yaml",
+        ];
+        let ty = PatchType::parse(ctype);
+        let ty = match ty {
+            Some(PatchType::Strategic) if r.crd.is_some() => {
+                return Err(status::unsupported_patch(&accepted_cr));
+            }
+            Some(t) => t,
+            None => {
+                let mut all = accepted_cr.to_vec();
+                if r.crd.is_none() {
+                    all.push("application/strategic-merge-patch+json");
+                }
+                return Err(status::unsupported_patch(&all));
+            }
+        };
+        if q.contains_key("force") && ty != PatchType::Apply {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Invalid",
+                "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch".into(),
+                Some(json!({"group": "meta.k8s.io", "kind": "PatchOptions", "causes": [
+                    {"reason": "FieldValueForbidden", "message": "Forbidden: may not be specified for non-apply patch", "field": "force"}]})),
+            ));
+        }
+        if body.is_null() && !raw.is_empty() {
+            return Err(status::bad_request(format!(
+                "the body of the request was not valid JSON{}",
+                if ty == PatchType::Apply {
+                    " (YAML apply bodies are not modelled here)"
+                } else {
+                    ""
+                }
+            )));
+        }
+        let name = t.name.clone().unwrap_or_default();
+        let ns = t.namespace.clone().unwrap_or_default();
+        if ty == PatchType::Apply {
+            let manager = q.get("fieldManager").cloned().unwrap_or_default();
+            if manager.is_empty() {
+                return Err(ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "Invalid",
+                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch".into(),
+                    Some(json!({"group": "meta.k8s.io", "kind": "PatchOptions", "causes": [
+                        {"reason": "FieldValueRequired", "message": "Required value: is required for apply patch", "field": "fieldManager"}]})),
+                ));
+            }
+            let force = q.get("force").is_some_and(|f| f == "true");
+            Self::check_body(r, t, &body)?;
+            let old = self.stored(r, t).ok();
+            let key = Key::new(&r.group, &r.plural, &ns, &name);
+            let live = match &old {
+                Some(o) => Some(
+                    self.to_version(r, &t.version, vec![o.clone()])
+                        .await?
+                        .remove(0),
+                ),
+                None => None,
+            };
+            let applied = {
+                let mut owned = self.inner.owned.lock().expect("lock");
+                let o = owned.entry(key.clone()).or_default();
+                let mut scratch = o.clone();
+                let res = patch::apply(live.as_ref(), &body, &manager, force, &mut scratch);
+                match res {
+                    Ok(v) => {
+                        *o = scratch;
+                        v
+                    }
+                    Err(c) => {
+                        return Err(ApiError::new(
+                            StatusCode::CONFLICT,
+                            "Conflict",
+                            c.message(),
+                            Some(
+                                json!({"name": name, "group": r.group, "kind": r.plural, "causes": c.causes()}),
+                            ),
+                        ));
+                    }
+                }
+            };
+            return match old {
+                None => {
+                    let mut collection = t.clone();
+                    collection.name = None;
+                    self.create(r, &collection, q, applied, warnings).await
+                }
+                Some(o) => self.replace(r, t, q, &o, applied, None, warnings).await,
+            };
+        }
+        let old = self.stored(r, t)?;
+        let mut doc = self
+            .to_version(r, &t.version, vec![old.clone()])
+            .await?
+            .remove(0);
+        let mut precondition = None;
+        match ty {
+            PatchType::Json => {
+                patch::json_patch(&mut doc, &body).map_err(|e| {
+                    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", e, None)
+                })?;
+                precondition = doc["metadata"]["resourceVersion"]
+                    .as_str()
+                    .map(str::to_string);
+            }
+            _ => {
+                if let Some(rv) = body["metadata"]["resourceVersion"].as_str() {
+                    precondition = Some(rv.to_string());
+                }
+                json_patch::merge(&mut doc, &body);
+            }
+        }
+        self.replace(r, t, q, &old, doc, precondition, warnings)
+            .await
+    }
+
+    async fn delete_one(
+        &self,
+        r: &Resource,
+        t: &Target,
+        q: &BTreeMap<String, String>,
+        body: &Value,
+    ) -> Result<Response<Body>, ApiError> {
+        let name = t.name.clone().unwrap_or_default();
+        let policy = q
+            .get("propagationPolicy")
+            .map(String::as_str)
+            .or_else(|| body["propagationPolicy"].as_str());
+        let p = Propagation::parse(policy).map_err(status::bad_request)?;
+        let now = self.now();
+        let (result, uid) = {
+            let mut st = self.inner.state.lock().expect("lock");
+            let key = Key::new(
+                &r.group,
+                &r.plural,
+                t.namespace.as_deref().unwrap_or(""),
+                &name,
+            );
+            let Some(cur) = st.objects.get(&key).cloned() else {
+                return Err(status::not_found(&r.group, &r.plural, &name));
+            };
+            if let Some(rv) = body["preconditions"]["resourceVersion"].as_str()
+                && cur["metadata"]["resourceVersion"] != rv
+            {
+                return Err(status::conflict(&r.group, &r.plural, &name));
+            }
+            let res = gc::delete(&mut st, &key, p, &now);
+            if r.group == "apiextensions.k8s.io" {
+                st.refresh_resources();
+            }
+            self.commit(&mut st);
+            (
+                res,
+                cur["metadata"]["uid"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        };
+        match result {
+            Some(Deleted::Gone(v)) if r.crd.is_some() => {
+                let _ = v;
+                Ok(json_response(
+                    StatusCode::OK,
+                    &status::deleted(&r.group, &r.plural, &name, &uid),
+                    &[],
+                ))
+            }
+            Some(Deleted::Gone(v)) | Some(Deleted::Terminating(v)) => {
+                let mut out = self.to_version(r, &t.version, vec![v]).await?;
+                Ok(json_response(StatusCode::OK, &out.remove(0), &[]))
+            }
+            None => Err(status::not_found(&r.group, &r.plural, &name)),
+        }
+    }
+
+    async fn delete_collection(
+        &self,
+        r: &Resource,
+        t: &Target,
+        q: &BTreeMap<String, String>,
+    ) -> Result<Response<Body>, ApiError> {
+        let sel = Selectors::parse(q, r)?;
+        let now = self.now();
+        let (items, rv) = {
+            let mut st = self.inner.state.lock().expect("lock");
+            let keys: Vec<Key> = st
+                .of(&r.group, &r.plural, t.namespace.as_deref())
+                .filter(|(_, v)| sel.matches(v))
+                .map(|(k, _)| k.clone())
+                .collect();
+            let mut items = Vec::new();
+            for k in keys {
+                if let Some(Deleted::Gone(v) | Deleted::Terminating(v)) =
+                    gc::delete(&mut st, &k, Propagation::Background, &now)
+                {
+                    items.push(v);
+                }
+            }
+            if r.group == "apiextensions.k8s.io" {
+                st.refresh_resources();
+            }
+            self.commit(&mut st);
+            (items, st.rv)
+        };
+        let items = self.to_version(r, &t.version, items).await?;
+        Ok(json_response(
+            StatusCode::OK,
+            &json!({"apiVersion": r.api_version(&t.version), "kind": format!("{}List", r.kind),
+                    "metadata": {"resourceVersion": rv.to_string()}, "items": items}),
+            &[],
+        ))
+    }
+}
+
+/// The value at a field path as validation errors name it (`spec.items[0].name`, `[key]`).
+fn value_at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut cur = v;
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            rest = r;
+            continue;
+        }
+        if let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']')?;
+            let key = &r[..end];
+            cur = match key.parse::<usize>() {
+                Ok(i) if cur.is_array() => cur.get(i)?,
+                _ => cur.get(key)?,
+            };
+            rest = &r[end + 1..];
+            continue;
+        }
+        let end = rest.find(['.', '[']).unwrap_or(rest.len());
+        cur = cur.get(&rest[..end])?;
+        rest = &rest[end..];
+    }
+    Some(cur)
+}
+
+fn items_last_ns(items: &[Value]) -> String {
+    items
+        .last()
+        .and_then(|v| v["metadata"]["namespace"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn items_last_name(items: &[Value]) -> String {
+    items
+        .last()
+        .and_then(|v| v["metadata"]["name"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn st_keys(st: &State, r: &Resource, ns: &str) -> HashSet<String> {
+    st.of(&r.group, &r.plural, Some(ns))
+        .map(|(k, _)| k.name.clone())
+        .collect()
+}
+
+fn st_has(names: &HashSet<String>, n: &str) -> bool {
+    names.contains(n)
+}
+
+fn string_list(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn deny(attrs: &Attributes, why: &str) -> ApiError {
+    let body = rbac::forbidden_status(attrs, why);
+    ApiError {
+        code: StatusCode::FORBIDDEN,
+        body,
+    }
+}
+
+fn invalid_meta(r: &Resource, name: &str, field: &str, reason: &str, message: &str) -> ApiError {
+    let kind_group = if r.group.is_empty() {
+        r.kind.clone()
+    } else {
+        format!("{}.{}", r.kind, r.group)
+    };
+    status::invalid(
+        &kind_group,
+        &r.group,
+        &r.kind,
+        name,
+        &[Cause {
+            reason: reason.into(),
+            message: message.into(),
+            field: field.into(),
+        }],
+    )
+}
+
+/// A DNS-1123 subdomain (most kinds' names, `ValidateObjectMeta` with `NameIsDNSSubdomain`).
+fn check_name(r: &Resource, name: &str) -> Result<(), ApiError> {
+    let ok = !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !p.starts_with('-')
+                && !p.ends_with('-')
+        });
+    // RBAC and a few others allow any path segment name; the kinds here that do are RBAC.
+    let path_segment = r.group == "rbac.authorization.k8s.io";
+    if ok
+        || (path_segment
+            && !name.contains('/')
+            && !name.contains('%')
+            && name != "."
+            && name != "..")
+    {
+        return Ok(());
+    }
+    Err(invalid_meta(
+        r,
+        name,
+        "metadata.name",
+        "FieldValueInvalid",
+        &format!(
+            "Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        ),
+    ))
+}
+
+/// `NamespaceLifecycle` admission: the namespace must exist and not be terminating.
+fn namespace_admission(st: &State, ns: &str, r: &Resource, name: &str) -> Result<(), ApiError> {
+    match st.objects.get(&Key::new("", "namespaces", "", ns)) {
+        None => Err(status::not_found("", "namespaces", ns)),
+        Some(n) if n["metadata"]["deletionTimestamp"].is_string() => Err(status::forbidden(
+            &r.group,
+            &r.plural,
+            name,
+            &format!(
+                "unable to create new content in namespace {ns} because it is being terminated"
+            ),
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// A Namespace as its strategy creates it: the `kubernetes` finalizer, phase Active.
+fn namespace_defaults(mut n: Value) -> Value {
+    if n["spec"]["finalizers"].is_null() {
+        n["spec"]["finalizers"] = json!(["kubernetes"]);
+    }
+    if n["status"]["phase"].is_null() {
+        n["status"]["phase"] = json!("Active");
+    }
+    if n["metadata"]["labels"]["kubernetes.io/metadata.name"].is_null() {
+        let name = n["metadata"]["name"].clone();
+        n["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
+    }
+    n
+}
+
+/// The checks of a CRD's versions the tests rely on (`validation.go ::
+/// ValidateCustomResourceDefinition`, a subset): exactly one storage version, and every
+/// stored version still listed.
+fn validate_crd(crd: &Value, old: Option<&Value>) -> Result<(), ApiError> {
+    let name = crd["metadata"]["name"].as_str().unwrap_or_default();
+    let r = Resource {
+        group: "apiextensions.k8s.io".into(),
+        versions: vec!["v1".into()],
+        plural: "customresourcedefinitions".into(),
+        singular: "customresourcedefinition".into(),
+        kind: "CustomResourceDefinition".into(),
+        namespaced: false,
+        short_names: Vec::new(),
+        categories: Vec::new(),
+        verbs: Vec::new(),
+        status: true,
+        crd: None,
+    };
+    let versions = crd["spec"]["versions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let storage = versions.iter().filter(|v| v["storage"] == true).count();
+    if storage != 1 {
+        return Err(invalid_meta(
+            &r,
+            name,
+            "spec.versions",
+            "FieldValueInvalid",
+            "Invalid value: []apiextensions.CustomResourceDefinitionVersion{...}: must have exactly one version marked as storage version",
+        ));
+    }
+    if let Some(old) = old {
+        for (i, sv) in string_list(&old["status"]["storedVersions"])
+            .iter()
+            .enumerate()
+        {
+            if !versions.iter().any(|v| v["name"] == sv.as_str()) {
+                return Err(invalid_meta(
+                    &r,
+                    name,
+                    &format!("status.storedVersions[{i}]"),
+                    "FieldValueInvalid",
+                    &format!("Invalid value: \"{sv}\": must appear in spec.versions"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A CRD's status as the apiextensions controllers write it: names accepted, established,
+/// and `storedVersions` gaining the storage version (`strategy.go :: PrepareForUpdate`).
+fn crd_status(crd: &mut Value, old: Option<&Value>, now: &str) {
+    let mut stored = old
+        .map(|o| string_list(&o["status"]["storedVersions"]))
+        .unwrap_or_else(|| string_list(&crd["status"]["storedVersions"]));
+    if let Some(s) = crd["spec"]["versions"]
+        .as_array()
+        .and_then(|vs| vs.iter().find(|v| v["storage"] == true))
+        .and_then(|v| v["name"].as_str())
+        && !stored.iter().any(|x| x == s)
+    {
+        stored.push(s.to_string());
+    }
+    let names = crd["spec"]["names"].clone();
+    let conds = old
+        .and_then(|o| o["status"]["conditions"].as_array().cloned())
+        .unwrap_or_else(|| {
+            vec![
+                json!({"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+                       "message": "no conflicts found", "lastTransitionTime": now}),
+                json!({"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+                       "message": "the initial names have been accepted", "lastTransitionTime": now}),
+            ]
+        });
+    crd["status"] = json!({"acceptedNames": names, "conditions": conds, "storedVersions": stored});
+}
+
+/// Main-resource writes keep the status of resources with a status subresource; `/status`
+/// writes change only the status (R2.4).
+fn split_status(old: &Value, mut new: Value, status_write: bool, has_status: bool) -> Value {
+    if status_write {
+        let mut out = old.clone();
+        out["status"] = new.get("status").cloned().unwrap_or(Value::Null);
+        if let Some(rv) = new["metadata"].get("resourceVersion") {
+            out["metadata"]["resourceVersion"] = rv.clone();
+        }
+        return out;
+    }
+    if has_status {
+        match old.get("status") {
+            Some(s) => new["status"] = s.clone(),
+            None => {
+                if let Some(m) = new.as_object_mut() {
+                    m.remove("status");
+                }
+            }
+        }
+    }
+    new
+}
+
+/// What a watcher with `sel` sees of a change: objects that start or stop matching are
+/// `ADDED` or `DELETED` (the cacher's `cacheWatcher.convertToWatchEvent`).
+fn transition(e: &Event, sel: &Selectors) -> Option<(&'static str, Value)> {
+    let now = sel.matches(&e.object);
+    match e.kind {
+        "MODIFIED" => {
+            let before = e.old.as_ref().is_some_and(|o| sel.matches(o));
+            match (before, now) {
+                (true, true) => Some(("MODIFIED", e.object.clone())),
+                (false, true) => Some(("ADDED", e.object.clone())),
+                (true, false) => Some(("DELETED", e.object.clone())),
+                (false, false) => None,
+            }
+        }
+        k => now.then(|| (k, e.object.clone())),
+    }
+}
+
+async fn sleep_until_opt(t: Option<tokio::time::Instant>) {
+    match t {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => futures::future::pending().await,
+    }
+}
+
+/// A body fed by a task through a channel.
+fn async_stream<F, Fut>(f: F) -> Body
+where
+    F: FnOnce(tokio::sync::mpsc::Sender<Bytes>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(64);
+    tokio::spawn(f(tx));
+    let s = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|b| (Ok::<_, Infallible>(http_body::Frame::data(b)), rx))
+    });
+    StreamBody::new(s.boxed()).boxed_unsync()
+}
+
+/// Wakes on changes ([`ApiServer::changes`]).
+pub struct Changes(broadcast::Receiver<Arc<Event>>);
+
+impl Changes {
+    /// Waits for the next change; `false` when the API is gone.
+    pub async fn next(&mut self) -> bool {
+        !matches!(
+            self.0.recv().await,
+            Err(broadcast::error::RecvError::Closed)
+        )
+    }
+}
+
+impl tower::Service<Request<kube::client::Body>> for ApiServer {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<kube::client::Body>) -> Self::Future {
+        let me = self.clone();
+        Box::pin(async move { Ok(me.respond_to(req, Transport::InProcess).await) })
+    }
+}
+
+/// The API as a client with a bearer token sees it (in-process).
+#[derive(Clone)]
+pub struct WithToken {
+    api: ApiServer,
+    token: String,
+}
+
+impl tower::Service<Request<kube::client::Body>> for WithToken {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut req: Request<kube::client::Body>) -> Self::Future {
+        let me = self.api.clone();
+        if let Ok(v) = http::HeaderValue::from_str(&format!("Bearer {}", self.token)) {
+            req.headers_mut().insert("authorization", v);
+        }
+        Box::pin(async move { Ok(me.respond_to(req, Transport::Http).await) })
+    }
+}
+
+/// A kubeconfig for `server` with `token` (for processes and kubectl).
+pub fn kubeconfig(server: &str, token: &str, namespace: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: testkit\n  cluster:\n    server: {server}\nusers:\n- name: user\n  user:\n    token: {token}\ncontexts:\n- name: testkit\n  context:\n    cluster: testkit\n    user: user\n    namespace: {namespace}\ncurrent-context: testkit\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_parse() {
+        let t = target("/apis/operators.coreos.com/v1alpha1/namespaces/ns/installplans/p/status")
+            .expect("t");
+        assert_eq!(
+            (
+                t.group.as_str(),
+                t.namespace.as_deref(),
+                t.plural.as_str(),
+                t.name.as_deref(),
+                t.sub.as_deref()
+            ),
+            (
+                "operators.coreos.com",
+                Some("ns"),
+                "installplans",
+                Some("p"),
+                Some("status")
+            )
+        );
+        let t = target("/api/v1/configmaps").expect("t");
+        assert_eq!(
+            (t.group.as_str(), t.namespace, t.plural.as_str()),
+            ("", None, "configmaps")
+        );
+        assert!(target("/apis/g/v1").is_none());
+        assert_eq!(percent_decode("a%3Db%2Cc"), "a=b,c");
+    }
+}
