@@ -37,10 +37,7 @@ set +e
 rc=$?
 set -e
 if [ "$rc" != 1 ]; then echo "gate evaluate: expected exit 1 (held), got $rc" >&2; exit 1; fi
-# The operator image, daemonless, into an OCI layout (push with --push and a real tag). No
-# registry is reachable here, so the base is `scratch`; a deployable image uses a base with the
-# C runtime the binary links, e.g. --base-image gcr.io/distroless/cc-debian12:nonroot.
-rm -rf target/operator-image
-./target/release/olmctl image build --base-image scratch \
-  --binary target/release/olmctl-operator:/usr/local/bin/olmctl-operator \
-  --tag ghcr.io/olmctl/olmctl-operator:0.3.0 --oci-layout target/operator-image
+# The operator image, daemonless, into the OCI layout target/operator-image: the binary on the
+# C runtime it links and CA certificates, from Debian packages (apt-get download, dpkg-deb -x),
+# run as 65532; the package versions are printed.
+bash scripts/operator-image.sh

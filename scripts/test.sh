@@ -17,6 +17,9 @@ fi
 if ! python3 -c "import yaml, jsonschema" 2>/dev/null; then
   python3 -m pip install -q pyyaml jsonschema
 fi
+# operator/tests/image.rs runs the operator image from its layers: the Debian runtime root
+# (downloaded with apt-get, cached in target/operator-base) is prepared here.
+bash scripts/operator-image.sh --root >/dev/null
 cargo test --locked --workspace "$@"
 # The operator's own packaging, with the debug binaries the tests just built.
 OLMCTL=target/debug/olmctl OPERATOR=target/debug/olmctl-operator bash scripts/packaging.sh

@@ -1251,6 +1251,144 @@ fn image_build_appends_an_executable_binary_reproducibly() {
     assert!(stderr(&o).contains("/nonexistent/op"), "{}", stderr(&o));
 }
 
+#[test]
+fn image_build_puts_layer_trees_between_the_base_and_the_binary() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let reg = TestRegistry::start();
+    let (base, base_diffs) = push_base(&reg, "static:layers");
+    let d = tempfile::tempdir().unwrap();
+    let bin = d.path().join("op");
+    std::fs::write(&bin, "#!/bin/sh\necho op\n").unwrap();
+    // A runtime root as dpkg-deb unpacks one: an absolute symlink, a private directory.
+    let runtime = d.path().join("runtime");
+    std::fs::create_dir_all(runtime.join("lib/x86_64-linux-gnu")).unwrap();
+    std::fs::create_dir_all(runtime.join("lib64")).unwrap();
+    std::fs::write(runtime.join("lib/x86_64-linux-gnu/ld.so"), b"ld").unwrap();
+    symlink(
+        "/lib/x86_64-linux-gnu/ld.so",
+        runtime.join("lib64/ld-linux-x86-64.so.2"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(runtime.join("etc/private")).unwrap();
+    std::fs::set_permissions(
+        runtime.join("etc/private"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+    let certs = d.path().join("certs");
+    std::fs::create_dir_all(certs.join("etc/ssl/certs")).unwrap();
+    std::fs::write(certs.join("etc/ssl/certs/ca-certificates.crt"), b"pem").unwrap();
+    let t = reg.image("operator:layers");
+    let build = |layers: &[&Path], extra: &[&str]| {
+        let mut args = vec![
+            "image",
+            "build",
+            "--base-image",
+            &base,
+            "--binary",
+            p(&bin),
+            "--tag",
+            &t,
+            "--platform",
+            "linux/amd64",
+            "-o",
+            "json",
+        ];
+        for l in layers {
+            args.extend(["--layer", p(l)]);
+        }
+        args.extend_from_slice(extra);
+        olmctl(&args)
+    };
+    let user = ["--user", "65532"];
+    let o = build(&[&runtime, &certs], &user);
+    let v: Value = serde_json::from_str(&ok(&o)).unwrap();
+    let o2 = build(&[&runtime, &certs], &user);
+    let v2: Value = serde_json::from_str(&ok(&o2)).unwrap();
+    assert_eq!(
+        v["digest"], v2["digest"],
+        "same trees, binary and base, same digest"
+    );
+    assert_eq!(v["layers"].as_array().unwrap().len(), 3, "{v}");
+    let cfg = skopeo_inspect(&t, "--config");
+    assert_eq!(cfg["config"]["User"], "65532");
+    let ids: Vec<String> = serde_json::from_value(cfg["rootfs"]["diff_ids"].clone()).unwrap();
+    let amd = base_diffs
+        .iter()
+        .find(|(pl, _)| pl.architecture == "amd64")
+        .unwrap();
+    assert_eq!(ids.len(), 5, "base, runtime, certs, binary");
+    assert_eq!(&ids[..2], amd.1.as_slice(), "the base's layers first");
+    let history: Vec<&str> = cfg["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["created_by"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        history[2..],
+        [
+            "ADD runtime/ / (olmctl image build --layer)",
+            "ADD certs/ / (olmctl image build --layer)",
+            "ADD op /usr/local/bin/op (olmctl image build)"
+        ]
+    );
+    // The layers in order, as skopeo copies them: the symlink stays a symlink, inside the root.
+    let raw = skopeo_inspect(&t, "--raw");
+    let digests: Vec<&str> = raw["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["digest"].as_str().unwrap())
+        .collect();
+    assert_eq!(digests[2..], v["layers"].as_array().unwrap()[..]);
+    let root = d.path().join("root");
+    unpack_image(&t, d.path(), &root);
+    assert_eq!(
+        std::fs::read_link(root.join("lib64/ld-linux-x86-64.so.2")).unwrap(),
+        Path::new("../lib/x86_64-linux-gnu/ld.so")
+    );
+    assert_eq!(
+        std::fs::read(root.join("lib64/ld-linux-x86-64.so.2")).unwrap(),
+        b"ld"
+    );
+    assert_eq!(
+        std::fs::metadata(root.join("etc/private"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777,
+        0o700
+    );
+    assert!(root.join("etc/ssl/certs/ca-certificates.crt").is_file());
+    // A hard link, a symlink out of the tree, a non-numeric user: refused, named, nothing built.
+    std::fs::hard_link(
+        runtime.join("lib/x86_64-linux-gnu/ld.so"),
+        runtime.join("lib/x86_64-linux-gnu/ld-copy.so"),
+    )
+    .unwrap();
+    let o = build(&[&runtime], &user);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--layer") && stderr(&o).contains("hard link"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_file(runtime.join("lib/x86_64-linux-gnu/ld-copy.so")).unwrap();
+    symlink(
+        "../../../../etc/shadow",
+        runtime.join("lib/x86_64-linux-gnu/up"),
+    )
+    .unwrap();
+    let o = build(&[&runtime], &user);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("leaves the tree"), "{}", stderr(&o));
+    std::fs::remove_file(runtime.join("lib/x86_64-linux-gnu/up")).unwrap();
+    let o = build(&[&runtime], &["--user", "nonroot"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("numeric"), "{}", stderr(&o));
+}
+
 /// Unpacks the layers of `image` (a single-platform image in the registry), in order, into
 /// `root`.
 fn unpack_image(image: &str, work: &Path, root: &Path) {

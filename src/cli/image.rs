@@ -11,7 +11,8 @@ use super::{EXIT_USAGE, Output};
 pub enum ImageCmd {
     /// Append a layer holding a binary to a base image and make the binary its entrypoint, as
     /// ko does for Go (the base's layers are mounted, not copied; same binary and base, same
-    /// digest). Prints the pushed reference with its digest.
+    /// digest), optionally above layers made of directory trees (--layer). Prints the pushed
+    /// reference with its digest.
     Build {
         /// The base image (e.g. gcr.io/distroless/cc-debian12:nonroot); with an index, the image
         /// of --platform is used. `scratch`: no base (for static binaries).
@@ -20,6 +21,16 @@ pub enum ImageCmd {
         /// The binary, and where it goes in the image (default /usr/local/bin/<name>).
         #[arg(long, value_name = "PATH[:DEST]")]
         binary: String,
+        /// A directory tree to add as a layer, as the image's root file system (repeatable;
+        /// layers in the order given, between the base and the binary). Modes and symlinks are
+        /// kept (absolute targets made relative); owners and times are not; hard links and
+        /// special files are refused.
+        #[arg(long, value_name = "DIR")]
+        layer: Vec<PathBuf>,
+        /// The user the image runs as, numeric UID[:GID] (e.g. 65532 for a pod with
+        /// runAsNonRoot); default: the base's.
+        #[arg(long, value_name = "UID[:GID]")]
+        user: Option<String>,
         /// Image reference to push as (and the image's name in an OCI layout).
         #[arg(long, short = 't')]
         tag: String,
@@ -49,6 +60,8 @@ pub fn run(cmd: ImageCmd) -> u8 {
         ImageCmd::Build {
             base_image,
             binary,
+            layer,
+            user,
             tag,
             push,
             oci_layout,
@@ -67,6 +80,8 @@ pub fn run(cmd: ImageCmd) -> u8 {
             let b = super::oci::ImageBuild {
                 base_image: &base_image,
                 binary: &binary,
+                layers: layer,
+                user,
                 dest: super::oci::Dest {
                     tag: &tag,
                     push: push || oci_layout.is_none(),

@@ -485,7 +485,8 @@ pub fn catalog_push(p: &CatalogPush<'_>, reg_args: &RegistryArgs, output: Output
         let art = match (&base, &reg) {
             (Some(b), Some(reg)) => {
                 let exec = crate::oci::catalog_image::exec(p.server);
-                append_to_base(reg, b, &layer, &labels, &exec, None).await?
+                let added = [(&layer, crate::oci::catalog_image::CREATED_BY)];
+                append_to_base(reg, b, &added, &labels, &exec, None).await?
             }
             _ => crate::oci::catalog_image::standalone(&layer, &labels, created),
         };
@@ -493,12 +494,12 @@ pub fn catalog_push(p: &CatalogPush<'_>, reg_args: &RegistryArgs, output: Output
     })
 }
 
-/// Appends `layer` to `base`: to every runnable platform of an index, or, with `only`, to
+/// Appends `layers` to `base`: to every runnable platform of an index, or, with `only`, to
 /// that platform's image alone (a binary runs on one platform), as a single image.
 async fn append_to_base(
     reg: &Registry,
     base: &oci_client::Reference,
-    layer: &crate::oci::layer::Layer,
+    layers: &crate::oci::append::Added<'_>,
     labels: &BTreeMap<String, String>,
     exec: &crate::oci::append::Exec,
     only: Option<&Platform>,
@@ -529,7 +530,7 @@ async fn append_to_base(
                 esc(base.whole()),
                 esc(&d.digest)
             );
-            return crate::oci::append::append(&[(img, want.clone())], None, layer, labels, exec);
+            return crate::oci::append::append(&[(img, want.clone())], None, layers, labels, exec);
         }
         let mut bases = Vec::new();
         for d in runnable(&entries) {
@@ -552,7 +553,7 @@ async fn append_to_base(
             esc(base.whole()),
             esc(digest)
         );
-        crate::oci::append::append(&bases, Some(&mt), layer, labels, exec)
+        crate::oci::append::append(&bases, Some(&mt), layers, labels, exec)
     } else {
         let img = reg.image_of(base, bytes, digest, mt).await?;
         let plat =
@@ -565,7 +566,7 @@ async fn append_to_base(
                 base.whole()
             ));
         }
-        crate::oci::append::append(&[(img, plat)], None, layer, labels, exec)
+        crate::oci::append::append(&[(img, plat)], None, layers, labels, exec)
     }
 }
 
@@ -575,6 +576,11 @@ pub struct ImageBuild<'a> {
     pub base_image: &'a str,
     /// `PATH[:DEST]`.
     pub binary: &'a str,
+    /// Directory trees added as layers between the base and the binary, in order, each as the
+    /// image's root file system.
+    pub layers: Vec<PathBuf>,
+    /// `config.User` (numeric `UID[:GID]`); the base's when `None`.
+    pub user: Option<String>,
     /// Destination.
     pub dest: Dest<'a>,
     /// The platform the binary runs on (default: the host's).
@@ -583,19 +589,22 @@ pub struct ImageBuild<'a> {
     pub labels: BTreeMap<String, String>,
 }
 
-/// `image build`: a binary appended to a base image as its entrypoint, daemonless, as ko does.
+/// `image build`: a binary appended to a base image as its entrypoint, daemonless, as ko does;
+/// directory trees (`--layer`) go between the base and the binary.
 pub fn image_build(b: &ImageBuild<'_>, reg_args: &RegistryArgs, output: Output) -> u8 {
+    use crate::oci::binary_image as bin;
     let parsed = (|| -> Result<_, String> {
         let target = parse_ref(b.dest.tag).map_err(|e| format!("--tag: {e}"))?;
         let base = match b.base_image {
-            crate::oci::binary_image::SCRATCH => None,
+            bin::SCRATCH => None,
             other => Some(parse_ref(other).map_err(|e| format!("--base-image: {e}"))?),
         };
-        let (src, dest) = crate::oci::binary_image::parse_binary(b.binary)?;
+        let (src, dest) = bin::parse_binary(b.binary)?;
         let plat = platform(&b.platform).map_err(|e| format!("--platform: {e}"))?;
-        Ok((target, base, src, dest, plat))
+        let user = b.user.as_deref().map(bin::parse_user).transpose()?;
+        Ok((target, base, src, dest, plat, user))
     })();
-    let (target, base, src, dest, plat) = match parsed {
+    let (target, base, src, dest, plat, user) = match parsed {
         Ok(x) => x,
         Err(e) => {
             super::error(e);
@@ -603,7 +612,24 @@ pub fn image_build(b: &ImageBuild<'_>, reg_args: &RegistryArgs, output: Output) 
         }
     };
     let epoch = crate::oci::layer::source_date_epoch();
-    let layer = match crate::oci::binary_image::binary_layer(&src, &dest, epoch) {
+    let mut built = Vec::new();
+    for dir in &b.layers {
+        let l = match bin::tree_layer(dir, epoch) {
+            Ok(l) => l,
+            Err(e) => {
+                super::error(e);
+                return EXIT_USAGE;
+            }
+        };
+        eprintln!(
+            "layer {} ({}, {} bytes compressed)",
+            l.digest,
+            esc(dir.display()),
+            l.blob.len()
+        );
+        built.push((l, bin::tree_created_by(dir)));
+    }
+    let layer = match bin::binary_layer(&src, &dest, epoch) {
         Ok(l) => l,
         Err(e) => {
             super::error(e);
@@ -617,7 +643,10 @@ pub fn image_build(b: &ImageBuild<'_>, reg_args: &RegistryArgs, output: Output) 
         esc(&dest),
         layer.blob.len()
     );
-    let exec = crate::oci::binary_image::exec(&src, &dest);
+    built.push((layer, bin::created_by(&src, &dest)));
+    let added: Vec<(&crate::oci::layer::Layer, &str)> =
+        built.iter().map(|(l, by)| (l, by.as_str())).collect();
+    let exec = bin::exec(&dest, user.clone());
     let mut refs = vec![&target];
     refs.extend(base.iter());
     let reg = match registry_if(b.dest.push || base.is_some(), reg_args, &[&target], &refs) {
@@ -625,13 +654,20 @@ pub fn image_build(b: &ImageBuild<'_>, reg_args: &RegistryArgs, output: Output) 
         Err(c) => return c,
     };
     let created = std::env::var_os("SOURCE_DATE_EPOCH").map(|_| epoch);
-    let extra = json!({"layer": layer.digest, "baseImage": b.base_image, "entrypoint": [dest], "platform": plat.to_string()});
+    let extra = json!({
+        "layer": added.last().map(|(l, _)| &l.digest),
+        "layers": added.iter().map(|(l, _)| &l.digest).collect::<Vec<_>>(),
+        "baseImage": b.base_image,
+        "entrypoint": [dest],
+        "user": user,
+        "platform": plat.to_string(),
+    });
     block(async {
         let art = match (&base, &reg) {
             (Some(base), Some(reg)) => {
-                append_to_base(reg, base, &layer, &b.labels, &exec, Some(&plat)).await?
+                append_to_base(reg, base, &added, &b.labels, &exec, Some(&plat)).await?
             }
-            _ => crate::oci::binary_image::standalone(&layer, &b.labels, &exec, &plat, created),
+            _ => bin::standalone(&added, &b.labels, &exec, &plat, created),
         };
         deliver(reg.as_ref(), art, &b.dest, output, extra).await
     })

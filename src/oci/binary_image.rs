@@ -1,6 +1,7 @@
 //! Binary images, as ko builds them for Go: one layer holding a binary (mode 0755, owned by
-//! root, fixed mtime) appended to a base image, with the binary as the entrypoint. Same binary,
-//! same base, same digest.
+//! root, fixed mtime) appended to a base image, with the binary as the entrypoint; below it,
+//! optionally, layers made of directory trees (a runtime root such as unpacked Debian
+//! packages, see [`LayerBuilder::rootfs`]). Same binary, trees and base, same digest.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::append::Exec;
+use super::append::{Added, Exec};
 use super::image::{Artifact, Blob, Manifest, Platform, new_config, rfc3339};
 use super::layer::{Layer, LayerBuilder};
 use super::media;
@@ -58,39 +59,81 @@ pub fn binary_layer(src: &Path, dest: &str, mtime: u64) -> Result<Layer, String>
     Ok(l.build())
 }
 
-/// The binary as the entrypoint; the base's command is dropped (arguments come from the pod
-/// spec, as with ko).
-pub fn exec(src: &Path, dest: &str) -> Exec {
-    let name = src
-        .file_name()
+/// The layer of a `--layer` directory: the tree as the image's root file system, modes and
+/// symlinks kept.
+pub fn tree_layer(src: &Path, mtime: u64) -> Result<Layer, String> {
+    let mut l = LayerBuilder::new(mtime);
+    l.rootfs(src)
+        .map_err(|e| format!("--layer {}: {e}", src.display()))?;
+    if l.is_empty() {
+        return Err(format!("--layer {}: the directory is empty", src.display()));
+    }
+    Ok(l.build())
+}
+
+/// The file name of `p` (history entries name files, not where they were on the build
+/// machine, so the config does not depend on it).
+fn name_of(p: &Path) -> String {
+    p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Exec {
-        entrypoint: super::append::Entrypoint::Set(vec![dest.to_string()]),
-        cmd: None,
-        created_by: format!("ADD {name} {dest} (olmctl image build)"),
+        .unwrap_or_default()
+}
+
+/// The history entry of a `--layer` directory.
+pub fn tree_created_by(src: &Path) -> String {
+    format!("ADD {}/ / (olmctl image build --layer)", name_of(src))
+}
+
+/// The history entry of the binary's layer.
+pub fn created_by(src: &Path, dest: &str) -> String {
+    format!("ADD {} {dest} (olmctl image build)", name_of(src))
+}
+
+/// Parses `--user`: `UID` or `UID:GID`, numeric, so that a kubelet can check `runAsNonRoot`
+/// against the image.
+pub fn parse_user(arg: &str) -> Result<String, String> {
+    let numeric = |s: &str| !s.is_empty() && s.len() <= 10 && s.parse::<u32>().is_ok();
+    let ok = match arg.split_once(':') {
+        Some((u, g)) => numeric(u) && numeric(g),
+        None => numeric(arg),
+    };
+    if ok {
+        Ok(arg.to_string())
+    } else {
+        Err(format!(
+            "--user {arg:?}: give a numeric UID or UID:GID (e.g. 65532), which a kubelet can \
+             check against runAsNonRoot"
+        ))
     }
 }
 
-/// The image of the binary alone (`--base-image scratch`) for `platform`; `created` is
+/// The binary as the entrypoint, run as `user` when given; the base's command is dropped
+/// (arguments come from the pod spec, as with ko).
+pub fn exec(dest: &str, user: Option<String>) -> Exec {
+    Exec {
+        entrypoint: super::append::Entrypoint::Set(vec![dest.to_string()]),
+        cmd: None,
+        user,
+    }
+}
+
+/// The image of `layers` alone (`--base-image scratch`) for `platform`; `created` is
 /// `SOURCE_DATE_EPOCH` when set.
 pub fn standalone(
-    layer: &Layer,
+    layers: &Added<'_>,
     labels: &BTreeMap<String, String>,
     exec: &Exec,
     platform: &Platform,
     created: Option<u64>,
 ) -> Artifact {
     let created = created.map(rfc3339);
-    let bytes = new_config(
-        platform,
-        labels,
-        &[(layer, exec.created_by.as_str())],
-        created.as_deref(),
-    );
+    let bytes = new_config(platform, labels, layers, created.as_deref());
     let mut cfg: Value = serde_json::from_slice(&bytes).unwrap_or_default();
     if let super::append::Entrypoint::Set(e) = &exec.entrypoint {
         cfg["config"]["Entrypoint"] = json!(e);
+    }
+    if let Some(u) = &exec.user {
+        cfg["config"]["User"] = json!(u);
     }
     Artifact::Image(Manifest::new(
         media::OCI_MANIFEST,
@@ -98,13 +141,17 @@ pub fn standalone(
             media::OCI_CONFIG,
             serde_json::to_vec(&cfg).unwrap_or_default(),
         ),
-        vec![Blob::bytes(layer.media_type, layer.blob.clone())],
+        layers
+            .iter()
+            .map(|(l, _)| Blob::bytes(l.media_type, l.blob.clone()))
+            .collect(),
     ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oci::image::BlobData;
 
     #[test]
     fn binary_arguments_parse() {
@@ -156,5 +203,85 @@ mod tests {
         );
         std::fs::write(&f, b"").unwrap();
         assert!(binary_layer(&f, "/x", 0).is_err());
+    }
+
+    #[test]
+    fn users_are_numeric() {
+        assert_eq!(parse_user("65532").unwrap(), "65532");
+        assert_eq!(parse_user("65532:65532").unwrap(), "65532:65532");
+        for bad in ["", "nonroot", "65532:", ":1", "1:2:3", "-1", "99999999999"] {
+            let e = parse_user(bad).unwrap_err();
+            assert!(e.contains("numeric"), "{bad:?}: {e}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn tree_layers_go_below_the_binary_in_the_order_given() {
+        let d = tempfile::tempdir().unwrap();
+        let (r1, r2) = (d.path().join("base-root"), d.path().join("extra"));
+        std::fs::create_dir_all(r1.join("lib64")).unwrap();
+        std::fs::write(r1.join("lib64/ld.so"), b"ld").unwrap();
+        std::fs::create_dir_all(r2.join("etc")).unwrap();
+        std::fs::write(r2.join("etc/nsswitch.conf"), b"hosts: files dns\n").unwrap();
+        let bin = d.path().join("op");
+        std::fs::write(&bin, b"\x7fELF fake").unwrap();
+        let build = || {
+            let l1 = tree_layer(&r1, 0).unwrap();
+            let l2 = tree_layer(&r2, 0).unwrap();
+            let lb = binary_layer(&bin, "/usr/local/bin/op", 0).unwrap();
+            let (b1, b2, bb) = (
+                tree_created_by(&r1),
+                tree_created_by(&r2),
+                created_by(&bin, "/usr/local/bin/op"),
+            );
+            let added = [(&l1, b1.as_str()), (&l2, b2.as_str()), (&lb, bb.as_str())];
+            let exec = exec("/usr/local/bin/op", Some("65532".into()));
+            let art = standalone(
+                &added,
+                &BTreeMap::new(),
+                &exec,
+                &super::super::image::default_platform(),
+                None,
+            );
+            (art, [l1.digest, l2.digest, lb.digest])
+        };
+        let (a, digests) = build();
+        let (b, _) = build();
+        assert_eq!(a.digest(), b.digest(), "same trees and binary, same image");
+        let m = &a.manifests()[0];
+        let layers: Vec<&str> = m.blobs[1..]
+            .iter()
+            .map(|b| b.desc.digest.as_str())
+            .collect();
+        assert_eq!(
+            layers,
+            digests.iter().map(String::as_str).collect::<Vec<_>>()
+        );
+        let BlobData::Bytes(cfg) = &m.blobs[0].data else {
+            panic!("config in memory")
+        };
+        let cfg: Value = serde_json::from_slice(cfg).unwrap();
+        assert_eq!(cfg["config"]["User"], "65532");
+        assert_eq!(cfg["config"]["Entrypoint"], json!(["/usr/local/bin/op"]));
+        assert_eq!(cfg["rootfs"]["diff_ids"].as_array().unwrap().len(), 3);
+        // History names the trees and the binary, never where they were on this machine.
+        let history: Vec<&str> = cfg["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["created_by"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            history,
+            [
+                "ADD base-root/ / (olmctl image build --layer)",
+                "ADD extra/ / (olmctl image build --layer)",
+                "ADD op /usr/local/bin/op (olmctl image build)"
+            ]
+        );
+        std::fs::create_dir(d.path().join("empty")).unwrap();
+        let e = tree_layer(&d.path().join("empty"), 0).unwrap_err();
+        assert!(e.contains("--layer") && e.contains("empty"), "{e}");
     }
 }

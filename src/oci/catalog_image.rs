@@ -29,7 +29,8 @@ pub const CMD: &[&str] = &[
     "--cache-enforce-integrity=false",
 ];
 
-const CREATED_BY: &str = "ADD configs /configs (olmctl catalog push)";
+/// The history entry of the configs layer.
+pub const CREATED_BY: &str = "ADD configs /configs (olmctl catalog push)";
 
 /// The `/configs` layer over `files` (paths relative to the catalog root).
 pub fn configs_layer(files: &[(PathBuf, String)], mtime: u64) -> Result<Layer, String> {
@@ -97,6 +98,6 @@ pub fn exec(server: Server) -> super::append::Exec {
     super::append::Exec {
         entrypoint,
         cmd: Some(strings(cmd)),
-        created_by: CREATED_BY.into(),
+        user: None,
     }
 }
