@@ -41,6 +41,7 @@ generate() {
   "$OLMCTL" bundle generate --manifests "$m"/*.yaml "$m/samples" \
     --csv-base "$work/csv-base-$release.yaml" --package olmctl-operator --version "$release" \
     --channels stable-v0 --default-channel stable-v0 "${replaces[@]}" -O "$dir" \
+    --namespaced-rbac olmctl-operator-leader-election \
     >"$work/log" 2>&1 || { cat "$work/log" >&2; exit 1; }
 }
 

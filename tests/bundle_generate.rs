@@ -1051,3 +1051,48 @@ fn round_trip_over_fixture_bundles() {
     assert_eq!(equal + refused + one_per_crd, dirs.len(), "{summary:?}");
     assert_eq!(one_per_crd, 1);
 }
+
+#[test]
+fn namespaced_rbac_stays_a_bundle_role_owned_by_the_csv() {
+    // By default the leader-election Role becomes CSV `permissions`, which OLM lifts to a
+    // ClusterRole under an AllNamespaces OperatorGroup.
+    let g = generate(&widget_opts()).expect("generates");
+    let csv = parse(file(
+        &g,
+        "manifests/widget-operator.clusterserviceversion.yaml",
+    ));
+    assert!(!list_at(&csv, &["spec", "install", "spec", "permissions"]).is_empty());
+    // --namespaced-rbac keeps it, and its binding, as bundle manifests owned by the CSV.
+    let opts = Options {
+        namespaced_rbac: vec!["widget-operator-leader-election-role".into()],
+        ..widget_opts()
+    };
+    let g = generate(&opts).expect("generates");
+    let csv = parse(file(
+        &g,
+        "manifests/widget-operator.clusterserviceversion.yaml",
+    ));
+    assert!(
+        list_at(&csv, &["spec", "install", "spec", "permissions"]).is_empty(),
+        "no namespaced permissions left in the CSV"
+    );
+    for kind in ["role", "rolebinding"] {
+        let o = parse(file(
+            &g,
+            &format!(
+                "manifests/widget-operator-leader-election-{kind}_rbac.authorization.k8s.io_v1_{kind}.yaml"
+            ),
+        ));
+        assert_eq!(str_at(&o, &["metadata", "namespace"]), None, "OLM sets it");
+        let owner = &list_at(&o, &["metadata", "ownerReferences"])[0];
+        assert_eq!(str_at(owner, &["kind"]), Some("ClusterServiceVersion"));
+        assert_eq!(str_at(owner, &["name"]), Some("widget-operator.v0.3.0"));
+    }
+    // A name that is no Role is an error naming the flag.
+    let bad = Options {
+        namespaced_rbac: vec!["nope".into()],
+        ..widget_opts()
+    };
+    let e = generate(&bad).expect_err("no such Role");
+    assert!(e.to_string().contains("--namespaced-rbac nope"), "{e}");
+}

@@ -70,6 +70,16 @@ pub struct Ctx {
     /// The cluster's Kubernetes version.
     pub kube_version: Mutex<Option<semver::Version>>,
     memo: Mutex<Memo>,
+    /// What this replica last wrote: each policy's status and each Subscription's decision
+    /// annotation (the caches may not show a write yet; this replica is the only writer).
+    written: Mutex<Written>,
+}
+
+/// The last writes of this replica, by `namespace/name`.
+#[derive(Default)]
+struct Written {
+    status: HashMap<String, UpgradePolicyStatus>,
+    annotations: HashMap<String, Option<String>>,
 }
 
 impl Ctx {
@@ -92,6 +102,7 @@ impl Ctx {
             clock,
             kube_version: Mutex::new(kube_version),
             memo: Mutex::new(Memo::default()),
+            written: Mutex::new(Written::default()),
         }
     }
 
@@ -556,7 +567,14 @@ async fn reconcile_inner(ns: &str, view: &View, ctx: &Ctx) -> Result<Next, Error
             Ok(x) => policies.push((p.clone(), x)),
             Err(e) => {
                 ctx.metrics.error("policy");
-                let st = status_of(p, Vec::new(), now, Some(&e.message), 0);
+                let st = status_of(
+                    p,
+                    &last_status(ctx, p),
+                    Vec::new(),
+                    now,
+                    Some(&e.message),
+                    0,
+                );
                 patch_status_if_changed(ctx, p, &st).await?;
             }
         }
@@ -746,12 +764,13 @@ async fn reconcile_inner(ns: &str, view: &View, ctx: &Ctx) -> Result<Next, Error
             record(ctx, &governing, d, approved.contains(&d.install_plan)).await;
         }
     }
-    annotate(ctx, ns, view, &current).await?;
+    annotate(ctx, ns, view, &current, &gate_policies).await?;
 
     // Each policy's status.
     let plan_names: HashSet<String> = view.install_plans.iter().map(|p| p.name_any()).collect();
     for (p, gp) in &policies {
-        let st = policy_status(p, gp, &current, view, &plan_names, now);
+        let previous = last_status(ctx, p);
+        let st = policy_status(p, previous, gp, &current, view, &plan_names, now);
         patch_status_if_changed(ctx, p, &st).await?;
     }
     let at = current
@@ -862,13 +881,13 @@ fn condition(
 
 fn status_of(
     p: &UpgradePolicy,
+    previous: &UpgradePolicyStatus,
     entries: Vec<SubscriptionStatus>,
     now: jiff::Timestamp,
     error: Option<&str>,
     pending: usize,
 ) -> UpgradePolicyStatus {
     let generation = p.metadata.generation;
-    let previous = p.status.clone().unwrap_or_default();
     let keep = |c: Condition| -> Condition {
         match previous.conditions.iter().find(|o| o.type_ == c.type_) {
             Some(o) if o.status == c.status => Condition {
@@ -932,16 +951,28 @@ fn status_of(
     }
 }
 
+/// The policy's status as this replica last wrote it, else as the cache has it.
+fn last_status(ctx: &Ctx, p: &UpgradePolicy) -> UpgradePolicyStatus {
+    let key = format!("{}/{}", p.namespace().unwrap_or_default(), p.name_any());
+    ctx.written
+        .lock()
+        .ok()
+        .and_then(|w| w.status.get(&key).cloned())
+        .or_else(|| p.status.clone())
+        .unwrap_or_default()
+}
+
 /// A policy's status: one entry per covered Subscription a current plan installs.
+#[allow(clippy::too_many_arguments)]
 fn policy_status(
     p: &UpgradePolicy,
+    previous: UpgradePolicyStatus,
     gp: &Policy,
     decisions: &[&Decision],
     view: &View,
     plans: &HashSet<String>,
     now: jiff::Timestamp,
 ) -> UpgradePolicyStatus {
-    let previous = p.status.clone().unwrap_or_default();
     let subs: BTreeMap<String, Value> = view
         .subscriptions
         .iter()
@@ -1015,7 +1046,7 @@ fn policy_status(
         }
     }
     entries.sort_by(|a, b| (&a.name, &a.install_plan).cmp(&(&b.name, &b.install_plan)));
-    status_of(p, entries, now, None, pending)
+    status_of(p, &previous, entries, now, None, pending)
 }
 
 async fn patch_status_if_changed(
@@ -1023,7 +1054,9 @@ async fn patch_status_if_changed(
     p: &UpgradePolicy,
     st: &UpgradePolicyStatus,
 ) -> Result<(), Error> {
-    let same = p.status.as_ref().is_some_and(|cur| {
+    let key = format!("{}/{}", p.namespace().unwrap_or_default(), p.name_any());
+    let cur = last_status(ctx, p);
+    let same = Some(&cur).is_some_and(|cur| {
         cur.subscriptions == st.subscriptions
             && cur.observed_generation == st.observed_generation
             && cur.conditions.len() == st.conditions.len()
@@ -1047,7 +1080,12 @@ async fn patch_status_if_changed(
         )
         .await
     {
-        Ok(_) => Ok(()),
+        Ok(_) => {
+            if let Ok(mut w) = ctx.written.lock() {
+                w.status.insert(key, st.clone());
+            }
+            Ok(())
+        }
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
         Err(e) => Err(e.into()),
     }
@@ -1102,8 +1140,16 @@ async fn record(ctx: &Ctx, policies: &[&Arc<UpgradePolicy>], d: &Decision, appro
 }
 
 /// The decision annotation on each Subscription a current plan installs, written only when it
-/// changes; removed from Subscriptions no decision stands behind any more.
-async fn annotate(ctx: &Ctx, ns: &str, view: &View, decisions: &[&Decision]) -> Result<(), Error> {
+/// changes. A decision stays while the Subscription still points at its plan (an approved
+/// plan leaves the decisions once OLM runs it) and a policy covers the Subscription; it is
+/// removed otherwise (the policy was deleted, or the Subscription moved on).
+async fn annotate(
+    ctx: &Ctx,
+    ns: &str,
+    view: &View,
+    decisions: &[&Decision],
+    policies: &[Policy],
+) -> Result<(), Error> {
     let api = cluster::api(&ctx.client, ns, "Subscription");
     let mut want: BTreeMap<String, String> = BTreeMap::new();
     for d in decisions {
@@ -1116,8 +1162,33 @@ async fn annotate(ctx: &Ctx, ns: &str, view: &View, decisions: &[&Decision]) -> 
     }
     for sub in &view.subscriptions {
         let name = sub.name_any();
-        let have = sub.annotations().get(DECISION_ANNOTATION);
-        let value = match (want.get(&name), have) {
+        let key = format!("{ns}/{name}");
+        let written = ctx
+            .written
+            .lock()
+            .ok()
+            .and_then(|w| w.annotations.get(&key).cloned());
+        let cached = sub.annotations().get(DECISION_ANNOTATION).cloned();
+        // What this replica wrote last, unless the cache has caught up with something newer.
+        let have = match written {
+            Some(w) => w,
+            None => cached,
+        };
+        let sv = serde_json::to_value(&**sub).unwrap_or(Value::Null);
+        let labels: BTreeMap<String, String> = sub
+            .labels()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let covered = policies.iter().any(|p| p.selector.matches(&labels));
+        let kept = have.as_ref().filter(|h| {
+            covered
+                && h.split(": ").next() == Some(s(&sv, "/status/installPlanRef/name"))
+                && !s(&sv, "/status/installPlanRef/name").is_empty()
+        });
+        let want_now = want.get(&name).cloned().or_else(|| kept.cloned());
+        let have = have.as_ref();
+        let value = match (want_now.as_ref(), have) {
             (Some(w), Some(h)) if w == h => continue,
             (Some(w), _) => json!(w),
             (None, Some(_)) => Value::Null,
@@ -1128,7 +1199,11 @@ async fn annotate(ctx: &Ctx, ns: &str, view: &View, decisions: &[&Decision]) -> 
             .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
-            Ok(_) => {}
+            Ok(_) => {
+                if let Ok(mut w) = ctx.written.lock() {
+                    w.annotations.insert(key, want_now.clone());
+                }
+            }
             Err(kube::Error::Api(s)) if s.code == 404 => {}
             Err(e) => return Err(e.into()),
         }
@@ -1186,6 +1261,10 @@ pub async fn run(
             queued.extend(caches.namespaces());
             if let Ok(mut m) = ctx.memo.lock() {
                 m.plans.values_mut().for_each(|j| j.fingerprint.clear());
+            }
+            // Converge on what the cluster has (someone may have edited it meanwhile).
+            if let Ok(mut w) = ctx.written.lock() {
+                *w = Written::default();
             }
             if let Some(v) = crate::kube_version(&ctx.client).await
                 && let Ok(mut k) = ctx.kube_version.lock()

@@ -26,8 +26,9 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, OwnerReference};
 use kube::Client;
 use kube::api::{Api, PostParams};
 use tokio::time::Instant;
@@ -124,6 +125,9 @@ pub enum Ended {
 
 /// A candidate for the Lease.
 pub struct Elector {
+    client: Client,
+    namespace: String,
+    owner_deployment: Option<String>,
     api: Api<Lease>,
     name: String,
     identity: String,
@@ -181,6 +185,9 @@ impl Elector {
             return Err("Lock identity is empty".into());
         }
         Ok(Elector {
+            client: client.clone(),
+            namespace: namespace.into(),
+            owner_deployment: None,
             api: Api::namespaced(client, namespace),
             name: name.into(),
             identity: identity.into(),
@@ -194,6 +201,42 @@ impl Elector {
     /// This candidate's identity.
     pub fn identity(&self) -> &str {
         &self.identity
+    }
+
+    /// The Lease this candidate creates is owned by Deployment `name` of its namespace (the
+    /// operator's own), so that the garbage collector removes it with the Deployment when
+    /// the operator is uninstalled.
+    pub fn owned_by_deployment(mut self, name: Option<String>) -> Self {
+        self.owner_deployment = name;
+        self
+    }
+
+    /// The owner reference to the Deployment, when one is named and readable.
+    async fn owner(&self) -> Option<OwnerReference> {
+        let name = self.owner_deployment.as_deref()?;
+        let api: Api<Deployment> = Api::namespaced(self.client.clone(), &self.namespace);
+        match tokio::time::timeout(self.timing.call_timeout(), api.get_opt(name)).await {
+            Ok(Ok(Some(d))) => Some(OwnerReference {
+                api_version: "apps/v1".into(),
+                kind: "Deployment".into(),
+                name: name.into(),
+                uid: d.metadata.uid.unwrap_or_default(),
+                controller: Some(false),
+                block_owner_deletion: Some(false),
+            }),
+            Ok(Ok(None)) => {
+                tracing::warn!(
+                    deployment = name,
+                    "the Lease's owner Deployment is not there; the Lease is created without an owner"
+                );
+                None
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(deployment = name, error = %e, "the Lease's owner Deployment cannot be read; the Lease is created without an owner");
+                None
+            }
+            Err(_) => None,
+        }
     }
 
     /// One API call with the client timeout; a 409 (AlreadyExists, Conflict) is `Ok(None)`.
@@ -266,6 +309,7 @@ impl Elector {
             let lease = Lease {
                 metadata: ObjectMeta {
                     name: Some(self.name.clone()),
+                    owner_references: self.owner().await.map(|o| vec![o]),
                     ..Default::default()
                 },
                 spec: Some(self.record(None)),

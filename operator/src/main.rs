@@ -58,6 +58,10 @@ struct RunArgs {
     /// How often every namespace with a policy is judged again without an event.
     #[arg(long, default_value = "10m", value_parser = run::parse_duration)]
     resync: Duration,
+    /// The operator's Deployment in the Lease's namespace: it owns the Lease, so the garbage
+    /// collector removes the Lease with the Deployment.
+    #[arg(long, value_name = "NAME")]
+    lease_owner_deployment: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -123,6 +127,7 @@ fn serve(args: RunArgs) -> ExitCode {
         cert_dir: args.cert_dir,
         timing,
         resync: args.resync,
+        lease_owner_deployment: args.lease_owner_deployment,
     };
     let result = rt.block_on(async move {
         let client = kube::Client::try_default()

@@ -39,6 +39,8 @@ pub struct Options {
     pub timing: Timing,
     /// Full resync period.
     pub resync: Duration,
+    /// The operator's Deployment, which owns the Lease (so it goes with the Deployment).
+    pub lease_owner_deployment: Option<String>,
 }
 
 /// How the process ended.
@@ -86,7 +88,8 @@ pub async fn run(
         &opts.identity,
         opts.timing,
         crate::system_clock(),
-    )?;
+    )?
+    .owned_by_deployment(opts.lease_owner_deployment.clone());
     let kube_version = crate::kube_version(&client).await;
     let ctx = Arc::new(controller::Ctx::new(
         client,

@@ -19,25 +19,15 @@ use olmctl_testkit::api::{ApiServer, kubeconfig};
 use olmctl_testkit::process::{Launch, Proc, eventually, http_get, pod_ip};
 use serde_json::{Value, json};
 
-const OPERATOR_NS: &str = "olmctl-system";
-
 fn bin() -> PathBuf {
     std::env::var_os("OLMCTL_OPERATOR_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_olmctl-operator")))
 }
 
-/// The bundle's CSV, as OLM stores it in the operator's namespace.
-fn bundle_csv() -> Value {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../bundle/manifests/olmctl-operator.clusterserviceversion.yaml");
-    let mut csv = olmctl_testkit::fixtures::yaml_file(&p).remove(0);
-    csv["metadata"]["namespace"] = json!(OPERATOR_NS);
-    csv
-}
-
-/// The API with OLM's CRDs, the operator's CRD, the operator's namespace and the RBAC OLM
-/// grants the CSV's ServiceAccount under an AllNamespaces OperatorGroup; wall-clock time.
+/// The API with OLM's CRDs, the operator's CRD, the operator's namespace, its Deployment
+/// (which owns the Lease), and the RBAC OLM creates for the bundle under an AllNamespaces
+/// OperatorGroup; wall-clock time.
 fn operator_cluster() -> ApiServer {
     let api = cluster();
     api.use_system_clock();
@@ -46,23 +36,16 @@ fn operator_cluster() -> ApiServer {
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NS}}),
     );
     let csv = api.insert("clusterserviceversions", bundle_csv());
-    let objs = olmctl_testkit::olm::rbac::for_csv(&csv, OPERATOR_NS);
-    let lifted = olmctl_testkit::olm::rbac::lift(
-        csv["metadata"]["name"].as_str().unwrap_or_default(),
-        OPERATOR_NS,
-        &objs,
-        false,
-    );
-    for o in objs.into_iter().chain(lifted) {
-        let plural = match o["kind"].as_str().unwrap_or_default() {
-            "ServiceAccount" => "serviceaccounts",
-            "Role" => "roles",
-            "RoleBinding" => "rolebindings",
-            "ClusterRole" => "clusterroles",
-            _ => "clusterrolebindings",
-        };
-        api.insert(plural, o);
+    for (plural, o) in bundle_rbac(&csv) {
+        api.insert(&plural, o);
     }
+    api.insert(
+        "deployments",
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {"name": "olmctl-operator", "namespace": OPERATOR_NS},
+               "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "x"}},
+                        "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": []}}}}),
+    );
     api
 }
 
@@ -96,6 +79,7 @@ fn start(api: &ApiServer, server: &str, name: &str, extra: &[&str]) -> Replica {
     let probe = SocketAddr::from((ip, 8080));
     let mut args: Vec<String> = [
         "run",
+        "--lease-owner-deployment=olmctl-operator",
         "--probe-addr",
         &probe.to_string(),
         "--webhook-addr",

@@ -117,6 +117,12 @@ pub struct GenerateArgs {
     /// cannot carry are an error.
     #[arg(long, value_name = "KIND")]
     ignore_kind: Vec<String>,
+    /// Keep this Role and the RoleBindings to it namespaced: written as bundle manifests owned
+    /// by the CSV, not CSV permissions (which OLM lifts to cluster scope under an
+    /// AllNamespaces OperatorGroup). For rights the operator needs in its own namespace only,
+    /// such as its leader-election Lease.
+    #[arg(long, value_name = "ROLE")]
+    namespaced_rbac: Vec<String>,
     /// Output directory (gets manifests/, metadata/ and bundle.Dockerfile).
     #[arg(long, short = 'O', value_name = "DIR")]
     output: PathBuf,
@@ -179,6 +185,7 @@ pub fn run(cmd: BundleCmd) -> u8 {
                     .created_at
                     .map(|t| if t == "now" { now_rfc3339() } else { t }),
                 extra_service_accounts: a.extra_service_accounts,
+                namespaced_rbac: a.namespaced_rbac,
                 ignore_kinds: a.ignore_kind,
             };
             generate(&opts, &a.output)

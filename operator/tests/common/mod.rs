@@ -145,3 +145,62 @@ pub async fn wait_for(fake: &ApiServer, what: &str, mut f: impl FnMut() -> bool)
         }
     }
 }
+
+/// The operator's namespace.
+pub const OPERATOR_NS: &str = "olmctl-system";
+
+/// A file of the repository's `bundle/manifests`.
+pub fn bundle_file(name: &str) -> Value {
+    let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../bundle/manifests")
+        .join(name);
+    olmctl_testkit::fixtures::yaml_file(&p).remove(0)
+}
+
+/// The bundle's CSV, as OLM stores it in the operator's namespace.
+pub fn bundle_csv() -> Value {
+    let mut csv = bundle_file("olmctl-operator.clusterserviceversion.yaml");
+    csv["metadata"]["namespace"] = json!(OPERATOR_NS);
+    csv
+}
+
+/// The RBAC objects OLM creates for the bundle in `OPERATOR_NS`, as stored (the CSV's uid in
+/// the owner references of the bundle's own objects, as OLM refreshes them).
+pub fn bundle_rbac(csv: &Value) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    let generated = olmctl_testkit::olm::rbac::for_csv(csv, OPERATOR_NS);
+    let lifted = olmctl_testkit::olm::rbac::lift(
+        csv["metadata"]["name"].as_str().unwrap_or_default(),
+        OPERATOR_NS,
+        &generated,
+        false,
+    );
+    assert!(
+        lifted.is_empty(),
+        "the bundle has no permissions to lift: {lifted:#?}"
+    );
+    for o in generated {
+        out.push((plural_of(&o), o));
+    }
+    for f in [
+        "olmctl-operator-leader-election_rbac.authorization.k8s.io_v1_role.yaml",
+        "olmctl-operator-leader-election_rbac.authorization.k8s.io_v1_rolebinding.yaml",
+    ] {
+        let mut o = bundle_file(f);
+        o["metadata"]["namespace"] = json!(OPERATOR_NS);
+        o["metadata"]["ownerReferences"][0]["uid"] = csv["metadata"]["uid"].clone();
+        out.push((plural_of(&o), o));
+    }
+    out
+}
+
+pub fn plural_of(o: &Value) -> String {
+    match o["kind"].as_str().unwrap_or_default() {
+        "ServiceAccount" => "serviceaccounts",
+        "Role" => "roles",
+        "RoleBinding" => "rolebindings",
+        "ClusterRole" => "clusterroles",
+        _ => "clusterrolebindings",
+    }
+    .into()
+}

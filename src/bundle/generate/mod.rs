@@ -52,6 +52,9 @@ pub struct Options {
     pub extra_service_accounts: Vec<String>,
     /// Kinds to leave out of the bundle on purpose (e.g. Namespace).
     pub ignore_kinds: Vec<String>,
+    /// Roles (by name) that stay namespaced: the Role and the RoleBindings to it are written
+    /// as bundle manifests, each owned by the CSV, instead of becoming CSV `permissions`.
+    pub namespaced_rbac: Vec<String>,
 }
 
 /// A generated bundle: files relative to the output directory, and notes about what was
@@ -64,7 +67,7 @@ pub struct Generated {
     pub notes: Vec<String>,
 }
 
-fn usage(message: impl Into<String>) -> BundleError {
+pub(crate) fn usage(message: impl Into<String>) -> BundleError {
     err(Path::new("<arguments>"), Pos::default(), message)
 }
 
@@ -154,7 +157,8 @@ pub fn generate(opts: &Options) -> Result<Generated, BundleError> {
     let csv = build_csv(opts, &version, &base, &inputs, &mut notes)?;
     let rbac = {
         let accounts = service_accounts(&inputs, opts);
-        rbac::build(&inputs, &accounts)?
+        let keep: BTreeSet<String> = opts.namespaced_rbac.iter().cloned().collect();
+        rbac::build(&inputs, &accounts, &keep)?
     };
     let csv = with_rbac(csv, &rbac);
     // The CRDs a ConversionWebhook of the CSV names go into the bundle without spec.conversion.
@@ -199,10 +203,33 @@ pub fn generate(opts: &Options) -> Result<Generated, BundleError> {
         yaml(&csv),
     ));
     let mut names: BTreeSet<String> = BTreeSet::new();
+    let csv_name = str_at(&csv, &["metadata", "name"])
+        .unwrap_or_default()
+        .to_string();
     let mut add = |o: &Obj, files: &mut Vec<(PathBuf, String)>| {
         let mut doc = strip_pos(&o.doc);
         if let Some(m) = get_mut(&mut doc, "metadata") {
             remove(m, "namespace");
+        }
+        // A namespaced Role kept out of the CSV (--namespaced-rbac) and its RoleBindings: OLM
+        // installs them as they are in the install namespace, and never lifts them to cluster
+        // scope (only owner-labelled Roles are, under an AllNamespaces OperatorGroup:
+        // operatorgroup.go :: ensureRBACInTargetNamespace). An owner reference to the CSV by
+        // name makes the garbage collector remove them with it: OLM fills in the CSV's uid
+        // (catalog operator.go :: ExecutePlan, getUpdatedOwnerReferences).
+        if rbac::kept(o, &opts.namespaced_rbac)
+            && let Some(m) = get_mut(&mut doc, "metadata")
+        {
+            crate::bundle::tree::set(
+                m,
+                "ownerReferences",
+                seq(vec![obj(vec![
+                    ("apiVersion", s("operators.coreos.com/v1alpha1")),
+                    ("kind", s("ClusterServiceVersion")),
+                    ("name", s(&csv_name)),
+                    ("uid", s("")),
+                ])]),
+            );
         }
         if o.kind() == "CustomResourceDefinition"
             && converted.contains(o.name())

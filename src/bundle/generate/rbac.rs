@@ -39,8 +39,36 @@ pub fn deployment_service_account(d: &Obj) -> String {
         .unwrap_or_else(|| "default".to_string())
 }
 
-/// Builds the CSV permissions for `accounts` from the input's RBAC objects.
-pub fn build(inputs: &Inputs, accounts: &BTreeSet<String>) -> Result<Rbac, BundleError> {
+/// Whether `o` is a Role named in `keep` or a RoleBinding to one (`--namespaced-rbac`).
+pub fn kept(o: &Obj, keep: &[String]) -> bool {
+    match o.kind() {
+        "Role" => keep.iter().any(|k| k == o.name()),
+        "RoleBinding" => {
+            str_at(&o.doc, &["roleRef", "kind"]) == Some("Role")
+                && str_at(&o.doc, &["roleRef", "name"]).is_some_and(|n| keep.iter().any(|k| k == n))
+        }
+        _ => false,
+    }
+}
+
+/// Builds the CSV permissions for `accounts` from the input's RBAC objects; the Roles named
+/// in `keep`, and the RoleBindings to them, stay bundle manifests.
+pub fn build(
+    inputs: &Inputs,
+    accounts: &BTreeSet<String>,
+    keep: &BTreeSet<String>,
+) -> Result<Rbac, BundleError> {
+    for k in keep {
+        if !inputs
+            .roles
+            .iter()
+            .any(|r| r.kind() == "Role" && r.name() == k)
+        {
+            return Err(super::usage(format!(
+                "--namespaced-rbac {k}: no Role \"{k}\" among the manifests"
+            )));
+        }
+    }
     let mut perms: BTreeMap<String, Vec<Node>> = BTreeMap::new();
     let mut cluster: BTreeMap<String, Vec<Node>> = BTreeMap::new();
     let mut used_roles: BTreeSet<(String, String)> = BTreeSet::new();
@@ -63,6 +91,11 @@ pub fn build(inputs: &Inputs, accounts: &BTreeSet<String>) -> Result<Rbac, Bundl
             .collect();
         let all_subjects = list_at(&b.doc, &["subjects"]).len();
         let ours: Vec<&String> = subjects.iter().filter(|n| accounts.contains(*n)).collect();
+        if b.kind() == "RoleBinding" && role_kind == "Role" && keep.contains(role_name) {
+            leftovers.push(b.clone());
+            kept_roles.insert((role_kind.to_string(), role_name.to_string()));
+            continue;
+        }
         let role = inputs
             .roles
             .iter()

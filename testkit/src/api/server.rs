@@ -45,6 +45,8 @@ pub struct Logged {
     pub body: Value,
     /// Who sent it.
     pub user: String,
+    /// The HTTP status answered (0 while the request is served, e.g. a hanging one).
+    pub code: u16,
 }
 
 struct Injected {
@@ -696,12 +698,37 @@ impl ApiServer {
         } else {
             serde_json::from_slice(&body).unwrap_or(Value::Null)
         };
-        self.inner.log.lock().expect("lock").push(Logged {
-            method: method.clone(),
-            uri: uri.to_string(),
-            body: parsed.clone(),
-            user: user.name.clone(),
-        });
+        let entry = {
+            let mut log = self.inner.log.lock().expect("lock");
+            log.push(Logged {
+                method: method.clone(),
+                uri: uri.to_string(),
+                body: parsed.clone(),
+                user: user.name.clone(),
+                code: 0,
+            });
+            log.len() - 1
+        };
+        let resp = self
+            .handle_logged(method, uri, &path, parsed, &headers, body, &user)
+            .await;
+        if let Some(l) = self.inner.log.lock().expect("lock").get_mut(entry) {
+            l.code = resp.status().as_u16();
+        }
+        resp
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn handle_logged(
+        &self,
+        method: Method,
+        uri: http::Uri,
+        path: &str,
+        parsed: Value,
+        headers: &HeaderMap,
+        body: Bytes,
+        user: &UserInfo,
+    ) -> Response<Body> {
         {
             let mut inj = self.inner.injected.lock().expect("lock");
             if let Some(i) = inj
@@ -724,7 +751,7 @@ impl ApiServer {
             .unwrap_or("application/json")
             .to_string();
         match self
-            .route(&method, &path, &q, &ctype, &body, parsed, &user)
+            .route(&method, path, &q, &ctype, &body, parsed, user)
             .await
         {
             Ok(r) => r,

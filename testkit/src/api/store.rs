@@ -176,9 +176,24 @@ impl State {
         }
     }
 
+    /// Whether the registry strategy of `key`'s resource keeps `metadata.generation`: custom
+    /// resources and CRDs (`customresource/strategy.go`, `customresourcedefinition/
+    /// strategy.go`), Deployments and ReplicaSets (`apps` strategies); not ConfigMaps,
+    /// Leases, RBAC, Events and the other kinds here.
+    fn tracks_generation(&self, key: &Key) -> bool {
+        self.resource(&key.group, &key.plural)
+            .is_some_and(|r| r.crd.is_some())
+            || matches!(
+                (key.group.as_str(), key.plural.as_str()),
+                ("apps", "deployments" | "replicasets")
+                    | ("apiextensions.k8s.io", "customresourcedefinitions")
+            )
+    }
+
     /// Stores a new object (`ADDED`): resourceVersion, uid, creationTimestamp, generation.
     pub fn create(&mut self, key: Key, mut obj: Value, now: &str) -> Value {
         normalize_meta(&mut obj);
+        let generation = self.tracks_generation(&key);
         self.rv += 1;
         let md = &mut obj["metadata"];
         md["resourceVersion"] = json!(self.rv.to_string());
@@ -189,7 +204,11 @@ impl State {
         if !md["creationTimestamp"].is_string() {
             md["creationTimestamp"] = json!(now);
         }
-        md["generation"] = json!(1);
+        if generation {
+            md["generation"] = json!(1);
+        } else if let Some(m) = md.as_object_mut() {
+            m.remove("generation");
+        }
         if let Some(m) = md.as_object_mut() {
             m.remove("deletionTimestamp");
         }
@@ -247,7 +266,10 @@ impl State {
         if obj == old {
             return old;
         }
-        if generation_view(&obj, status_subresource) != generation_view(&old, status_subresource) {
+        if self.tracks_generation(key)
+            && generation_view(&obj, status_subresource)
+                != generation_view(&old, status_subresource)
+        {
             let g = old["metadata"]["generation"].as_i64().unwrap_or(1);
             obj["metadata"]["generation"] = json!(g + 1);
         }
@@ -325,7 +347,7 @@ mod tests {
     #[test]
     fn generation_counts_spec_not_metadata_or_status() {
         let mut st = State::default();
-        let k = Key::new("g", "things", "ns", "a");
+        let k = Key::new("apps", "deployments", "ns", "a");
         st.create(
             k.clone(),
             json!({"metadata": {"name": "a"}, "spec": {"x": 1}}),
