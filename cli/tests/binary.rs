@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use common::*;
 
 /// Serves the fake on a loopback port from a thread of its own; returns the port.
-fn serve(fake: olmctl_testkit::api::FakeApi) -> u16 {
+fn serve(fake: olmctl_testkit::api::ApiServer) -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = l.local_addr().expect("addr").port();
     l.set_nonblocking(true).expect("nonblocking");

@@ -11,7 +11,7 @@ use olmctl_cli::{install, uninstall};
 use serde_json::json;
 
 fn run_install(
-    fake: &olmctl_testkit::api::FakeApi,
+    fake: &olmctl_testkit::api::ApiServer,
     req: &olmctl::cli::cluster::InstallRequest,
     ui: &mut Recorder,
 ) -> u8 {

@@ -9,7 +9,7 @@
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use olmctl_testkit::api::FakeApi;
+use olmctl_testkit::api::{ADMIN_TOKEN, ApiServer};
 use serde_json::json;
 
 const NAMESPACES: usize = 100;
@@ -79,7 +79,16 @@ fn main() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/olmctl-operator");
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async move {
-        let fake = FakeApi::new();
+        let fake = ApiServer::new();
+        olmctl_testkit::fixtures::install_olm_crds(&fake);
+        fake.insert(
+            "namespaces",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "olmctl-system"}}),
+        );
+        fake.insert(
+            "customresourcedefinitions",
+            serde_json::to_value(olmctl_operator::crd::crd()).expect("crd"),
+        );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let port = listener.local_addr().expect("addr").port();
         tokio::spawn(fake.clone().serve_http(listener));
@@ -88,7 +97,7 @@ fn main() {
         std::fs::write(
             &kubeconfig,
             format!(
-                "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: fake\n  context: {{cluster: fake, user: nobody, namespace: default}}\ncurrent-context: fake\nusers:\n- name: nobody\n  user: {{}}\n"
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: fake\n  context: {{cluster: fake, user: admin, namespace: default}}\ncurrent-context: fake\nusers:\n- name: admin\n  user: {{token: {ADMIN_TOKEN}}}\n"
             ),
         )
         .expect("kubeconfig");
@@ -114,8 +123,10 @@ fn main() {
         for n in 0..NAMESPACES {
             let ns = format!("team-{n:03}");
             for i in 0..PER_NAMESPACE {
-                fake.insert("subscriptions", subscription(&ns, i));
-                fake.insert("installplans", plan(&ns, i));
+                let sub = fake.insert("subscriptions", subscription(&ns, i));
+                let mut p = plan(&ns, i);
+                p["metadata"]["ownerReferences"][0]["uid"] = sub["metadata"]["uid"].clone();
+                fake.insert("installplans", p);
             }
             fake.insert("upgradepolicies", json!({
                 "apiVersion": "olmctl.dev/v1", "kind": "UpgradePolicy",

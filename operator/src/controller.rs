@@ -436,28 +436,16 @@ fn parse_object(memo: &mut Memo, kind: &str, o: &DynamicObject) -> Option<Object
     Some(parsed)
 }
 
-fn strs(v: &Value, ptr: &str) -> Vec<String> {
-    v.pointer(ptr)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn s<'a>(v: &'a Value, ptr: &str) -> &'a str {
-    v.pointer(ptr).and_then(Value::as_str).unwrap_or("")
+fn ds<'a>(o: &'a DynamicObject, ptr: &str) -> &'a str {
+    o.data.pointer(ptr).and_then(Value::as_str).unwrap_or("")
 }
 
 /// Whether the gate looks at a plan at all (Manual, not approved, not past approval).
-fn pending(plan: &Value) -> bool {
-    plan.pointer("/spec/approval").and_then(Value::as_str) == Some("Manual")
-        && plan.pointer("/spec/approved").and_then(Value::as_bool) != Some(true)
+fn pending(plan: &DynamicObject) -> bool {
+    ds(plan, "/spec/approval") == "Manual"
+        && plan.data.pointer("/spec/approved").and_then(Value::as_bool) != Some(true)
         && !matches!(
-            s(plan, "/status/phase"),
+            ds(plan, "/status/phase"),
             "Installing" | "Complete" | "Failed"
         )
 }
@@ -466,26 +454,51 @@ fn pending(plan: &Value) -> bool {
 /// the gate's own (the override), and where it stands (target, installed CSV, current plan,
 /// its generation). OLM rewrites a Subscription's status often (catalog health, times) and
 /// the gate annotates it; neither changes a decision.
-fn sub_digest(sub: &Value) -> String {
-    let mut ann = sub
-        .pointer("/metadata/annotations")
-        .cloned()
-        .unwrap_or(Value::Null);
-    if let Some(m) = ann.as_object_mut() {
-        m.remove(DECISION_ANNOTATION);
-        if m.is_empty() {
-            ann = Value::Null;
+fn sub_digest(sub: &DynamicObject) -> String {
+    let mut ann: BTreeMap<&String, &String> = sub.annotations().iter().collect();
+    ann.remove(&DECISION_ANNOTATION.to_string());
+    let labels: BTreeMap<&String, &String> = sub.labels().iter().collect();
+    format!(
+        "{labels:?}{ann:?}{}|{}|{}|{:?}",
+        ds(sub, "/status/currentCSV"),
+        ds(sub, "/status/installedCSV"),
+        ds(sub, "/status/installPlanRef/name"),
+        sub.data.pointer("/status/installPlanGeneration")
+    )
+}
+
+/// The namespace's Subscriptions indexed for [`fingerprint`].
+struct SubIndex<'a> {
+    by_target: HashMap<&'a str, Vec<&'a DynamicObject>>,
+    by_plan: HashMap<&'a str, Vec<&'a DynamicObject>>,
+    max_generation: i64,
+}
+
+impl<'a> SubIndex<'a> {
+    fn new(subs: &'a [Arc<DynamicObject>]) -> Self {
+        let mut ix = SubIndex {
+            by_target: HashMap::new(),
+            by_plan: HashMap::new(),
+            max_generation: 0,
+        };
+        for sub in subs {
+            ix.by_target
+                .entry(ds(sub, "/status/currentCSV"))
+                .or_default()
+                .push(sub);
+            ix.by_plan
+                .entry(ds(sub, "/status/installPlanRef/name"))
+                .or_default()
+                .push(sub);
+            ix.max_generation = ix.max_generation.max(
+                sub.data
+                    .pointer("/status/installPlanGeneration")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0),
+            );
         }
+        ix
     }
-    json!([
-        sub.pointer("/metadata/labels"),
-        ann,
-        sub.pointer("/status/currentCSV"),
-        sub.pointer("/status/installedCSV"),
-        sub.pointer("/status/installPlanRef/name"),
-        sub.pointer("/status/installPlanGeneration"),
-    ])
-    .to_string()
 }
 
 /// The inputs a plan's decision depends on, as one string: the plan (its resourceVersion),
@@ -494,41 +507,40 @@ fn sub_digest(sub: &Value) -> String {
 /// Subscriptions reached (stale or not), the policies' generations and labels, and the
 /// cluster version.
 fn fingerprint(
-    plan: &Value,
-    subs: &[Value],
+    plan: &DynamicObject,
+    subs: &SubIndex<'_>,
     policies: &[(String, i64, String)],
     csvs: &HashMap<String, String>,
     kube: &Option<semver::Version>,
 ) -> String {
-    let name = s(plan, "/metadata/name");
-    let names = strs(plan, "/spec/clusterServiceVersionNames");
+    let name = plan.name_any();
     let mut f = format!(
         "{}@{}|",
-        s(plan, "/metadata/uid"),
-        s(plan, "/metadata/resourceVersion")
+        plan.uid().unwrap_or_default(),
+        plan.resource_version().unwrap_or_default()
     );
-    let mut max_gen = 0i64;
-    for sub in subs {
-        max_gen = max_gen.max(
-            sub.pointer("/status/installPlanGeneration")
-                .and_then(Value::as_i64)
-                .unwrap_or(0),
-        );
-        let involved = names.iter().any(|n| n == s(sub, "/status/currentCSV"))
-            || s(sub, "/status/installPlanRef/name") == name;
-        if involved {
-            f.push_str(&format!(
-                "{}={};",
-                s(sub, "/metadata/name"),
-                sub_digest(sub)
-            ));
-            let installed = s(sub, "/status/installedCSV");
-            if let Some(g) = csvs.get(installed) {
-                f.push_str(&format!("{installed}@{g};"));
-            }
+    let mut involved: Vec<&DynamicObject> = Vec::new();
+    for n in plan
+        .data
+        .pointer("/spec/clusterServiceVersionNames")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        involved.extend(subs.by_target.get(n).into_iter().flatten());
+    }
+    involved.extend(subs.by_plan.get(name.as_str()).into_iter().flatten());
+    involved.sort_by_key(|s| s.name_any());
+    involved.dedup_by_key(|s| s.name_any());
+    for sub in involved {
+        f.push_str(&format!("{}={};", sub.name_any(), sub_digest(sub)));
+        let installed = ds(sub, "/status/installedCSV");
+        if let Some(g) = csvs.get(installed) {
+            f.push_str(&format!("{installed}@{g};"));
         }
     }
-    f.push_str(&format!("|gen{max_gen}|"));
+    f.push_str(&format!("|gen{}|", subs.max_generation));
     for (n, g, labels) in policies {
         f.push_str(&format!("{n}#{g}{labels};"));
     }
@@ -592,11 +604,7 @@ async fn reconcile_inner(ns: &str, view: &View, ctx: &Ctx) -> Result<Next, Error
         })
         .collect();
 
-    let sub_values: Vec<Value> = view
-        .subscriptions
-        .iter()
-        .filter_map(|o| serde_json::to_value(&**o).ok())
-        .collect();
+    let sub_index = SubIndex::new(&view.subscriptions);
     let csv_rvs: HashMap<String, String> = view
         .csvs
         .iter()
@@ -619,13 +627,12 @@ async fn reconcile_inner(ns: &str, view: &View, ctx: &Ctx) -> Result<Next, Error
     {
         let memo = ctx.memo.lock().expect("memo");
         for p in &view.install_plans {
-            let v = serde_json::to_value(&**p).unwrap_or(Value::Null);
-            if !pending(&v) || gate_policies.is_empty() {
+            if !pending(p) || gate_policies.is_empty() {
                 continue;
             }
             let key = format!("{ns}/{}", p.name_any());
             keys_now.insert(key.clone());
-            let fp = fingerprint(&v, &sub_values, &policy_keys, &csv_rvs, &kube);
+            let fp = fingerprint(p, &sub_index, &policy_keys, &csv_rvs, &kube);
             match memo.plans.get(&key) {
                 Some(j)
                     if j.fingerprint == fp
@@ -973,20 +980,16 @@ fn policy_status(
     plans: &HashSet<String>,
     now: jiff::Timestamp,
 ) -> UpgradePolicyStatus {
-    let subs: BTreeMap<String, Value> = view
+    let subs: BTreeMap<String, &DynamicObject> = view
         .subscriptions
         .iter()
-        .filter_map(|o| Some((o.name_any(), serde_json::to_value(&**o).ok()?)))
+        .map(|o| (o.name_any(), &**o))
         .collect();
-    let labels = |v: &Value| -> BTreeMap<String, String> {
-        v.pointer("/metadata/labels")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, x)| (k.clone(), x.as_str().unwrap_or_default().to_string()))
-                    .collect()
-            })
-            .unwrap_or_default()
+    let labels = |v: &DynamicObject| -> BTreeMap<String, String> {
+        v.labels()
+            .iter()
+            .map(|(k, x)| (k.clone(), x.clone()))
+            .collect()
     };
     let mut entries = Vec::new();
     let mut pending = 0;
@@ -1011,7 +1014,7 @@ fn policy_status(
                 .iter()
                 .find(|x| &x.name == sub && x.install_plan == d.install_plan);
             let same = old.is_some_and(|o| o.decision == word(d.decision) && o.reasons == reasons);
-            let at = |f: &str| Some(s(sv, f).to_string()).filter(|x| !x.is_empty());
+            let at = |f: &str| Some(ds(sv, f).to_string()).filter(|x| !x.is_empty());
             entries.push(SubscriptionStatus {
                 name: sub.clone(),
                 installed_csv: at("/status/installedCSV"),
@@ -1040,7 +1043,7 @@ fn policy_status(
     {
         let still = subs
             .get(&o.name)
-            .is_some_and(|sv| s(sv, "/status/installPlanRef/name") == o.install_plan);
+            .is_some_and(|sv| ds(sv, "/status/installPlanRef/name") == o.install_plan);
         if entries.iter().all(|x| x.name != o.name) && plans.contains(&o.install_plan) && still {
             entries.push(o.clone());
         }
@@ -1174,7 +1177,6 @@ async fn annotate(
             Some(w) => w,
             None => cached,
         };
-        let sv = serde_json::to_value(&**sub).unwrap_or(Value::Null);
         let labels: BTreeMap<String, String> = sub
             .labels()
             .iter()
@@ -1183,8 +1185,8 @@ async fn annotate(
         let covered = policies.iter().any(|p| p.selector.matches(&labels));
         let kept = have.as_ref().filter(|h| {
             covered
-                && h.split(": ").next() == Some(s(&sv, "/status/installPlanRef/name"))
-                && !s(&sv, "/status/installPlanRef/name").is_empty()
+                && h.split(": ").next() == Some(ds(sub, "/status/installPlanRef/name"))
+                && !ds(sub, "/status/installPlanRef/name").is_empty()
         });
         let want_now = want.get(&name).cloned().or_else(|| kept.cloned());
         let have = have.as_ref();

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use olmctl::cli::Output;
 use olmctl::cli::oci::{Dest, ImageBuild, RegistryArgs, image_build};
-use olmctl_testkit::api::FakeApi;
+use olmctl_testkit::api::ApiServer as FakeApi;
 use serde_json::Value;
 
 const OPERATOR: &str = env!("CARGO_BIN_EXE_olmctl-operator");

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use olmctl::cli::cluster::{Connection, InstallRequest, Waiting};
 use olmctl::install::{Catalog, Install};
-use olmctl_testkit::api::FakeApi;
+use olmctl_testkit::api::ApiServer as FakeApi;
 use serde_json::{Value, json};
 
 pub const OLM: &str = "operators.coreos.com";

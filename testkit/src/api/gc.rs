@@ -157,11 +157,15 @@ fn set_condition(obj: &mut Value, ty: &str, status: &str, reason: &str, message:
 /// Runs the garbage collector, the CRD finalizer and the namespace controller until nothing
 /// changes.
 pub fn settle(st: &mut State, now: &str) {
+    if !st.gc_dirty {
+        return;
+    }
     for _ in 0..1000 {
         if !step(st, now) {
-            return;
+            break;
         }
     }
+    st.gc_dirty = false;
 }
 
 fn owner_key(st: &State, dependent: &Key, r: &Value) -> Option<Key> {

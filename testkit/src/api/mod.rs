@@ -46,5 +46,3 @@ pub mod status;
 pub mod store;
 
 pub use server::{ADMIN_TOKEN, ApiServer, Body, Changes, Hook, Logged, WithToken, kubeconfig};
-/// The old name.
-pub type FakeApi = ApiServer;

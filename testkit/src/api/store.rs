@@ -76,6 +76,9 @@ pub struct State {
     pub resources: Vec<Resource>,
     /// What the last commit broadcast (drained by the server after each request).
     pub pending: Vec<Arc<Event>>,
+    /// Something the garbage collector and the finalizers react to happened (a deletion,
+    /// an owner reference written): [`super::gc::settle`] has work.
+    pub gc_dirty: bool,
 }
 
 impl Default for State {
@@ -90,6 +93,7 @@ impl Default for State {
             names: 0,
             resources: resources::builtins(),
             pending: Vec::new(),
+            gc_dirty: false,
         }
     }
 }
@@ -212,6 +216,9 @@ impl State {
         if let Some(m) = md.as_object_mut() {
             m.remove("deletionTimestamp");
         }
+        if obj["metadata"]["ownerReferences"].is_array() {
+            self.gc_dirty = true;
+        }
         self.objects.insert(key.clone(), obj.clone());
         self.record(key, "ADDED", obj.clone(), None);
         obj
@@ -283,6 +290,13 @@ impl State {
             // `kubernetes` finalizer, namespace `strategy.go`).
             && (!key.group.is_empty() || key.plural != "namespaces"
                 || obj["spec"]["finalizers"].as_array().is_none_or(|f| f.is_empty()));
+        if deleting
+            || finished
+            || obj["metadata"]["ownerReferences"] != old["metadata"]["ownerReferences"]
+            || obj["metadata"]["finalizers"] != old["metadata"]["finalizers"]
+        {
+            self.gc_dirty = true;
+        }
         if finished {
             self.objects.remove(key);
             self.record(key.clone(), "DELETED", obj.clone(), None);
@@ -296,6 +310,7 @@ impl State {
     /// Removes an object at once (`DELETED` carries its last state).
     pub fn remove(&mut self, key: &Key) -> Option<Value> {
         let obj = self.objects.remove(key)?;
+        self.gc_dirty = true;
         self.rv += 1;
         let mut last = obj.clone();
         last["metadata"]["resourceVersion"] = json!(self.rv.to_string());
