@@ -5,10 +5,12 @@
 //!
 //! - [`api`]: an in-memory kube-apiserver, for a `kube::Client` in-process or over HTTP;
 //! - [`fixtures`]: the shared fixtures as JSON;
+//! - [`kubelet`]: the kubelet and deployment controller, running Deployments' binaries as pods;
 //! - [`olm`]: OLM's catalog and OLM operators;
 //! - [`process`]: real processes as pods (their own address, a kubeconfig, signals).
 
 pub mod api;
 pub mod fixtures;
+pub mod kubelet;
 pub mod olm;
 pub mod process;

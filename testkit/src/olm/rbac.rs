@@ -168,7 +168,10 @@ mod tests {
         assert_eq!(n.len(), 63, "{n}");
         // SHA-224 in base62 is 37-38 characters: a long base is cut.
         let n = generate_name("olmctl-operator.v0.3.0-olmctl-operator", &json!(["a"]));
-        assert!(n.len() <= 63 && n.starts_with("olmctl-operator.v0.3.0-o"), "{n}");
+        assert!(
+            n.len() <= 63 && n.starts_with("olmctl-operator.v0.3.0-o"),
+            "{n}"
+        );
         let n = generate_name("op.v1-op", &json!(["a"]));
         assert!(n.starts_with("op.v1-op-") && n.len() > 40, "{n}");
         assert_eq!(base62(&[0, 61]), "z");
