@@ -14,7 +14,10 @@
 //! - `application/strategic-merge-patch+json`: refused with 415 for custom resources (R2.11);
 //!   for built-in kinds applied as a merge patch (list merge keys are not modelled).
 //!
-//! The body of an apply patch must be JSON (what kubectl sends); YAML bodies are refused.
+//! The body of an apply patch must be JSON (what kubectl sends); YAML bodies are refused. Before
+//! any of this, the server refuses an apply patch of a custom resource that sets a field the
+//! version's schema does not declare, as the typed conversion of `structuredmerge.go` does
+//! (500, whatever `fieldValidation` says).
 
 use std::collections::BTreeMap;
 

@@ -15,7 +15,7 @@
 //! - kubernetes `pkg/controller/clusterroleaggregation/clusterroleaggregation_controller.go` ::
 //!   `syncClusterRole` (the rules an aggregated ClusterRole converges to);
 //! - kubernetes `plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go` :: `ClusterRoles`,
-//!   `ClusterRoleBindings` (four of them, see [`bootstrap_policy`]);
+//!   `ClusterRoleBindings` (five of them, see [`bootstrap_policy`]);
 //! - kubernetes `pkg/registry/authorization/selfsubjectrulesreview/rest.go` :: `REST.Create`,
 //!   `selfsubjectaccessreview/rest.go` :: `REST.Create`, `pkg/registry/authorization/util` ::
 //!   `ResourceAttributesFrom`, `NonResourceAttributesFrom`, `pkg/apis/authorization/validation`
@@ -941,10 +941,11 @@ pub fn aggregated_rules(cluster_role: &Value, rbac_objects: &[Value]) -> Option<
 /// The default RBAC objects of a real cluster that matter to clients (bootstrappolicy/policy.go
 /// :: `ClusterRoles`, `ClusterRoleBindings`, with `addDefaultMetadata`'s label and annotation
 /// and `PolicyRuleBuilder.Rule`'s sorted lists): `cluster-admin` (bound to `system:masters`),
-/// `system:discovery` and `system:basic-user` (bound to `system:authenticated`) and
-/// `system:public-info-viewer` (bound to `system:authenticated` and `system:unauthenticated`).
-/// Only these four of upstream's roles are provided; `admin`/`edit`/`view`, the controller and
-/// node roles are not.
+/// `system:discovery` and `system:basic-user` (bound to `system:authenticated`),
+/// `system:public-info-viewer` (bound to `system:authenticated` and `system:unauthenticated`)
+/// and `system:service-account-issuer-discovery` (bound to `system:serviceaccounts`: what
+/// `kubectl auth can-i --list` shows a ServiceAccount besides the others). Only these five of
+/// upstream's roles are provided; `admin`/`edit`/`view`, the controller and node roles are not.
 pub fn bootstrap_policy() -> Vec<Value> {
     let metadata = |name: &str| {
         json!({
@@ -1014,12 +1015,26 @@ pub fn bootstrap_policy() -> Vec<Value> {
                 "verbs": ["get"],
             }]),
         ),
+        cluster_role(
+            "system:service-account-issuer-discovery",
+            json!([{
+                "nonResourceURLs": [
+                    "/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+                    "/openid/v1/jwks", "/openid/v1/jwks/",
+                ],
+                "verbs": ["get"],
+            }]),
+        ),
         binding("cluster-admin", &[SYSTEM_MASTERS]),
         binding("system:discovery", &[ALL_AUTHENTICATED]),
         binding("system:basic-user", &[ALL_AUTHENTICATED]),
         binding(
             "system:public-info-viewer",
             &[ALL_AUTHENTICATED, ALL_UNAUTHENTICATED],
+        ),
+        binding(
+            "system:service-account-issuer-discovery",
+            &["system:serviceaccounts"],
         ),
     ]
 }
@@ -1550,6 +1565,9 @@ mod tests {
             (sa(), "get", "/openapi/v3/apis/olmctl.dev/v1alpha1", true),
             (sa(), "get", "/healthz", true),
             (sa(), "get", "/metrics", false),
+            (sa(), "get", "/.well-known/openid-configuration", true),
+            (sa(), "get", "/openid/v1/jwks/", true),
+            (UserInfo::anonymous(), "get", "/openid/v1/jwks", false),
             (sa(), "post", "/api", false),
             (UserInfo::anonymous(), "get", "/version", true),
             (UserInfo::anonymous(), "get", "/readyz", true),

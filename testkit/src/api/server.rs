@@ -19,7 +19,9 @@ use tokio::sync::{Notify, broadcast};
 
 use super::convert::{self, Resolver};
 use super::gc::{self, Deleted, Propagation};
+use super::openapi;
 use super::patch::{self, PatchType};
+use super::protobuf;
 use super::rbac::{self, Attributes, UserInfo};
 use super::resources::{self, Resource};
 use super::schema;
@@ -555,9 +557,48 @@ impl ApiServer {
         }
     }
 
-    /// Serves over HTTP on a loopback port from a thread of its own (for processes and
-    /// kubectl); returns `http://127.0.0.1:<port>`.
+    /// Serves over HTTPS/1.1 on `listener` until the task is dropped, with the fixture
+    /// certificate of [`super::tls`].
+    pub async fn serve_https(self, listener: tokio::net::TcpListener) {
+        let acceptor = super::tls::acceptor();
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let me = self.clone();
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(stream) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                    let me = me.clone();
+                    async move { Ok::<_, Infallible>(me.respond_to(req, Transport::Http).await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    }
+
+    /// Serves over HTTP on a loopback port from a thread of its own (for processes whose
+    /// client sends a bearer token over plain HTTP, as kube-rs does); returns
+    /// `http://127.0.0.1:<port>`. kubectl sends no credentials to an `http://` server: use
+    /// [`ApiServer::serve_tls_on_loopback`] for it.
     pub fn serve_on_loopback(&self) -> String {
+        self.loopback(false)
+    }
+
+    /// Serves over HTTPS on a loopback port from a thread of its own; returns
+    /// `https://127.0.0.1:<port>`, for which [`kubeconfig`] trusts the fixture CA. What
+    /// kubectl needs: client-go's `clientcmd` reads a kubeconfig's token only for an
+    /// `https://` server ([`super::tls`]).
+    pub fn serve_tls_on_loopback(&self) -> String {
+        self.loopback(true)
+    }
+
+    fn loopback(&self, tls: bool) -> String {
         let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = l.local_addr().expect("addr").port();
         l.set_nonblocking(true).expect("nonblocking");
@@ -570,10 +611,15 @@ impl ApiServer {
                 .expect("runtime");
             rt.block_on(async move {
                 let l = tokio::net::TcpListener::from_std(l).expect("listener");
-                me.serve_http(l).await;
+                if tls {
+                    me.serve_https(l).await;
+                } else {
+                    me.serve_http(l).await;
+                }
             });
         });
-        format!("http://127.0.0.1:{port}")
+        let scheme = if tls { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{port}")
     }
 
     async fn respond_to<B: http_body::Body<Data = Bytes>>(
@@ -693,10 +739,31 @@ impl ApiServer {
         if let Some(h) = hook {
             h(&method, &path);
         }
-        let parsed: Value = if body.is_empty() {
-            Value::Null
+        // Bodies are JSON, or protobuf from typed Go clients ([`protobuf`]).
+        let ctype = headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let (parsed, unreadable) = if body.is_empty() {
+            (Value::Null, None)
+        } else if protobuf::is_protobuf(ctype) {
+            match protobuf::decode(&body) {
+                Ok(v) => (v, None),
+                Err(protobuf::Error::Malformed(m)) => (Value::Null, Some(status::bad_request(m))),
+                Err(protobuf::Error::Unsupported(m)) => (
+                    Value::Null,
+                    Some(ApiError::new(
+                        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                        "UnsupportedMediaType",
+                        format!(
+                            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml ({m})"
+                        ),
+                        None,
+                    )),
+                ),
+            }
         } else {
-            serde_json::from_slice(&body).unwrap_or(Value::Null)
+            (serde_json::from_slice(&body).unwrap_or(Value::Null), None)
         };
         let entry = {
             let mut log = self.inner.log.lock().expect("lock");
@@ -709,9 +776,13 @@ impl ApiServer {
             });
             log.len() - 1
         };
-        let resp = self
-            .handle_logged(method, uri, &path, parsed, &headers, body, &user)
-            .await;
+        let resp = match unreadable {
+            Some(e) => error_response(e),
+            None => {
+                self.handle_logged(method, uri, &path, parsed, &headers, body, &user)
+                    .await
+            }
+        };
         if let Some(l) = self.inner.log.lock().expect("lock").get_mut(entry) {
             l.code = resp.status().as_u16();
         }
@@ -762,8 +833,10 @@ impl ApiServer {
     fn non_resource(
         &self,
         path: &str,
+        q: &BTreeMap<String, String>,
         user: &UserInfo,
     ) -> Option<Result<Response<Body>, ApiError>> {
+        let mut redirect = None;
         let body = match path {
             "/version" | "/version/" => self.inner.version.lock().expect("lock").clone(),
             "/healthz" | "/readyz" | "/livez" => {
@@ -777,6 +850,27 @@ impl ApiServer {
             "/apis" | "/apis/" => {
                 let st = self.inner.state.lock().expect("lock");
                 resources::api_groups(&st.resources)
+            }
+            // OpenAPI v3 (R8.4, [`openapi`]): the index, and a group-version's document; a
+            // stale `hash` is answered with a 301 to the current URL (`handler3/handler.go ::
+            // HandleGroupVersion`). v2 is not served.
+            "/openapi/v3" | "/openapi/v3/" => {
+                let version = self.server_version();
+                let st = self.inner.state.lock().expect("lock");
+                openapi::index(&st.resources, &version)
+            }
+            p if p.starts_with("/openapi/v3/") => {
+                let version = self.server_version();
+                let gv = &p["/openapi/v3/".len()..];
+                let doc = {
+                    let st = self.inner.state.lock().expect("lock");
+                    openapi::group_version(&st.resources, gv, &version)
+                }?;
+                let etag = openapi::etag(&doc);
+                if q.get("hash").is_some_and(|h| !h.is_empty() && *h != etag) {
+                    redirect = Some(format!("/openapi/v3/{}?hash={etag}", gv.trim_matches('/')));
+                }
+                doc
             }
             p if p.starts_with("/openapi/") => return Some(Err(status::no_route())),
             p => {
@@ -817,7 +911,22 @@ impl ApiServer {
         if let rbac::Decision::Deny(why) = rbac::authorize(&attrs, &objs) {
             return Some(Err(deny(&attrs, &why)));
         }
+        if let Some(to) = redirect {
+            return Some(Ok(Response::builder()
+                .status(StatusCode::MOVED_PERMANENTLY)
+                .header("location", to)
+                .body(full(""))
+                .expect("response")));
+        }
         Some(Ok(json_response(StatusCode::OK, &body, &[])))
+    }
+
+    /// `gitVersion` of `/version`.
+    fn server_version(&self) -> String {
+        self.inner.version.lock().expect("lock")["gitVersion"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -832,7 +941,7 @@ impl ApiServer {
         user: &UserInfo,
     ) -> Result<Response<Body>, ApiError> {
         if method == Method::GET
-            && let Some(r) = self.non_resource(path, user)
+            && let Some(r) = self.non_resource(path, q, user)
         {
             return r;
         }
@@ -1378,6 +1487,11 @@ impl ApiServer {
             ));
         }
         let now = self.now();
+        validate_owner_references(
+            r,
+            obj["metadata"]["name"].as_str().unwrap_or_default(),
+            &obj,
+        )?;
         self.admit_cr(r, &t.version, &mut obj, None, q, &mut warnings)?;
         let obj = self.to_storage(r, obj).await?;
         let mut obj = obj;
@@ -1495,6 +1609,7 @@ impl ApiServer {
                 ));
             }
         }
+        validate_owner_references(r, &name, &new)?;
         self.admit_cr(r, &t.version, &mut new, Some(&old_req), q, &mut warnings)?;
         let new = self.to_storage(r, new).await?;
         let now = self.now();
@@ -1643,6 +1758,7 @@ impl ApiServer {
             }
             let force = q.get("force").is_some_and(|f| f == "true");
             Self::check_body(r, t, &body)?;
+            typed_apply_patch(r, t, &body)?;
             let old = self.stored(r, t).ok();
             let key = Key::new(&r.group, &r.plural, &ns, &name);
             let live = match &old {
@@ -1897,6 +2013,122 @@ fn invalid_meta(r: &Resource, name: &str, field: &str, reason: &str, message: &s
             field: field.into(),
         }],
     )
+}
+
+/// The typed conversion of an apply patch to a custom resource (apimachinery
+/// `managedfields/internal/structuredmerge.go :: structuredMergeManager.Apply`,
+/// `f.typeConverter.ObjectToTyped(patchObj)`): a field the version's structural schema does not
+/// declare fails the apply before any pruning, whatever `fieldValidation` says, with a plain
+/// error that `responsewriters.ErrorToAPIStatus` turns into a 500 without a reason
+/// (kubernetes/kubernetes#122480): `failed to create typed patch object (<ns>/<name>;
+/// <group>/<version>, Kind=<Kind>): .spec.foo: field not declared in schema` (several:
+/// structured-merge-diff's `ValidationErrors.Error`, `errors:` and one indented line each).
+/// Built-in kinds are not checked (the double has no schemas for them).
+fn typed_apply_patch(r: &Resource, t: &Target, body: &Value) -> Result<(), ApiError> {
+    let Some(crd) = &r.crd else {
+        return Ok(());
+    };
+    let Some(v) = crd.versions.iter().find(|v| v.name == t.version) else {
+        return Ok(());
+    };
+    if v.schema.is_null() || crd.preserve_unknown_fields {
+        return Ok(());
+    }
+    let mut scratch = body.clone();
+    let unknown: Vec<String> = schema::prune(&v.schema, &mut scratch)
+        .iter()
+        .map(|p| format!(".{p}: field not declared in schema"))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let errs = match unknown.as_slice() {
+        [one] => one.clone(),
+        many => format!("errors:\n  {}", many.join("\n  ")),
+    };
+    let mut e = ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "",
+        format!(
+            "failed to create typed patch object ({}/{}; {}/{}, Kind={}): {errs}",
+            body["metadata"]["namespace"].as_str().unwrap_or_default(),
+            body["metadata"]["name"].as_str().unwrap_or_default(),
+            r.group,
+            t.version,
+            r.kind
+        ),
+        None,
+    );
+    if let Some(m) = e.body.as_object_mut() {
+        m.remove("reason");
+    }
+    Err(e)
+}
+
+/// `metadata.ownerReferences` as `ValidateObjectMeta` checks them (apimachinery
+/// `api/validation/objectmeta.go :: validateOwnerReference`): each needs an apiVersion with a
+/// version, a kind, a name and a uid; the field path has no index (`metadata.ownerReferences.uid`).
+/// A manifest written for OLM (whose `uid: ""` OLM fills in, R7.3) is refused as it is.
+fn validate_owner_references(r: &Resource, name: &str, obj: &Value) -> Result<(), ApiError> {
+    let mut causes = Vec::new();
+    for o in obj["metadata"]["ownerReferences"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
+        let s = |k: &str| o[k].as_str().unwrap_or_default().to_string();
+        let api_version = s("apiVersion");
+        let version = api_version.rsplit('/').next().unwrap_or_default();
+        for (field, value, bad, why) in [
+            (
+                "apiVersion",
+                api_version.clone(),
+                version.is_empty(),
+                "version must not be empty",
+            ),
+            (
+                "kind",
+                s("kind"),
+                s("kind").is_empty(),
+                "kind must not be empty",
+            ),
+            (
+                "name",
+                s("name"),
+                s("name").is_empty(),
+                "name must not be empty",
+            ),
+            (
+                "uid",
+                s("uid"),
+                s("uid").is_empty(),
+                "uid must not be empty",
+            ),
+        ] {
+            if bad {
+                causes.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!("Invalid value: \"{value}\": {why}"),
+                    field: format!("metadata.ownerReferences.{field}"),
+                });
+            }
+        }
+    }
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let kind_group = if r.group.is_empty() {
+        r.kind.clone()
+    } else {
+        format!("{}.{}", r.kind, r.group)
+    };
+    Err(status::invalid(
+        &kind_group,
+        &r.group,
+        &r.kind,
+        name,
+        &causes,
+    ))
 }
 
 /// A DNS-1123 subdomain (most kinds' names, `ValidateObjectMeta` with `NameIsDNSSubdomain`).
@@ -2160,10 +2392,21 @@ impl tower::Service<Request<kube::client::Body>> for WithToken {
     }
 }
 
-/// A kubeconfig for `server` with `token` (for processes and kubectl).
+/// A kubeconfig for `server` with `token` (for processes and kubectl). An `https://` server
+/// ([`ApiServer::serve_tls_on_loopback`]) is trusted through `certificate-authority-data`
+/// (the fixture CA of [`super::tls`]).
 pub fn kubeconfig(server: &str, token: &str, namespace: &str) -> String {
+    use base64::Engine as _;
+    let ca = if server.starts_with("https://") {
+        format!(
+            "\n    certificate-authority-data: {}",
+            base64::engine::general_purpose::STANDARD.encode(super::tls::CA_CERT)
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: testkit\n  cluster:\n    server: {server}\nusers:\n- name: user\n  user:\n    token: {token}\ncontexts:\n- name: testkit\n  context:\n    cluster: testkit\n    user: user\n    namespace: {namespace}\ncurrent-context: testkit\n"
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: testkit\n  cluster:\n    server: {server}{ca}\nusers:\n- name: user\n  user:\n    token: {token}\ncontexts:\n- name: testkit\n  context:\n    cluster: testkit\n    user: user\n    namespace: {namespace}\ncurrent-context: testkit\n"
     )
 }
 
@@ -2198,5 +2441,77 @@ mod tests {
         );
         assert!(target("/apis/g/v1").is_none());
         assert_eq!(percent_decode("a%3Db%2Cc"), "a=b,c");
+    }
+
+    async fn get(api: &ApiServer, uri: &str) -> Response<Body> {
+        let req = Request::get(uri)
+            .header("authorization", format!("Bearer {ADMIN_TOKEN}"))
+            .body(Full::new(Bytes::new()))
+            .expect("request");
+        api.respond_to(req, Transport::Http).await
+    }
+
+    async fn json_of(r: Response<Body>) -> Value {
+        let b = r.into_body().collect().await.expect("body").to_bytes();
+        serde_json::from_slice(&b).expect("JSON")
+    }
+
+    /// The OpenAPI v3 index points at each document by its hash; a stale hash is redirected
+    /// (`handler3.go :: HandleGroupVersion`); a new CRD's group-version appears.
+    #[tokio::test]
+    async fn openapi_v3_is_served_by_hash() {
+        let api = ApiServer::new();
+        let index = json_of(get(&api, "/openapi/v3").await).await;
+        let url = index["paths"]["api/v1"]["serverRelativeURL"]
+            .as_str()
+            .expect("api/v1")
+            .to_string();
+        let doc = get(&api, &url).await;
+        assert_eq!(doc.status(), StatusCode::OK);
+        let doc = json_of(doc).await;
+        assert_eq!(doc["openapi"], "3.0.0");
+        assert!(doc["paths"]["/api/v1/namespaces/{name}"]["patch"].is_object());
+        let stale = get(&api, "/openapi/v3/api/v1?hash=0123").await;
+        assert_eq!(stale.status(), StatusCode::MOVED_PERMANENTLY);
+        assert_eq!(stale.headers()["location"], url.as_str());
+        assert_eq!(
+            get(&api, "/openapi/v3/apis/olmctl.dev/v1").await.status(),
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            get(&api, "/openapi/v2").await.status(),
+            StatusCode::NOT_FOUND
+        );
+        api.insert("customresourcedefinitions", crate::fixtures::operator_crd());
+        let index = json_of(get(&api, "/openapi/v3").await).await;
+        let url = index["paths"]["apis/olmctl.dev/v1"]["serverRelativeURL"]
+            .as_str()
+            .expect("the CRD's group-version");
+        let doc = json_of(get(&api, url).await).await;
+        let patch = &doc["paths"]["/apis/olmctl.dev/v1/namespaces/{namespace}/upgradepolicies/{name}"]
+            ["patch"];
+        assert_eq!(
+            patch["x-kubernetes-group-version-kind"],
+            json!({"group": "olmctl.dev", "version": "v1", "kind": "UpgradePolicy"})
+        );
+    }
+
+    /// A protobuf body of a kind the double does not decode is refused with 415.
+    #[tokio::test]
+    async fn protobuf_bodies_of_other_kinds_are_refused() {
+        let api = ApiServer::new();
+        let mut body = b"k8s\x00".to_vec();
+        body.extend_from_slice(&[
+            0x0a, 0x09, 0x0a, 0x02, b'v', b'1', 0x12, 0x03, b'P', b'o', b'd',
+        ]);
+        let req = Request::post("/api/v1/namespaces/default/pods")
+            .header("authorization", format!("Bearer {ADMIN_TOKEN}"))
+            .header("content-type", "application/vnd.kubernetes.protobuf")
+            .body(Full::new(Bytes::from(body)))
+            .expect("request");
+        let r = api.respond_to(req, Transport::Http).await;
+        assert_eq!(r.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        let v = json_of(r).await;
+        assert_eq!(v["reason"], "UnsupportedMediaType");
     }
 }
