@@ -17,6 +17,25 @@ fi
 if ! python3 -c "import yaml, jsonschema" 2>/dev/null; then
   python3 -m pip install -q pyyaml jsonschema
 fi
+# testkit/tests/kubectl.rs drives the API double with the real kubectl 1.32: the Cloud SDK's
+# kubectl.1.32 or kubectl on PATH (KUBECTL=path picks another); when neither is 1.32 it is
+# downloaded from dl.k8s.io into target/kubectl and checked against its published SHA-256.
+is_kubectl_132() { "$1" version --client 2>/dev/null | grep -q 'Client Version: v1\.32\.'; }
+if [ -z "${KUBECTL:-}" ]; then
+  for k in /usr/lib/google-cloud-sdk/bin/kubectl.1.32 "$(command -v kubectl || true)" target/kubectl/kubectl; do
+    if [ -n "$k" ] && [ -x "$k" ] && is_kubectl_132 "$k"; then KUBECTL="$k"; break; fi
+  done
+  if [ -z "${KUBECTL:-}" ]; then
+    url=https://dl.k8s.io/release/v1.32.5/bin/linux/amd64/kubectl
+    mkdir -p target/kubectl
+    curl -fsSLo target/kubectl/kubectl.part "$url"
+    echo "$(curl -fsSL "$url.sha256")  target/kubectl/kubectl.part" | sha256sum --check --quiet
+    chmod 0755 target/kubectl/kubectl.part && mv target/kubectl/kubectl.part target/kubectl/kubectl
+    KUBECTL=target/kubectl/kubectl
+  fi
+  KUBECTL="$(cd "$(dirname "$KUBECTL")" && pwd)/$(basename "$KUBECTL")"
+fi
+export KUBECTL
 # operator/tests/image.rs runs the operator image from its layers: the Debian runtime root
 # (downloaded with apt-get, cached in target/operator-base) is prepared here.
 bash scripts/operator-image.sh --root >/dev/null

@@ -625,8 +625,7 @@ impl Inner {
                     && p.terminating.is_none()
                     && p.namespace == ns
                     && p.deployment == dname
-                    && p.exited_at
-                        .is_some_and(|t| t.elapsed() > RESTART_BACKOFF)
+                    && p.exited_at.is_some_and(|t| t.elapsed() > RESTART_BACKOFF)
                 {
                     p.restarts += 1;
                     p.exited_at = None;

@@ -47,14 +47,9 @@ async fn raw(
     let mut body = resp.into_body();
     let mut out = Vec::new();
     let end = tokio::time::Instant::now() + read;
-    loop {
-        match tokio::time::timeout_at(end, body.frame()).await {
-            Ok(Some(Ok(f))) => {
-                if let Some(d) = f.data_ref() {
-                    out.extend_from_slice(d);
-                }
-            }
-            _ => break,
+    while let Ok(Some(Ok(f))) = tokio::time::timeout_at(end, body.frame()).await {
+        if let Some(d) = f.data_ref() {
+            out.extend_from_slice(d);
         }
     }
     (code, String::from_utf8_lossy(&out).into_owned())
