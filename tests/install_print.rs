@@ -105,7 +105,9 @@ fn printed_manifests_validate_against_olms_crds() {
         text.contains("startingCSV: olmctl-operator.v0.2.0\n"),
         "{text}"
     );
-    assert!(text.contains("installPlanApproval: Automatic\n"), "{text}");
+    // A pinned version makes approval Manual: olmctl install approves only the pinned CSV's
+    // plan, so OLM cannot roll on past it (issue 27 F).
+    assert!(text.contains("installPlanApproval: Manual\n"), "{text}");
 }
 
 #[test]
