@@ -1088,6 +1088,19 @@ fn namespaced_rbac_stays_a_bundle_role_owned_by_the_csv() {
         assert_eq!(str_at(owner, &["kind"]), Some("ClusterServiceVersion"));
         assert_eq!(str_at(owner, &["name"]), Some("widget-operator.v0.3.0"));
     }
+    // The binding's subject, the deployment's ServiceAccount, has no namespace: OLM creates the
+    // binding in the install namespace with its subjects as they are, and a subject without a
+    // namespace is the binding's own (the input said widget-system).
+    let rb = parse(file(
+        &g,
+        "manifests/widget-operator-leader-election-rolebinding_rbac.authorization.k8s.io_v1_rolebinding.yaml",
+    ));
+    let subject = &list_at(&rb, &["subjects"])[0];
+    assert_eq!(
+        str_at(subject, &["name"]),
+        Some("widget-operator-controller-manager")
+    );
+    assert_eq!(str_at(subject, &["namespace"]), None);
     // A name that is no Role is an error naming the flag.
     let bad = Options {
         namespaced_rbac: vec!["nope".into()],

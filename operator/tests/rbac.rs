@@ -25,7 +25,10 @@ use olmctl_testkit::api::ApiServer;
 use olmctl_testkit::api::rbac::UserInfo;
 use serde_json::{Value, json};
 
-const SA_USER: &str = "system:serviceaccount:olmctl-system:olmctl-operator";
+/// The operator's user when installed in `ns`.
+fn sa_user(ns: &str) -> String {
+    format!("system:serviceaccount:{ns}:olmctl-operator")
+}
 
 /// The rules the bundle grants, one entry per (object, rule, verb).
 fn verbs(rbac: &[(String, Value)]) -> Vec<(usize, usize, String)> {
@@ -41,12 +44,12 @@ fn verbs(rbac: &[(String, Value)]) -> Vec<(usize, usize, String)> {
 }
 
 /// The cluster with `rbac` granted; returns it and the operator's token.
-fn cluster_with(rbac: &[(String, Value)], csv: &Value) -> (ApiServer, String) {
+fn cluster_with(rbac: &[(String, Value)], csv: &Value, ns: &str) -> (ApiServer, String) {
     let api = cluster();
     api.use_system_clock();
     api.insert(
         "namespaces",
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NS}}),
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
     );
     api.insert("clusterserviceversions", csv.clone());
     for (plural, o) in rbac {
@@ -55,7 +58,7 @@ fn cluster_with(rbac: &[(String, Value)], csv: &Value) -> (ApiServer, String) {
     api.insert(
         "deployments",
         json!({"apiVersion": "apps/v1", "kind": "Deployment",
-               "metadata": {"name": "olmctl-operator", "namespace": OPERATOR_NS},
+               "metadata": {"name": "olmctl-operator", "namespace": ns},
                "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "x"}},
                         "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": []}}}}),
     );
@@ -65,20 +68,20 @@ fn cluster_with(rbac: &[(String, Value)], csv: &Value) -> (ApiServer, String) {
     let mut p = policy(json!({"maxVersionJump": "minor"}));
     p["metadata"]["finalizers"] = json!([LEGACY_FINALIZER]);
     api.insert("upgradepolicies", p);
-    let token = api.token_for(UserInfo::service_account(OPERATOR_NS, "olmctl-operator"));
+    let token = api.token_for(UserInfo::service_account(ns, "olmctl-operator"));
     (api, token)
 }
 
-fn denied(api: &ApiServer) -> Vec<String> {
+fn denied(api: &ApiServer, ns: &str) -> Vec<String> {
     api.log()
         .into_iter()
-        .filter(|l| l.user == SA_USER && l.code == 403)
+        .filter(|l| l.user == sa_user(ns) && l.code == 403)
         .map(|l| format!("{} {}", l.method, l.uri))
         .collect()
 }
 
 /// Everything the scenario does, done.
-fn done(api: &ApiServer) -> bool {
+fn done(api: &ApiServer, ns: &str) -> bool {
     let plan = api.get(OLM, "installplans", NS, PLAN).unwrap_or_default();
     let p = api
         .get("olmctl.dev", "upgradepolicies", NS, "default")
@@ -87,12 +90,7 @@ fn done(api: &ApiServer) -> bool {
         .get(OLM, "subscriptions", NS, "acme-db-operator")
         .unwrap_or_default();
     let lease = api
-        .get(
-            "coordination.k8s.io",
-            "leases",
-            OPERATOR_NS,
-            "olmctl-operator",
-        )
+        .get("coordination.k8s.io", "leases", ns, "olmctl-operator")
         .unwrap_or_default();
     plan["spec"]["approved"] == true
         && p["metadata"]["finalizers"].is_null()
@@ -104,22 +102,17 @@ fn done(api: &ApiServer) -> bool {
         && lease["spec"]["renewTime"] != lease["spec"]["acquireTime"]
 }
 
-fn state(api: &ApiServer) -> String {
+fn state(api: &ApiServer, ns: &str) -> String {
     let p = api
         .get("olmctl.dev", "upgradepolicies", NS, "default")
         .unwrap_or_default();
     let lease = api
-        .get(
-            "coordination.k8s.io",
-            "leases",
-            OPERATOR_NS,
-            "olmctl-operator",
-        )
+        .get("coordination.k8s.io", "leases", ns, "olmctl-operator")
         .unwrap_or_default();
     let log: Vec<String> = api
         .log()
         .into_iter()
-        .filter(|l| l.user == SA_USER)
+        .filter(|l| l.user == sa_user(ns))
         .map(|l| format!("{} {} {}", l.code, l.method, l.uri))
         .collect();
     format!(
@@ -133,11 +126,11 @@ fn state(api: &ApiServer) -> String {
 /// Runs the operator as its ServiceAccount until the scenario is done, a request is refused,
 /// or 20 s pass; then stops it (the Lease is released). Returns the refused requests and
 /// whether the scenario was done.
-async fn scenario(api: &ApiServer, token: &str) -> (Vec<String>, bool) {
+async fn scenario(api: &ApiServer, token: &str, ns: &str) -> (Vec<String>, bool) {
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let opts = Options {
         namespace: None,
-        lease_namespace: OPERATOR_NS.into(),
+        lease_namespace: ns.into(),
         lease_name: "olmctl-operator".into(),
         identity: "olmctl-operator-a_test".into(),
         probe_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -158,10 +151,10 @@ async fn scenario(api: &ApiServer, token: &str) -> (Vec<String>, bool) {
     let end = tokio::time::Instant::now() + Duration::from_secs(20);
     let mut ok = false;
     while tokio::time::Instant::now() < end {
-        if !denied(api).is_empty() {
+        if !denied(api, ns).is_empty() {
             break;
         }
-        if done(api) {
+        if done(api, ns) {
             // A few renewals more (Lease updates), then stop (get and update to release).
             tokio::time::sleep(Duration::from_millis(500)).await;
             ok = true;
@@ -171,31 +164,39 @@ async fn scenario(api: &ApiServer, token: &str) -> (Vec<String>, bool) {
     }
     let _ = stop_tx.send(());
     let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
-    (denied(api), ok)
+    (denied(api, ns), ok)
 }
 
-fn csv() -> Value {
-    let mut csv = bundle_csv();
+/// The bundle's CSV as OLM stores it in `ns`.
+fn csv(ns: &str) -> Value {
+    let mut csv = bundle_csv_in(ns);
     csv["metadata"]["uid"] = json!("11111111-2222-4333-8444-555555555555");
     csv
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bundles_rbac_is_enough_and_nothing_is_refused() {
-    let csv = csv();
-    let rbac = bundle_rbac(&csv);
-    let (api, token) = cluster_with(&rbac, &csv);
-    let (denied, ok) = scenario(&api, &token).await;
-    assert!(denied.is_empty(), "refused: {denied:#?}");
-    assert!(ok, "the scenario did not finish\n{}", state(&api));
+    nothing_refused_in(OPERATOR_NS).await;
+}
+
+/// `olmctl install` puts operators in `operators` by default: the bundle's RoleBinding, which
+/// OLM creates there with its subjects as the bundle wrote them, still grants the Lease (its
+/// ServiceAccount subject has no namespace, so it is the binding's own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lease_right_follows_the_install_namespace() {
+    nothing_refused_in("operators").await;
+}
+
+async fn nothing_refused_in(ns: &str) {
+    let csv = csv(ns);
+    let rbac = bundle_rbac_in(&csv, ns);
+    let (api, token) = cluster_with(&rbac, &csv, ns);
+    let (denied, ok) = scenario(&api, &token, ns).await;
+    assert!(denied.is_empty(), "refused in {ns}: {denied:#?}");
+    assert!(ok, "the scenario did not finish\n{}", state(&api, ns));
     // The Lease was released on stop, and is owned by the Deployment.
     let lease = api
-        .get(
-            "coordination.k8s.io",
-            "leases",
-            OPERATOR_NS,
-            "olmctl-operator",
-        )
+        .get("coordination.k8s.io", "leases", ns, "olmctl-operator")
         .expect("lease");
     assert_eq!(lease["spec"]["holderIdentity"], "");
     assert_eq!(
@@ -220,8 +221,9 @@ async fn the_bundles_rbac_is_enough_and_nothing_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_verb_of_every_rule_is_needed() {
-    let csv = csv();
-    let rbac = bundle_rbac(&csv);
+    let ns = OPERATOR_NS;
+    let csv = csv(ns);
+    let rbac = bundle_rbac_in(&csv, ns);
     let all = verbs(&rbac);
     assert!(all.len() >= 15, "{all:?}");
     // Each verb removed in turn, a few runs at a time (each its own API and operator).
@@ -245,8 +247,8 @@ async fn every_verb_of_every_rule_is_needed() {
         rule["verbs"] = json!(left);
         let csv = csv.clone();
         async move {
-            let (api, token) = cluster_with(&less, &csv);
-            let (denied, ok) = scenario(&api, &token).await;
+            let (api, token) = cluster_with(&less, &csv, ns);
+            let (denied, ok) = scenario(&api, &token, ns).await;
             (what, denied, ok)
         }
     }))

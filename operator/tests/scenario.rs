@@ -24,7 +24,11 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{OLM, OPERATOR_NS};
+use common::OLM;
+
+/// Where `olmctl install` puts the operator by default (no `--namespace`): not the namespace its
+/// manifests name (`olmctl-system`), so the bundle's RBAC must follow the install namespace.
+const OPERATOR_NS: &str = "operators";
 use olmctl_testkit::api::{ADMIN_TOKEN, ApiServer, kubeconfig};
 use olmctl_testkit::kubelet::{ImageSpec, Kubelet};
 use olmctl_testkit::olm::Olm;
@@ -319,8 +323,6 @@ async fn install_gate_upgrade_hold_failover_override_uninstall() {
             CATALOG_IMAGE,
             "--channel",
             "stable-v0",
-            "--namespace",
-            OPERATOR_NS,
             "--create-namespace",
             "--version",
             "0.1.0",
@@ -334,7 +336,7 @@ async fn install_gate_upgrade_hold_failover_override_uninstall() {
     .await;
     assert_eq!(code, Some(0), "{out}\n{}", w.diagnostics());
     assert!(
-        out.contains("installed olmctl-operator.v0.1.0 in namespace olmctl-system")
+        out.contains("installed olmctl-operator.v0.1.0 in namespace operators")
             && out.contains("pinned to olmctl-operator.v0.1.0"),
         "{out}"
     );
@@ -412,7 +414,7 @@ async fn install_gate_upgrade_hold_failover_override_uninstall() {
     assert_eq!(approvals.len(), 1, "one approval");
     assert_eq!(
         approvals[0].user,
-        "system:serviceaccount:olmctl-system:olmctl-operator"
+        "system:serviceaccount:operators:olmctl-operator"
     );
     assert_eq!(approvals[0].code, 200);
 
@@ -539,8 +541,6 @@ async fn install_gate_upgrade_hold_failover_override_uninstall() {
         &[
             "uninstall",
             PACKAGE,
-            "--namespace",
-            OPERATOR_NS,
             "--delete-crds",
             "--yes",
             "--interval",

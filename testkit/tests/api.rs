@@ -55,6 +55,12 @@ async fn raw(
     (code, String::from_utf8_lossy(&out).into_owned())
 }
 
+/// `GET` of the Lease `l` in `ns` as the holder of `token`: (status code, body).
+async fn lease_get(url: &str, token: &str, ns: &str) -> (u16, String) {
+    let path = format!("/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/l");
+    raw(url, "GET", &path, token, None, Duration::from_secs(2)).await
+}
+
 fn widget_crd() -> Value {
     json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.example.com"},
@@ -231,15 +237,7 @@ async fn authentication_rbac_and_their_status_bodies() {
     let (code, _) = raw(&url, "GET", WIDGETS, "nobody-knows-this", None, no).await;
     assert_eq!(code, 401);
     let sa = api.token_for(UserInfo::service_account("ns", "sa"));
-    let (code, body) = raw(
-        &url,
-        "GET",
-        "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l",
-        &sa,
-        None,
-        no,
-    )
-    .await;
+    let (code, body) = lease_get(&url, &sa, "ns").await;
     assert_eq!(code, 403);
     let s: Value = serde_json::from_str(&body).expect("json");
     assert_eq!(
@@ -258,25 +256,9 @@ async fn authentication_rbac_and_their_status_bodies() {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
         "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": "ns"}]}),
     );
-    let (code, _) = raw(
-        &url,
-        "GET",
-        "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l",
-        &sa,
-        None,
-        no,
-    )
-    .await;
+    let (code, _) = lease_get(&url, &sa, "ns").await;
     assert_eq!(code, 404, "allowed now, and not there");
-    let (code, _) = raw(
-        &url,
-        "GET",
-        "/apis/coordination.k8s.io/v1/namespaces/other/leases/l",
-        &sa,
-        None,
-        no,
-    )
-    .await;
+    let (code, _) = lease_get(&url, &sa, "other").await;
     assert_eq!(code, 403);
     // Discovery is open to every authenticated user; unknown paths are 404.
     let (code, body) = raw(&url, "GET", "/apis/example.com/v1", &sa, None, no).await;
@@ -294,6 +276,100 @@ async fn authentication_rbac_and_their_status_bodies() {
     assert!(
         body.contains("the server could not find the requested resource"),
         "{body}"
+    );
+}
+
+/// Binding subjects as `ValidateRoleBindingSubject` checks them after `SetDefaults_Subject`: a
+/// RoleBinding's ServiceAccount subject may leave out its namespace (it is the binding's own,
+/// `appliesToUser`), a ClusterRoleBinding's may not; User and Group get the RBAC group.
+#[tokio::test]
+async fn binding_subjects_are_defaulted_and_validated() {
+    let (api, url) = ready();
+    let no = Duration::from_secs(2);
+    let json = "application/json";
+    let rbac = "/apis/rbac.authorization.k8s.io/v1";
+    api.insert("roles", json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "r", "namespace": "ns"},
+        "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get"]}]}));
+    let binding = |kind: &str, subjects: Value| {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+               "metadata": {"name": "r"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": if kind == "RoleBinding" { "Role" } else { "ClusterRole" }, "name": "r"},
+               "subjects": subjects})
+    };
+    let (code, body) = raw(
+        &url,
+        "POST",
+        &format!("{rbac}/namespaces/ns/rolebindings"),
+        ADMIN_TOKEN,
+        Some((json, binding("RoleBinding", json!([{"kind": "ServiceAccount", "name": "sa"}, {"kind": "User", "name": "alice"}])))),
+        no,
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let stored: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(stored["subjects"][0].get("namespace"), None);
+    assert_eq!(
+        stored["subjects"][1]["apiGroup"],
+        "rbac.authorization.k8s.io"
+    );
+    // The subject is the binding's namespace's ServiceAccount.
+    let sa = api.token_for(UserInfo::service_account("ns", "sa"));
+    let (code, _) = lease_get(&url, &sa, "ns").await;
+    assert_eq!(code, 404, "allowed, and not there");
+    let other = api.token_for(UserInfo::service_account("other", "sa"));
+    let (code, _) = lease_get(&url, &other, "ns").await;
+    assert_eq!(
+        code, 403,
+        "a ServiceAccount of the same name elsewhere is not the subject"
+    );
+    // A ClusterRoleBinding needs the namespace; bad kinds and groups are named.
+    let (code, body) = raw(
+        &url,
+        "POST",
+        &format!("{rbac}/clusterrolebindings"),
+        ADMIN_TOKEN,
+        Some((
+            json,
+            binding(
+                "ClusterRoleBinding",
+                json!([
+            {"kind": "ServiceAccount", "name": "sa"},
+            {"kind": "ServiceAccount", "name": "sa", "namespace": "ns", "apiGroup": "v1"},
+            {"kind": "Robot", "name": "r2"}]),
+            ),
+        )),
+        no,
+    )
+    .await;
+    assert_eq!(code, 422, "{body}");
+    let s: Value = serde_json::from_str(&body).expect("json");
+    let causes: Vec<(String, String)> = s["details"]["causes"]
+        .as_array()
+        .expect("causes")
+        .iter()
+        .map(|c| {
+            (
+                c["field"].as_str().unwrap_or_default().to_string(),
+                c["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        causes,
+        [
+            ("subjects[0].namespace".to_string(), "Required value".to_string()),
+            ("subjects[1].apiGroup".to_string(), "Unsupported value: \"v1\": supported values: \"\"".to_string()),
+            ("subjects[2].kind".to_string(), "Unsupported value: \"Robot\": supported values: \"ServiceAccount\", \"User\", \"Group\"".to_string()),
+        ]
+    );
+    assert!(
+        s["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("ClusterRoleBinding.rbac.authorization.k8s.io \"r\" is invalid: ["),
+        "{}",
+        s["message"]
     );
 }
 
@@ -602,13 +678,24 @@ async fn deletion_finalizers_garbage_collection_and_crd_cleanup() {
     .await;
     assert_eq!(code, 403);
     assert!(body.contains("because it is being terminated"), "{body}");
-    api.merge(
+    assert!(api.merge(
         "",
         "configmaps",
         "gone",
         "c",
         &json!({"metadata": {"finalizers": null}}),
         false,
-    );
+    ));
     assert!(api.get("", "namespaces", "", "gone").is_none());
+    // A controller double writing to what is gone writes nothing (a 404 it ignores) and
+    // does not bring the object back.
+    assert!(!api.merge(
+        "",
+        "configmaps",
+        "gone",
+        "c",
+        &json!({"status": {"x": 1}}),
+        true,
+    ));
+    assert!(api.get("", "configmaps", "gone", "c").is_none());
 }

@@ -410,9 +410,11 @@ fn server_side_apply_of_the_bundle() {
     let role = bundle("olmctl-operator-leader-election_rbac.authorization.k8s.io_v1_role.yaml");
     assert_eq!(first[0]["rules"], role["rules"]);
     assert_eq!(first[0]["metadata"]["ownerReferences"][0]["uid"], uid);
+    // Stored as the bundle wrote it: no namespace, so the subject is the ServiceAccount of the
+    // binding's own namespace (RBAC's appliesToUser).
     assert_eq!(
         first[1]["subjects"],
-        json!([{"kind": "ServiceAccount", "name": "olmctl-operator", "namespace": NS}])
+        json!([{"kind": "ServiceAccount", "name": "olmctl-operator"}])
     );
     assert_eq!(first[2]["spec"]["ports"][1]["targetPort"], "probes");
     assert_eq!(

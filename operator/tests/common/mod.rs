@@ -159,19 +159,31 @@ pub fn bundle_file(name: &str) -> Value {
 
 /// The bundle's CSV, as OLM stores it in the operator's namespace.
 pub fn bundle_csv() -> Value {
+    bundle_csv_in(OPERATOR_NS)
+}
+
+/// The bundle's CSV, as OLM stores it in `ns`.
+pub fn bundle_csv_in(ns: &str) -> Value {
     let mut csv = bundle_file("olmctl-operator.clusterserviceversion.yaml");
-    csv["metadata"]["namespace"] = json!(OPERATOR_NS);
+    csv["metadata"]["namespace"] = json!(ns);
     csv
 }
 
-/// The RBAC objects OLM creates for the bundle in `OPERATOR_NS`, as stored (the CSV's uid in
-/// the owner references of the bundle's own objects, as OLM refreshes them).
+/// The RBAC objects OLM creates for the bundle in `OPERATOR_NS`.
 pub fn bundle_rbac(csv: &Value) -> Vec<(String, Value)> {
+    bundle_rbac_in(csv, OPERATOR_NS)
+}
+
+/// The RBAC objects OLM creates for the bundle installed in `ns`, as stored: the CSV's
+/// permissions as Roles, ClusterRoles and bindings (`resolver/rbac.go`), and the bundle's own
+/// Role and RoleBinding as they are, moved to `ns` with the CSV's uid in their owner
+/// references and their subjects untouched (catalog `operator.go :: ExecutePlan`).
+pub fn bundle_rbac_in(csv: &Value, ns: &str) -> Vec<(String, Value)> {
     let mut out = Vec::new();
-    let generated = olmctl_testkit::olm::rbac::for_csv(csv, OPERATOR_NS);
+    let generated = olmctl_testkit::olm::rbac::for_csv(csv, ns);
     let lifted = olmctl_testkit::olm::rbac::lift(
         csv["metadata"]["name"].as_str().unwrap_or_default(),
-        OPERATOR_NS,
+        ns,
         &generated,
         false,
     );
@@ -187,7 +199,7 @@ pub fn bundle_rbac(csv: &Value) -> Vec<(String, Value)> {
         "olmctl-operator-leader-election_rbac.authorization.k8s.io_v1_rolebinding.yaml",
     ] {
         let mut o = bundle_file(f);
-        o["metadata"]["namespace"] = json!(OPERATOR_NS);
+        o["metadata"]["namespace"] = json!(ns);
         o["metadata"]["ownerReferences"][0]["uid"] = csv["metadata"]["uid"].clone();
         out.push((plural_of(&o), o));
     }

@@ -155,8 +155,8 @@ pub fn generate(opts: &Options) -> Result<Generated, BundleError> {
     }
     let mut notes = Vec::new();
     let csv = build_csv(opts, &version, &base, &inputs, &mut notes)?;
+    let accounts = service_accounts(&inputs, opts);
     let rbac = {
-        let accounts = service_accounts(&inputs, opts);
         let keep: BTreeSet<String> = opts.namespaced_rbac.iter().cloned().collect();
         rbac::build(&inputs, &accounts, &keep)?
     };
@@ -230,6 +230,7 @@ pub fn generate(opts: &Options) -> Result<Generated, BundleError> {
                     ("uid", s("")),
                 ])]),
             );
+            rbac::unqualify_subjects(&mut doc, &accounts);
         }
         if o.kind() == "CustomResourceDefinition"
             && converted.contains(o.name())

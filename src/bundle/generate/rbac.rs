@@ -51,6 +51,28 @@ pub fn kept(o: &Obj, keep: &[String]) -> bool {
     }
 }
 
+/// Removes the namespace of a kept RoleBinding's subjects that are the CSV's service accounts
+/// (`--namespaced-rbac`). OLM creates those accounts in the install namespace, and creates the
+/// RoleBinding there too, but as it is: its subjects keep the namespace the manifest gave them
+/// (catalog `operator.go :: ExecutePlan`, `case roleBindingKind`: owner references and
+/// namespace set, subjects untouched). A ServiceAccount subject without a namespace means the
+/// binding's own namespace (kubernetes `pkg/registry/rbac/validation/rule.go ::
+/// appliesToUser`), and a RoleBinding may leave it out (`pkg/apis/rbac/validation ::
+/// ValidateRoleBindingSubject` requires it only in a ClusterRoleBinding),
+/// so the binding grants the operator its rights in whatever namespace it is installed.
+pub fn unqualify_subjects(doc: &mut Node, accounts: &BTreeSet<String>) {
+    if str_at(doc, &["kind"]) != Some("RoleBinding") {
+        return;
+    }
+    for subject in crate::bundle::tree::items_mut(doc, "subjects") {
+        if str_at(subject, &["kind"]) == Some("ServiceAccount")
+            && str_at(subject, &["name"]).is_some_and(|n| accounts.contains(n))
+        {
+            crate::bundle::tree::remove(subject, "namespace");
+        }
+    }
+}
+
 /// Builds the CSV permissions for `accounts` from the input's RBAC objects; the Roles named
 /// in `keep`, and the RoleBindings to them, stay bundle manifests.
 pub fn build(
@@ -155,4 +177,37 @@ pub fn build(
         cluster_permissions: cluster.iter().map(|(k, v)| entry(k, v)).collect(),
         leftovers,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> Node {
+        let mut out = Vec::new();
+        crate::fbc::yaml::parse_documents(text, |n| out.push(n)).expect("yaml");
+        out.remove(0)
+    }
+
+    #[test]
+    fn only_the_csvs_service_accounts_lose_their_namespace() {
+        let mut rb = doc("kind: RoleBinding\nsubjects:\n\
+             - {kind: ServiceAccount, name: op, namespace: op-system}\n\
+             - {kind: ServiceAccount, name: scraper, namespace: monitoring}\n\
+             - {kind: User, name: op, namespace: op-system}\n\
+             - {kind: ServiceAccount, name: op}\n");
+        let accounts: BTreeSet<String> = ["op".to_string()].into();
+        unqualify_subjects(&mut rb, &accounts);
+        let subjects = list_at(&rb, &["subjects"]);
+        let ns: Vec<Option<&str>> = subjects.iter().map(|s| str_at(s, &["namespace"])).collect();
+        assert_eq!(ns, [None, Some("monitoring"), Some("op-system"), None]);
+        // A Role is left alone.
+        let mut role =
+            doc("kind: Role\nsubjects:\n- {kind: ServiceAccount, name: op, namespace: x}\n");
+        unqualify_subjects(&mut role, &accounts);
+        assert_eq!(
+            str_at(&list_at(&role, &["subjects"])[0], &["namespace"]),
+            Some("x")
+        );
+    }
 }

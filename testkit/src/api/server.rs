@@ -454,8 +454,10 @@ impl ApiServer {
     }
 
     /// Applies a merge patch with no admission (a controller double's write): to the main
-    /// resource, or only to `status` when `status`. Panics when the object is missing (a test
-    /// bug).
+    /// resource, or only to `status` when `status`. Returns false and writes nothing when the
+    /// object is gone: a controller racing a delete gets 404 NotFound on its write, drops it
+    /// and sees the delete event next (OLM's syncs and the kubelet's status manager both
+    /// ignore NotFound on status writes), so a double must not fail there either.
     pub fn merge(
         &self,
         group: &str,
@@ -464,12 +466,12 @@ impl ApiServer {
         name: &str,
         patch: &Value,
         status: bool,
-    ) {
+    ) -> bool {
         let now = self.now();
         let mut st = self.inner.state.lock().expect("lock");
         let key = Key::new(group, plural, ns, name);
         let Some(old) = st.objects.get(&key).cloned() else {
-            panic!("no object {key:?}");
+            return false;
         };
         let mut new = old.clone();
         json_patch::merge(&mut new, patch);
@@ -481,6 +483,7 @@ impl ApiServer {
         }
         gc::settle(&mut st, &now);
         self.commit(&mut st);
+        true
     }
 
     /// Deletes an object as `DELETE` does (finalizers first, then the garbage collector).
@@ -1492,6 +1495,14 @@ impl ApiServer {
             obj["metadata"]["name"].as_str().unwrap_or_default(),
             &obj,
         )?;
+        rbac_subjects(
+            r,
+            obj["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            &mut obj,
+        )?;
         self.admit_cr(r, &t.version, &mut obj, None, q, &mut warnings)?;
         let obj = self.to_storage(r, obj).await?;
         let mut obj = obj;
@@ -1610,6 +1621,7 @@ impl ApiServer {
             }
         }
         validate_owner_references(r, &name, &new)?;
+        rbac_subjects(r, name.clone(), &mut new)?;
         self.admit_cr(r, &t.version, &mut new, Some(&old_req), q, &mut warnings)?;
         let new = self.to_storage(r, new).await?;
         let now = self.now();
@@ -2127,6 +2139,82 @@ fn validate_owner_references(r: &Resource, name: &str, obj: &Value) -> Result<()
         &r.group,
         &r.kind,
         name,
+        &causes,
+    ))
+}
+
+/// The subjects of a RoleBinding or ClusterRoleBinding, defaulted and validated as the
+/// apiserver does: `rbac/v1/defaults.go :: SetDefaults_Subject` (a User or Group subject
+/// without an apiGroup gets `rbac.authorization.k8s.io`), then `pkg/apis/rbac/validation ::
+/// ValidateRoleBindingSubject` (a name; a ServiceAccount subject has no apiGroup and, in a
+/// ClusterRoleBinding, a namespace, which a RoleBinding may leave out to mean its own; User and
+/// Group in the RBAC group; no other kind). 422 with every cause, as the apiserver lists them.
+fn rbac_subjects(r: &Resource, name: String, obj: &mut Value) -> Result<(), ApiError> {
+    const RBAC: &str = "rbac.authorization.k8s.io";
+    let namespaced = match (r.group.as_str(), r.plural.as_str()) {
+        (RBAC, "rolebindings") => true,
+        (RBAC, "clusterrolebindings") => false,
+        _ => return Ok(()),
+    };
+    let mut causes = Vec::new();
+    let subjects = obj.get_mut("subjects").and_then(Value::as_array_mut);
+    for (i, subject) in subjects.into_iter().flatten().enumerate() {
+        let path = format!("subjects[{i}]");
+        let get = |s: &Value, k: &str| s[k].as_str().unwrap_or_default().to_string();
+        let kind = get(subject, "kind");
+        if matches!(kind.as_str(), "User" | "Group") && get(subject, "apiGroup").is_empty() {
+            subject["apiGroup"] = json!(RBAC);
+        }
+        let required = |field: &str| Cause {
+            reason: "FieldValueRequired".into(),
+            message: "Required value".into(),
+            field: format!("{path}.{field}"),
+        };
+        let not_supported = |field: &str, value: &str, supported: &[&str]| Cause {
+            reason: "FieldValueNotSupported".into(),
+            message: format!(
+                "Unsupported value: \"{value}\": supported values: {}",
+                supported
+                    .iter()
+                    .map(|v| format!("\"{v}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            field: format!("{path}.{field}"),
+        };
+        if get(subject, "name").is_empty() {
+            causes.push(required("name"));
+        }
+        let group = get(subject, "apiGroup");
+        match kind.as_str() {
+            "ServiceAccount" => {
+                if !group.is_empty() {
+                    causes.push(not_supported("apiGroup", &group, &[""]));
+                }
+                if !namespaced && get(subject, "namespace").is_empty() {
+                    causes.push(required("namespace"));
+                }
+            }
+            "User" | "Group" => {
+                if group != RBAC {
+                    causes.push(not_supported("apiGroup", &group, &[RBAC]));
+                }
+            }
+            other => causes.push(not_supported(
+                "kind",
+                other,
+                &["ServiceAccount", "User", "Group"],
+            )),
+        }
+    }
+    if causes.is_empty() {
+        return Ok(());
+    }
+    Err(status::invalid(
+        &format!("{}.{}", r.kind, r.group),
+        &r.group,
+        &r.kind,
+        &name,
         &causes,
     ))
 }

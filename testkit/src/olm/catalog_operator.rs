@@ -477,7 +477,7 @@ impl OlmInner {
             if manual { "Manual" } else { "Automatic" },
             csv_names.join(", ")
         ));
-        self.api.merge(
+        if self.api.merge(
             OLM,
             "installplans",
             ns,
@@ -486,8 +486,9 @@ impl OlmInner {
                 "catalogSources": sources, "plan": steps, "bundleLookups": lookups,
                 "startTime": if manual { Value::Null } else { json!(now()) }}}),
             true,
-        );
-        self.step(format!("InstallPlan {ns}/{plan_name} status written"));
+        ) {
+            self.step(format!("InstallPlan {ns}/{plan_name} status written"));
+        }
         let plan = self
             .api
             .get(OLM, "installplans", ns, &plan_name)
@@ -528,15 +529,17 @@ impl OlmInner {
         let name = s(plan, "/metadata/name");
         let approved = plan["spec"]["approved"] == true;
         match s(plan, "/status/phase") {
-            "RequiresApproval" if approved => {
-                self.api.merge(
-                    OLM,
-                    "installplans",
-                    ns,
-                    name,
-                    &json!({"status": {"phase": "Installing", "startTime": now(), "message": null}}),
-                    true,
-                );
+            "RequiresApproval"
+                if approved
+                    && self.api.merge(
+                        OLM,
+                        "installplans",
+                        ns,
+                        name,
+                        &json!({"status": {"phase": "Installing", "startTime": now(), "message": null}}),
+                        true,
+                    ) =>
+            {
                 self.step(format!("InstallPlan {ns}/{name} Installing"));
             }
             "Installing" => self.execute(plan).await,
@@ -600,7 +603,7 @@ impl OlmInner {
         }
         match error {
             None => {
-                self.api.merge(
+                if self.api.merge(
                     OLM,
                     "installplans",
                     &ns,
@@ -609,8 +612,9 @@ impl OlmInner {
                         "conditions": [{"type": "Installed", "status": "True", "lastUpdateTime": now(),
                             "lastTransitionTime": now()}]}}),
                     true,
-                );
-                self.step(format!("InstallPlan {ns}/{name} Complete"));
+                ) {
+                    self.step(format!("InstallPlan {ns}/{name} Complete"));
+                }
             }
             Some(e) => {
                 let started = plan["status"]["startTime"]

@@ -49,7 +49,7 @@ impl OlmInner {
             "lastUpdateTime": now(), "lastTransitionTime": now()}));
         let skip = conds.len().saturating_sub(20);
         let conds: Vec<Value> = conds.into_iter().skip(skip).collect();
-        self.api.merge(
+        if self.api.merge(
             OLM,
             "clusterserviceversions",
             ns,
@@ -57,10 +57,11 @@ impl OlmInner {
             &json!({"status": {"phase": phase, "reason": reason, "message": message,
                 "lastUpdateTime": now(), "lastTransitionTime": now(), "conditions": conds}}),
             true,
-        );
-        self.step(format!(
-            "ClusterServiceVersion {ns}/{name} {phase} ({reason})"
-        ));
+        ) {
+            self.step(format!(
+                "ClusterServiceVersion {ns}/{name} {phase} ({reason})"
+            ));
+        }
     }
 
     /// One CSV's sync.
