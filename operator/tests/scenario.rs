@@ -12,7 +12,7 @@
 //!    policy's status and a Warning Event;
 //! 5. the leader is killed: the standby takes the Lease over and keeps the hold;
 //! 6. the override annotation approves 0.3.0, which installs;
-//! 7. `olmctl uninstall --delete-crds` leaves no CSV, CRD, custom resource, Lease, RBAC or
+//! 7. `olmctl uninstall --delete-crds` leaves no CSV, CRD, custom resource, Lease, RBAC, Service or
 //!    finalizer behind.
 //!
 //! The scenario's bundles are the repository's `bundle/` at three versions, with leader
@@ -602,6 +602,11 @@ async fn install_gate_upgrade_hold_failover_override_uninstall() {
         api.get("", "serviceaccounts", OPERATOR_NS, "olmctl-operator")
             .is_none(),
         "no ServiceAccount"
+    );
+    assert!(
+        api.get("", "services", OPERATOR_NS, "olmctl-operator-webhook")
+            .is_none(),
+        "no webhook Service (OLM made the CSV its owner)"
     );
     let finalized: Vec<String> = ["olmctl.dev"]
         .iter()

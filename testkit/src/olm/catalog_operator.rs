@@ -680,6 +680,28 @@ impl OlmInner {
                 .ok_or_else(|| format!("couldn't find unpacked step for {kind} {name}"))?
         };
         obj["metadata"]["labels"]["olm.managed"] = json!("true");
+        // A bundle's Service or ConfigMap gets a non-blocking owner reference to the CSV the step
+        // resolves (`ExecutePlan`, cases serviceKind and configMapKind:
+        // `ownerutil.AddNonBlockingOwner`, which skips an equal reference), so the garbage
+        // collector deletes it with the CSV. Roles and RoleBindings keep only their own.
+        if matches!(kind, "Service" | "ConfigMap") {
+            let csv_name = s(&csv, "/metadata/name").to_string();
+            let refs = &mut obj["metadata"]["ownerReferences"];
+            if !refs.is_array() {
+                *refs = json!([]);
+            }
+            if let Some(refs) = refs.as_array_mut()
+                && !refs.iter().any(|o| {
+                    o["kind"] == "ClusterServiceVersion"
+                        && o["name"] == csv_name.as_str()
+                        && o["uid"].as_str().unwrap_or_default().is_empty()
+                })
+            {
+                refs.push(json!({"apiVersion": "operators.coreos.com/v1alpha1",
+                    "kind": "ClusterServiceVersion", "name": csv_name, "uid": "",
+                    "blockOwnerDeletion": false, "controller": false}));
+            }
+        }
         let plural = match kind {
             "ClusterServiceVersion" => "clusterserviceversions",
             "CustomResourceDefinition" => "customresourcedefinitions",
