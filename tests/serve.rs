@@ -5,37 +5,17 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::served::Server;
 use olmctl::serve::api;
 use olmctl::serve::api::registry_client::RegistryClient;
 use serde_json::Value;
 use tonic_health::pb::health_client::HealthClient;
 
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn start(dir: &std::path::Path) -> Server {
-    let port = common::free_port();
-    let child = Command::new(common::olmctl_bin())
-        .args(["catalog", "serve"])
-        .arg(dir)
-        .args(["--port", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start olmctl catalog serve");
-    Server { child, port }
+    common::served::spawn(dir, None, &[])
 }
 
 fn rt() -> tokio::runtime::Runtime {

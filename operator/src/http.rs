@@ -1,6 +1,13 @@
 //! The operator's HTTP endpoints: `/metrics`, `/healthz` and `/readyz` over plain HTTP, and the
 //! conversion webhook (`POST /convert`, a `ConversionReview` answered by
 //! `olmctl::gate::convert::review`) over TLS with the certificates OLM mounts.
+//!
+//! Both servers are bounded against slow and greedy clients ([`Limits`], README "Limits"): a
+//! cap on open connections per listener (below the descriptor limit, so that a flood of the
+//! webhook's port leaves descriptors for `/healthz` and the API client), a backoff on accept
+//! errors (`olmctl::serve::listen`), a deadline for the TLS handshake, one for each request's
+//! headers (hyper's `header_read_timeout`, which also ends an idle keep-alive connection), a
+//! time budget for a request body, and at most [`BODIES_IN_FLIGHT`] bodies read at once.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -14,9 +21,12 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
+use hyper_util::rt::TokioTimer;
+use olmctl::serve::listen::{Listener, connection_cap};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 use crate::metrics::Metrics;
 
@@ -24,6 +34,48 @@ use crate::metrics::Metrics;
 pub const CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
 /// The largest ConversionReview accepted.
 pub const MAX_REVIEW: usize = 8 << 20;
+/// Request bodies read at once: with [`MAX_REVIEW`], at most 64 MiB of bodies in memory.
+pub const BODIES_IN_FLIGHT: usize = 8;
+/// Descriptors kept for the process (the API client's connections, the runtime, stdio) when
+/// caps are derived from `RLIMIT_NOFILE`.
+const DESCRIPTOR_RESERVE: u64 = 64;
+
+/// The bounds of the probe and webhook servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Open webhook connections at most (`--webhook-max-connections`); never more than half
+    /// the descriptors left after the reserve.
+    pub webhook_connections: usize,
+    /// Open probe connections at most (`--probe-max-connections`); never more than a quarter.
+    pub probe_connections: usize,
+    /// For the TLS handshake (`--tls-handshake-timeout`).
+    pub tls_handshake: std::time::Duration,
+    /// For a request's headers, and for the next request on an idle keep-alive connection
+    /// (`--header-timeout`).
+    pub header: std::time::Duration,
+    /// For a request's whole body (`--body-timeout`): 408 after it.
+    pub body: std::time::Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            webhook_connections: 256,
+            probe_connections: 32,
+            tls_handshake: std::time::Duration::from_secs(10),
+            header: std::time::Duration::from_secs(10),
+            body: std::time::Duration::from_secs(30),
+        }
+    }
+}
+
+impl Limits {
+    fn http1(&self) -> hyper::server::conn::http1::Builder {
+        let mut b = hyper::server::conn::http1::Builder::new();
+        b.timer(TokioTimer::new()).header_read_timeout(self.header);
+        b
+    }
+}
 
 fn reply(code: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
     Response::builder()
@@ -62,13 +114,19 @@ impl Readiness {
 
 /// Serves `/metrics`, `/healthz` (always ok while the process runs) and `/readyz` (ok when
 /// [`Readiness`] has nothing missing) on `listener` until the task is dropped.
-pub async fn serve_probes(listener: TcpListener, metrics: Arc<Metrics>, ready: Arc<Readiness>) {
+pub async fn serve_probes(
+    listener: TcpListener,
+    limits: Limits,
+    metrics: Arc<Metrics>,
+    ready: Arc<Readiness>,
+) {
+    let cap = connection_cap(limits.probe_connections, DESCRIPTOR_RESERVE, 0.25);
+    let mut listener = Listener::new(listener, cap);
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
-        };
+        let accepted = listener.accept().await;
         let (metrics, ready) = (metrics.clone(), ready.clone());
         tokio::spawn(async move {
+            let (stream, _permit) = (accepted.stream, accepted.permit);
             let svc = service_fn(move |req: Request<Incoming>| {
                 let (metrics, ready) = (metrics.clone(), ready.clone());
                 async move {
@@ -91,7 +149,8 @@ pub async fn serve_probes(listener: TcpListener, metrics: Arc<Metrics>, ready: A
                     })
                 }
             });
-            let _ = hyper::server::conn::http1::Builder::new()
+            let _ = limits
+                .http1()
                 .serve_connection(TokioIo::new(stream), svc)
                 .await;
         });
@@ -119,17 +178,33 @@ pub fn tls_config(dir: &Path) -> Result<rustls::ServerConfig, String> {
         .map_err(|e| format!("{}: {e}", dir.display()))
 }
 
-async fn convert(req: Request<Incoming>) -> Response<Full<Bytes>> {
+async fn convert(
+    req: Request<Incoming>,
+    bodies: Arc<Semaphore>,
+    budget: std::time::Duration,
+) -> Response<Full<Bytes>> {
     if req.method() != Method::POST || req.uri().path() != crate::crd::WEBHOOK_PATH {
         return reply(StatusCode::NOT_FOUND, "text/plain", "POST /convert\n");
     }
-    let body = match Limited::new(req.into_body(), MAX_REVIEW).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) => {
+    // The body within its time budget, waiting for a turn included; one of a few at once.
+    let read = async {
+        let _turn = bodies.acquire().await.expect("never closed");
+        Limited::new(req.into_body(), MAX_REVIEW).collect().await
+    };
+    let body = match tokio::time::timeout(budget, read).await {
+        Ok(Ok(b)) => b.to_bytes(),
+        Ok(Err(e)) => {
             return reply(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "text/plain",
                 format!("{e}\n"),
+            );
+        }
+        Err(_) => {
+            return reply(
+                StatusCode::REQUEST_TIMEOUT,
+                "text/plain",
+                format!("the request body did not arrive within {budget:?}\n"),
             );
         }
     };
@@ -148,19 +223,28 @@ async fn convert(req: Request<Incoming>) -> Response<Full<Bytes>> {
 }
 
 /// Serves the conversion webhook over TLS on `listener` until the task is dropped.
-pub async fn serve_webhook(listener: TcpListener, tls: rustls::ServerConfig) {
+pub async fn serve_webhook(listener: TcpListener, limits: Limits, tls: rustls::ServerConfig) {
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+    let cap = connection_cap(limits.webhook_connections, DESCRIPTOR_RESERVE, 0.5);
+    let mut listener = Listener::new(listener, cap);
+    let bodies = Arc::new(Semaphore::new(BODIES_IN_FLIGHT));
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
-        };
+        let accepted = listener.accept().await;
         let acceptor = acceptor.clone();
+        let bodies = bodies.clone();
         tokio::spawn(async move {
-            let Ok(tls) = acceptor.accept(stream).await else {
+            let (stream, _permit) = (accepted.stream, accepted.permit);
+            let Ok(Ok(tls)) =
+                tokio::time::timeout(limits.tls_handshake, acceptor.accept(stream)).await
+            else {
                 return;
             };
-            let svc = service_fn(|req| async move { Ok::<_, Infallible>(convert(req).await) });
-            let _ = hyper::server::conn::http1::Builder::new()
+            let svc = service_fn(move |req| {
+                let bodies = bodies.clone();
+                async move { Ok::<_, Infallible>(convert(req, bodies, limits.body).await) }
+            });
+            let _ = limits
+                .http1()
                 .serve_connection(TokioIo::new(tls), svc)
                 .await;
         });

@@ -20,7 +20,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the controller (in-cluster config, else the kubeconfig).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Print the UpgradePolicy CustomResourceDefinition as YAML.
     Crd {
         /// The CRD an earlier release shipped (0.1.0, 0.2.0), for the bundle history.
@@ -62,6 +62,23 @@ struct RunArgs {
     /// collector removes the Lease with the Deployment.
     #[arg(long, value_name = "NAME")]
     lease_owner_deployment: Option<String>,
+    /// Open webhook connections at most (never more than half the descriptors `ulimit -n`
+    /// leaves after 64); more wait in the listen backlog.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    webhook_max_connections: usize,
+    /// Open probe and metrics connections at most (never more than a quarter of them).
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    probe_max_connections: usize,
+    /// Close a webhook connection whose TLS handshake takes longer.
+    #[arg(long, default_value = "10s", value_parser = run::parse_duration)]
+    tls_handshake_timeout: Duration,
+    /// Close a connection whose request headers take longer (or that stays idle that long
+    /// between requests).
+    #[arg(long, default_value = "10s", value_parser = run::parse_duration)]
+    header_timeout: Duration,
+    /// Answer 408 when a request body takes longer.
+    #[arg(long, default_value = "30s", value_parser = run::parse_duration)]
+    body_timeout: Duration,
 }
 
 fn main() -> ExitCode {
@@ -84,7 +101,7 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Command::Run(args) => serve(args),
+        Command::Run(args) => serve(*args),
     }
 }
 
@@ -128,6 +145,13 @@ fn serve(args: RunArgs) -> ExitCode {
         timing,
         resync: args.resync,
         lease_owner_deployment: args.lease_owner_deployment,
+        limits: http::Limits {
+            webhook_connections: args.webhook_max_connections,
+            probe_connections: args.probe_max_connections,
+            tls_handshake: args.tls_handshake_timeout,
+            header: args.header_timeout,
+            body: args.body_timeout,
+        },
     };
     let result = rt.block_on(async move {
         let client = kube::Client::try_default()

@@ -41,6 +41,8 @@ pub struct Options {
     pub resync: Duration,
     /// The operator's Deployment, which owns the Lease (so it goes with the Deployment).
     pub lease_owner_deployment: Option<String>,
+    /// The probe and webhook servers' bounds.
+    pub limits: http::Limits,
 }
 
 /// How the process ended.
@@ -64,7 +66,12 @@ pub async fn run(
     let probes = http::bind(opts.probe_addr)
         .await
         .map_err(|e| format!("{}: {e}", opts.probe_addr))?;
-    let probe_task = tokio::spawn(http::serve_probes(probes, metrics.clone(), ready.clone()));
+    let probe_task = tokio::spawn(http::serve_probes(
+        probes,
+        opts.limits,
+        metrics.clone(),
+        ready.clone(),
+    ));
     // The webhook serves on every replica: conversions are pure, and the API server calls
     // whichever endpoint the Service picks.
     let cert = opts.cert_dir.join("tls.crt");
@@ -75,7 +82,7 @@ pub async fn run(
             .await
             .map_err(|e| format!("{}: {e}", opts.webhook_addr))?;
         ready.webhook.store(true, Ordering::SeqCst);
-        Some(tokio::spawn(http::serve_webhook(l, tls)))
+        Some(tokio::spawn(http::serve_webhook(l, opts.limits, tls)))
     } else {
         tracing::warn!(dir = %opts.cert_dir.display(), "conversion webhook not served (no certificate)");
         None

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use olmctl_operator::http::{Readiness, bind, serve_probes, serve_webhook, tls_config};
+use olmctl_operator::http::{Limits, Readiness, bind, serve_probes, serve_webhook, tls_config};
 use olmctl_operator::metrics::Metrics;
 use rustls_pki_types::{CertificateDer, ServerName};
 use serde_json::{Value, json};
@@ -47,7 +47,7 @@ async fn the_conversion_webhook_answers_a_real_https_conversion_review() {
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let server = tokio::spawn(serve_webhook(listener, tls));
+    let server = tokio::spawn(serve_webhook(listener, Limits::default(), tls));
 
     // A client that trusts only the test certificate, as the API server trusts OLM's CA.
     let mut roots = rustls::RootCertStore::empty();
@@ -143,7 +143,12 @@ async fn probes_and_metrics() {
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let server = tokio::spawn(serve_probes(listener, metrics.clone(), ready.clone()));
+    let server = tokio::spawn(serve_probes(
+        listener,
+        Limits::default(),
+        metrics.clone(),
+        ready.clone(),
+    ));
     let get = |path: &'static str| async move {
         send(
             TcpStream::connect(addr).await.expect("connect"),

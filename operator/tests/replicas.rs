@@ -9,108 +9,13 @@
 
 mod common;
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use common::pods::*;
 use common::*;
-use olmctl_testkit::api::rbac::UserInfo;
-use olmctl_testkit::api::{ApiServer, kubeconfig};
-use olmctl_testkit::process::{Launch, Proc, eventually, http_get, pod_ip};
+use olmctl_testkit::api::ApiServer;
+use olmctl_testkit::process::eventually;
 use serde_json::{Value, json};
-
-fn bin() -> PathBuf {
-    std::env::var_os("OLMCTL_OPERATOR_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_olmctl-operator")))
-}
-
-/// The API with OLM's CRDs, the operator's CRD, the operator's namespace, its Deployment
-/// (which owns the Lease), and the RBAC OLM creates for the bundle under an AllNamespaces
-/// OperatorGroup; wall-clock time.
-fn operator_cluster() -> ApiServer {
-    let api = cluster();
-    api.use_system_clock();
-    api.insert(
-        "namespaces",
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NS}}),
-    );
-    let csv = api.insert("clusterserviceversions", bundle_csv());
-    for (plural, o) in bundle_rbac(&csv) {
-        api.insert(&plural, o);
-    }
-    api.insert(
-        "deployments",
-        json!({"apiVersion": "apps/v1", "kind": "Deployment",
-               "metadata": {"name": "olmctl-operator", "namespace": OPERATOR_NS},
-               "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "x"}},
-                        "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": []}}}}),
-    );
-    api
-}
-
-/// One replica: a process with its own address and token.
-struct Replica {
-    proc: Proc,
-    name: String,
-    token: String,
-    probe: SocketAddr,
-    _dir: tempfile::TempDir,
-}
-
-impl Replica {
-    async fn ready(&self) -> bool {
-        http_get(self.probe, "/readyz").await.map(|r| r.0) == Some(200)
-    }
-}
-
-fn start(api: &ApiServer, server: &str, name: &str, extra: &[&str]) -> Replica {
-    let dir = tempfile::tempdir().expect("tmp");
-    let certs = dir.path().join("certs");
-    std::fs::create_dir_all(&certs).expect("certs");
-    let key = rcgen::generate_simple_self_signed(vec![
-        "olmctl-operator-service.olmctl-system.svc".to_string(),
-    ])
-    .expect("cert");
-    std::fs::write(certs.join("tls.crt"), key.cert.pem()).expect("crt");
-    std::fs::write(certs.join("tls.key"), key.signing_key.serialize_pem()).expect("key");
-    let token = api.token_for(UserInfo::service_account(OPERATOR_NS, "olmctl-operator"));
-    let ip = pod_ip();
-    let probe = SocketAddr::from((ip, 8080));
-    let mut args: Vec<String> = [
-        "run",
-        "--lease-owner-deployment=olmctl-operator",
-        "--probe-addr",
-        &probe.to_string(),
-        "--webhook-addr",
-        &SocketAddr::from((ip, 9443)).to_string(),
-        "--cert-dir",
-        certs.to_str().expect("utf-8"),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let proc = Proc::start(&Launch {
-        bin: bin(),
-        args,
-        env: vec![
-            ("POD_NAME".into(), name.into()),
-            ("POD_NAMESPACE".into(), OPERATOR_NS.into()),
-            ("RUST_LOG".into(), "info,kube=warn".into()),
-        ],
-        dir: dir.path().join("pod"),
-        kubeconfig: kubeconfig(server, &token, OPERATOR_NS),
-    })
-    .expect("start the operator");
-    Replica {
-        proc,
-        name: name.into(),
-        token,
-        probe,
-        _dir: dir,
-    }
-}
 
 fn lease(api: &ApiServer) -> Value {
     api.get(
@@ -127,12 +32,6 @@ fn holder(api: &ApiServer) -> String {
         .as_str()
         .unwrap_or_default()
         .to_string()
-}
-
-fn show(rs: &[&Replica]) -> String {
-    rs.iter()
-        .map(|r| format!("--- {} ---\n{}", r.name, r.proc.output()))
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

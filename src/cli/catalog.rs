@@ -39,6 +39,8 @@ pub enum CatalogCmd {
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<PathBuf>,
         #[command(flatten)]
+        limits: ServeLimitArgs,
+        #[command(flatten)]
         registry: super::oci::RegistryArgs,
         #[command(flatten)]
         pull: super::oci::PullArgs,
@@ -340,12 +342,51 @@ impl From<FmtFormat> for Format {
     }
 }
 
+/// `catalog serve`'s bounds against slow and greedy clients (README, Limits).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeLimitArgs {
+    /// Open connections at most (never more than half the descriptors `ulimit -n` leaves
+    /// after 64); more wait in the listen backlog.
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    max_connections: usize,
+    /// HTTP/2 streams in flight per connection (SETTINGS_MAX_CONCURRENT_STREAMS).
+    #[arg(long, default_value_t = 256, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    max_concurrent_streams: u32,
+    /// Close a connection that has not sent the HTTP/2 preface and first frame by then.
+    #[arg(long, default_value = "10s", value_parser = super::oci::parse_duration, value_name = "DURATION")]
+    handshake_timeout: std::time::Duration,
+    /// Close a connection with no call in flight for this long.
+    #[arg(long, default_value = "5m", value_parser = super::oci::parse_duration, value_name = "DURATION")]
+    idle_timeout: std::time::Duration,
+    /// Send an HTTP/2 PING this often ...
+    #[arg(long, default_value = "60s", value_parser = super::oci::parse_duration, value_name = "DURATION")]
+    keepalive_interval: std::time::Duration,
+    /// ... and close the connection when its answer takes longer than this.
+    #[arg(long, default_value = "20s", value_parser = super::oci::parse_duration, value_name = "DURATION")]
+    keepalive_timeout: std::time::Duration,
+}
+
+impl From<ServeLimitArgs> for crate::serve::server::Limits {
+    fn from(a: ServeLimitArgs) -> Self {
+        crate::serve::server::Limits {
+            max_connections: a.max_connections,
+            max_concurrent_streams: a.max_concurrent_streams,
+            handshake_timeout: a.handshake_timeout,
+            idle_timeout: a.idle_timeout,
+            keepalive_interval: a.keepalive_interval,
+            keepalive_timeout: a.keepalive_timeout,
+        }
+    }
+}
+
 pub fn run(cmd: CatalogCmd) -> u8 {
     match cmd {
         CatalogCmd::Validate { dirs, output } => validate(&dirs, output),
         CatalogCmd::Serve {
             catalog,
             port,
+            limits,
             registry,
             pull,
             ..
@@ -367,7 +408,7 @@ pub fn run(cmd: CatalogCmd) -> u8 {
                 Some((_, dir)) => dir.clone(),
                 None => PathBuf::from(&catalog),
             };
-            serve(&dir, port)
+            serve(&dir, port, limits.into())
         }
         CatalogCmd::Fmt {
             dir,
@@ -540,7 +581,7 @@ pub(crate) fn parse_labels(
     Ok(labels)
 }
 
-fn serve(dir: &std::path::Path, port: u16) -> u8 {
+fn serve(dir: &std::path::Path, port: u16, limits: crate::serve::server::Limits) -> u8 {
     let started = std::time::Instant::now();
     let loaded = match super::graph::load_catalog(&[dir.to_path_buf()]) {
         Ok(l) => l,
@@ -594,7 +635,7 @@ fn serve(dir: &std::path::Path, port: u16) -> u8 {
             catalog.packages.len(),
             ready_ms - load_ms - validate_ms
         );
-        crate::serve::server::serve(catalog, listener, shutdown).await
+        crate::serve::server::serve(catalog, listener, limits, shutdown).await
     });
     match result {
         Ok(()) => EXIT_OK,

@@ -13,7 +13,10 @@
 
 pub mod catalog;
 pub mod codec;
+pub mod conn;
 pub mod csv;
+pub mod echo;
+pub mod listen;
 pub mod registry;
 pub mod reply;
 pub mod rope;

@@ -3,6 +3,7 @@
 //! the cache's plain Go errors (`fmt.Errorf`), which grpc-go sends as `Unknown`, never NotFound
 //! (operator-registry `pkg/server/server.go`).
 
+use super::echo::{plain, quoted};
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -45,10 +46,14 @@ impl RegistryService {
             .catalog
             .packages
             .get(pkg)
-            .ok_or_else(|| Status::unknown(format!("package {pkg:?} not found")))?;
-        p.channels
-            .get(ch)
-            .ok_or_else(|| Status::unknown(format!("package {pkg:?}, channel {ch:?} not found")))
+            .ok_or_else(|| Status::unknown(format!("package {} not found", quoted(pkg))))?;
+        p.channels.get(ch).ok_or_else(|| {
+            Status::unknown(format!(
+                "package {}, channel {} not found",
+                quoted(pkg),
+                quoted(ch)
+            ))
+        })
     }
 
     /// A bundle of a channel (`None`: its head) as the single-bundle RPCs send it, or opm's
@@ -58,7 +63,10 @@ impl RegistryService {
         let name = name.unwrap_or(&c.head);
         let e = c.entries.get(name).ok_or_else(|| {
             Status::unknown(format!(
-                "package {pkg:?}, channel {ch:?}, bundle {name:?} not found"
+                "package {}, channel {}, bundle {} not found",
+                quoted(pkg),
+                quoted(ch),
+                quoted(name)
             ))
         })?;
         Ok(bundle(pkg, ch, name, e, Shape::Trimmed))
@@ -93,7 +101,7 @@ impl RegistryService {
             .catalog
             .packages
             .get(name)
-            .ok_or_else(|| Status::unknown(format!("package {name:?} not found")))?;
+            .ok_or_else(|| Status::unknown(format!("package {} not found", quoted(name))))?;
         Ok(api::Package {
             name: name.to_string(),
             channels: p
@@ -170,7 +178,10 @@ fn stream<T: Send + 'static>(items: Vec<T>) -> Stream_<T> {
 
 fn no_providers(g: &str, v: &str, k: &str) -> Status {
     Status::unknown(format!(
-        "no channel entries found that provide group:{g:?} version:{v:?} kind:{k:?}"
+        "no channel entries found that provide group:{} version:{} kind:{}",
+        quoted(g),
+        quoted(v),
+        quoted(k)
     ))
 }
 
@@ -242,7 +253,8 @@ impl super::api_server::registry_server::Registry for RegistryService {
         }
         if out.is_empty() {
             return Err(Status::unknown(format!(
-                "no channel entries found that replace {name}"
+                "no channel entries found that replace {}",
+                plain(name)
             )));
         }
         Ok(Response::new(stream(out)))
@@ -253,15 +265,15 @@ impl super::api_server::registry_server::Registry for RegistryService {
         req: Request<api::GetReplacementRequest>,
     ) -> Result<Response<BundleReply>, Status> {
         let r = req.get_ref();
-        let p = self
-            .catalog
-            .packages
-            .get(&r.pkg_name)
-            .ok_or_else(|| Status::unknown(format!("package {} not found", r.pkg_name)))?;
+        let p =
+            self.catalog.packages.get(&r.pkg_name).ok_or_else(|| {
+                Status::unknown(format!("package {} not found", plain(&r.pkg_name)))
+            })?;
         let c = p.channels.get(&r.channel_name).ok_or_else(|| {
             Status::unknown(format!(
-                "package {:?}, channel {:?} not found",
-                r.pkg_name, r.channel_name
+                "package {}, channel {} not found",
+                quoted(&r.pkg_name),
+                quoted(&r.channel_name)
             ))
         })?;
         // opm takes whichever a map iteration meets first; here the first by bundle name.
@@ -271,8 +283,9 @@ impl super::api_server::registry_server::Registry for RegistryService {
             .find(|(_, e)| e.replaces == r.csv_name || e.skips.contains(&r.csv_name));
         let Some((name, e)) = found else {
             return Err(Status::unknown(format!(
-                "no entry found for package {:?}, channel {:?}",
-                r.pkg_name, r.channel_name
+                "no entry found for package {}, channel {}",
+                quoted(&r.pkg_name),
+                quoted(&r.channel_name)
             )));
         };
         Ok(Response::new(bundle(
@@ -336,8 +349,10 @@ impl super::api_server::registry_server::Registry for RegistryService {
             }
         }
         Err(Status::unknown(format!(
-            "no entry found that provides group:{:?} version:{:?} kind:{:?}",
-            r.group, r.version, r.kind
+            "no entry found that provides group:{} version:{} kind:{}",
+            quoted(&r.group),
+            quoted(&r.version),
+            quoted(&r.kind)
         )))
     }
 
@@ -388,7 +403,8 @@ fn valid_key(what: &str, v: &str) -> Result<(), Status> {
         Ok(())
     } else {
         Err(Status::invalid_argument(format!(
-            "invalid {what} {v:?}: must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$"
+            "invalid {what} {}: must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$",
+            quoted(v)
         )))
     }
 }

@@ -6,7 +6,9 @@ pub mod cli;
 pub mod demo_bundle;
 pub mod flaky;
 pub mod hostile;
+pub mod procfs;
 pub mod registry;
+pub mod served;
 
 use std::path::{Path, PathBuf};
 

@@ -14,6 +14,8 @@ use olmctl_operator::metrics::Metrics;
 use olmctl_testkit::api::ApiServer;
 use serde_json::{Value, json};
 
+pub mod pods;
+
 /// Sunday 2026-09-20 10:00 UTC: the example plan is six days old.
 pub const NOW: &str = "2026-09-20T10:00:00Z";
 pub const NS: &str = "acme-system";

@@ -1,0 +1,367 @@
+//! `olmctl catalog serve` against slow and greedy clients on 127.0.0.1 (issue 28, items 1–3):
+//! raw HTTP/2 frames for what a well-behaved client would never send, tonic (hyper's h2) for
+//! the load test. Every wait is bounded; memory and CPU are read from /proc.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use common::procfs::{cpu_seconds, rss_kib};
+use common::served::Server;
+use olmctl::serve::api;
+use olmctl::serve::api::registry_client::RegistryClient;
+use tonic_health::pb::health_client::HealthClient;
+
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Starts the server on the fixture catalog, under `ulimit -n` when given, and waits until a
+/// health check says SERVING.
+fn start(nofile: Option<u32>, flags: &[&str]) -> Server {
+    let server = common::served::spawn(&common::fixture_catalog(), nofile, flags);
+    let port = server.port;
+    rt().block_on(async {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while health(port).await.is_err() {
+            assert!(Instant::now() < deadline, "never SERVING");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    server
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+async fn channel(port: u16) -> Result<tonic::transport::Channel, String> {
+    tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
+        .map_err(|e| e.to_string())?
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(30))
+        .connect()
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// One health check on a new connection.
+async fn health(port: u16) -> Result<(), String> {
+    let mut h = HealthClient::new(channel(port).await?);
+    let r = h
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    (r.get_ref().status == tonic_health::pb::health_check_response::ServingStatus::Serving as i32)
+        .then_some(())
+        .ok_or_else(|| "not serving".to_string())
+}
+
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = payload.len();
+    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
+    f.extend_from_slice(&stream.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+/// A HEADERS frame opening stream `id` (POST / over http, authority "a"), without END_STREAM:
+/// the stream stays open, as a greedy client leaves it.
+fn open_stream(id: u32) -> Vec<u8> {
+    // HPACK: :method POST (3), :scheme http (6), :path / (4), :authority "a" (name 1, literal
+    // without indexing).
+    frame(1, 0x4, id, &[0x83, 0x86, 0x84, 0x01, 0x01, b'a'])
+}
+
+/// Reads frames until `want` says stop or the connection ends; returns (type, flags, stream,
+/// payload) of each.
+fn read_frames(
+    s: &mut TcpStream,
+    mut want: impl FnMut(&[(u8, u8, u32, Vec<u8>)]) -> bool,
+) -> Vec<(u8, u8, u32, Vec<u8>)> {
+    let mut buf = Vec::new();
+    let mut frames = Vec::new();
+    let mut chunk = [0u8; 65536];
+    while !want(&frames) {
+        let n = match s.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        while buf.len() >= 9 {
+            let len =
+                (usize::from(buf[0]) << 16) | (usize::from(buf[1]) << 8) | usize::from(buf[2]);
+            if buf.len() < 9 + len {
+                break;
+            }
+            let id = u32::from_be_bytes([buf[5], buf[6], buf[7], buf[8]]) & 0x7fff_ffff;
+            frames.push((buf[3], buf[4], id, buf[9..9 + len].to_vec()));
+            buf.drain(..9 + len);
+        }
+    }
+    frames
+}
+
+/// Item 1: the server advertises SETTINGS_MAX_CONCURRENT_STREAMS and refuses streams beyond
+/// it; a client opening 20,000 streams on one connection costs a bounded amount of memory,
+/// and the memory is given back when it leaves.
+#[test]
+fn streams_beyond_the_advertised_limit_are_refused_and_memory_stays_bounded() {
+    let server = start(None, &[]);
+    let pid = server.child.id();
+    let baseline = rss_kib(pid);
+    let mut s = TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    let mut hello = PREFACE.to_vec();
+    hello.extend(frame(4, 0, 0, &[]));
+    s.write_all(&hello).expect("preface");
+    let settings = read_frames(&mut s, |f| f.iter().any(|x| x.0 == 4 && x.1 & 1 == 0));
+    let server_settings = settings
+        .iter()
+        .find(|x| x.0 == 4 && x.1 & 1 == 0)
+        .expect("the server's SETTINGS");
+    let max_streams = server_settings
+        .3
+        .chunks(6)
+        .find(|c| c[..2] == [0, 3])
+        .map(|c| u32::from_be_bytes([c[2], c[3], c[4], c[5]]));
+    assert_eq!(max_streams, Some(256), "SETTINGS_MAX_CONCURRENT_STREAMS");
+    s.write_all(&frame(4, 1, 0, &[])).expect("settings ack");
+    // 20,000 streams in batches (about 600 KB), ignoring the limit.
+    const STREAMS: u32 = 20_000;
+    let writer = {
+        let mut w = s.try_clone().expect("clone");
+        std::thread::spawn(move || {
+            let mut batch = Vec::new();
+            for i in 0..STREAMS {
+                batch.extend(open_stream(2 * i + 1));
+                if batch.len() > 64 * 1024 {
+                    if w.write_all(&batch).is_err() {
+                        return;
+                    }
+                    batch.clear();
+                }
+            }
+            let _ = w.write_all(&batch);
+        })
+    };
+    let mut refused = 0;
+    let mut answered = 0;
+    let mut peak = 0;
+    let frames = read_frames(&mut s, |f| {
+        peak = peak.max(rss_kib(pid));
+        refused = f.iter().filter(|x| x.0 == 3 && x.3 == [0, 0, 0, 7]).count();
+        answered = f.iter().filter(|x| x.0 == 1).count();
+        refused + answered >= STREAMS as usize || f.iter().any(|x| x.0 == 7)
+    });
+    writer.join().expect("writer");
+    let goaway = frames.iter().find(|x| x.0 == 7);
+    eprintln!(
+        "{answered} streams answered, {refused} refused (REFUSED_STREAM), goaway {goaway:?}; RSS {baseline} KiB before, peak {peak} KiB"
+    );
+    assert!(
+        refused > 0 || goaway.is_some(),
+        "streams beyond the limit are refused or the connection is ended"
+    );
+    assert!(
+        peak < baseline + 64 * 1024,
+        "a greedy connection costs less than 64 MiB: {baseline} -> {peak} KiB"
+    );
+    drop(s);
+    // Once it has gone, the server is back near where it started.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut after = rss_kib(pid);
+    while after > baseline + 16 * 1024 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        after = rss_kib(pid);
+    }
+    eprintln!("RSS {after} KiB after the client left");
+    assert!(
+        after <= baseline + 16 * 1024,
+        "memory given back: {baseline} -> {peak} -> {after} KiB"
+    );
+    rt().block_on(async { health(server.port).await.expect("still serving") });
+}
+
+/// Item 2: an idle TCP connection, the preface alone, half a frame, and a connection idle
+/// after its handshake are each closed by their deadline (here shortened by the flags).
+#[test]
+fn stalled_and_idle_connections_are_closed() {
+    let server = start(None, &["--handshake-timeout", "1s", "--idle-timeout", "2s"]);
+    let mut settings = PREFACE.to_vec();
+    settings.extend(frame(4, 0, 0, &[]));
+    let mut half = PREFACE.to_vec();
+    half.extend(&frame(4, 0, 0, &[0, 3, 0, 0, 0, 100])[..11]);
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("idle TCP", vec![]),
+        ("preface only", PREFACE.to_vec()),
+        ("half a frame", half),
+        ("idle after the handshake", settings),
+    ];
+    let handles: Vec<_> = cases
+        .into_iter()
+        .map(|(what, bytes)| {
+            let port = server.port;
+            std::thread::spawn(move || {
+                let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+                // Bounded: a connection still open after 30 s fails the test.
+                s.set_read_timeout(Some(Duration::from_secs(30)))
+                    .expect("timeout");
+                s.write_all(&bytes).expect("write");
+                let started = Instant::now();
+                let mut chunk = [0u8; 4096];
+                let closed = loop {
+                    match s.read(&mut chunk) {
+                        Ok(0) => break true,
+                        Ok(_) => continue,
+                        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break true,
+                        Err(_) => break false,
+                    }
+                };
+                (what, closed, started.elapsed())
+            })
+        })
+        .collect();
+    for h in handles {
+        let (what, closed, took) = h.join().expect("thread");
+        eprintln!("{what}: closed {closed} after {took:?}");
+        assert!(closed, "{what}: the server closes it");
+    }
+    rt().block_on(async { health(server.port).await.expect("still serving") });
+}
+
+/// Item 3: with descriptors short (`ulimit -n 256`) and 400 connections that never speak,
+/// the server does not spin on accept errors, and a real client is served once the stalled
+/// connections have timed out.
+#[test]
+fn running_out_of_descriptors_neither_spins_nor_locks_clients_out() {
+    let server = start(Some(256), &["--handshake-timeout", "2s"]);
+    let pid = server.child.id();
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], server.port));
+    // Bounded: a connect the kernel leaves hanging (its queue full) is given up after 1 s.
+    let hogs: Vec<TcpStream> = (0..400)
+        .filter_map(|_| TcpStream::connect_timeout(&addr, Duration::from_secs(1)).ok())
+        .collect();
+    assert!(hogs.len() >= 300, "{} connections opened", hogs.len());
+    std::thread::sleep(Duration::from_millis(300));
+    let before = cpu_seconds(pid);
+    let window = Duration::from_secs(2);
+    std::thread::sleep(window);
+    let used = cpu_seconds(pid) - before;
+    eprintln!(
+        "{} idle connections: the server used {used:.2} s of CPU in {window:?}",
+        hogs.len()
+    );
+    assert!(
+        used < 0.5,
+        "no busy loop on accept errors: {used:.2} s of CPU in {window:?}"
+    );
+    rt().block_on(async {
+        let started = Instant::now();
+        let r = tokio::time::timeout(Duration::from_secs(60), async {
+            loop {
+                if health(server.port).await.is_ok() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        })
+        .await;
+        eprintln!("a real client was served after {:?}", started.elapsed());
+        assert!(r.is_ok(), "a real client is served");
+    });
+    drop(hogs);
+}
+
+/// The load test: 300 clients at once, each on its own connection, three rounds of calls;
+/// memory after the third round is where it was after the first.
+#[test]
+fn three_hundred_concurrent_clients_with_flat_memory() {
+    let server = start(None, &[]);
+    let pid = server.child.id();
+    let port = server.port;
+    let rt = rt();
+    let round = |n: usize| {
+        rt.block_on(async move {
+            let tasks: Vec<_> = (0..300)
+                .map(|_| {
+                    tokio::spawn(async move {
+                        let ch = channel(port).await?;
+                        let mut c = RegistryClient::new(ch);
+                        let mut list = c
+                            .list_packages(api::ListPackageRequest {})
+                            .await
+                            .map_err(|e| e.to_string())?
+                            .into_inner();
+                        let mut names = Vec::new();
+                        while let Some(p) = list.message().await.map_err(|e| e.to_string())? {
+                            names.push(p.name);
+                        }
+                        let first = names.first().cloned().unwrap_or_default();
+                        let p = c
+                            .get_package(api::GetPackageRequest { name: first })
+                            .await
+                            .map_err(|e| e.to_string())?;
+                        Ok::<_, String>((names.len(), p.into_inner().channels.len()))
+                    })
+                })
+                .collect();
+            let mut ok = 0;
+            for t in tasks {
+                let (packages, channels) = t.await.expect("task").expect("call");
+                assert!(packages > 0 && channels > 0, "round {n}");
+                ok += 1;
+            }
+            ok
+        })
+    };
+    assert_eq!(round(1), 300);
+    let first = rss_kib(pid);
+    assert_eq!(round(2), 300);
+    assert_eq!(round(3), 300);
+    let third = rss_kib(pid);
+    eprintln!("RSS after round 1: {first} KiB, after round 3: {third} KiB");
+    assert!(
+        third <= first + first / 10 + 4 * 1024,
+        "memory is flat: {first} -> {third} KiB"
+    );
+}
+
+/// Item 5: a 100 KB package name is not echoed back in full: the status comes back as a
+/// status (not as oversized metadata the client refuses), naming a prefix and the length.
+#[test]
+fn error_messages_echo_a_short_prefix_of_the_request() {
+    let server = start(None, &[]);
+    rt().block_on(async {
+        let mut c = RegistryClient::new(channel(server.port).await.expect("connect"));
+        let name = "a".repeat(100_000);
+        let err = c
+            .get_package(api::GetPackageRequest { name: name.clone() })
+            .await
+            .expect_err("no such package");
+        eprintln!("{:?}: {} bytes", err.code(), err.message().len());
+        assert_eq!(err.code(), tonic::Code::Unknown, "{err:?}");
+        assert!(
+            err.message().starts_with("package \"aaaa") && err.message().len() < 256,
+            "{} bytes: {:.80}",
+            err.message().len(),
+            err.message()
+        );
+        assert!(err.message().ends_with("... (100000 bytes) not found"));
+        // A short name is echoed as opm echoes it.
+        let err = c
+            .get_package(api::GetPackageRequest {
+                name: "no-such".into(),
+            })
+            .await
+            .expect_err("no such package");
+        assert_eq!(err.message(), "package \"no-such\" not found");
+    });
+}
