@@ -7,6 +7,7 @@ pub mod demo_bundle;
 pub mod flaky;
 pub mod hostile;
 pub mod registry;
+pub mod terminal;
 
 use std::path::{Path, PathBuf};
 
