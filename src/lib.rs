@@ -15,6 +15,7 @@ pub mod graph;
 pub mod imageref;
 pub mod input;
 pub mod install;
+pub mod markdown;
 pub mod model;
 pub mod oci;
 pub mod outdir;

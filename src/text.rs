@@ -9,6 +9,12 @@
 //! reader sees. `\n`, `\r` and `\t` keep their short form, everything else becomes `\u{1b}`
 //! (Rust's notation). Backslashes are left alone: the point is a safe display, not a reversible
 //! encoding. JSON output needs none of this (serde_json escapes controls itself).
+//!
+//! [`escape`] is the one function every text writer puts such values through: findings
+//! ([`crate::diag::render_text`]), graphs, paths, listings, `catalog diff` (text, and Markdown by
+//! way of [`crate::markdown`]) and the command line's messages ([`crate::cli::error`]).
+//! `tests/hostile_output.rs` runs every command of the command line (clap's list, so a new one
+//! fails the test until it is added) with hostile values and finds no raw control character.
 
 use std::borrow::Cow;
 use std::fmt;

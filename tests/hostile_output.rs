@@ -274,12 +274,7 @@ const EVIL: &str = "\u{1b}[2J\u{1b}]0;pwned\u{7}\r\nFORGED ok: 0 errors\u{9b}31m
 /// line that an injected value started.
 fn assert_clean(what: &str, bytes: &[u8]) {
     let s = String::from_utf8_lossy(bytes);
-    for c in s.chars() {
-        let bad = (c < ' ' && c != '\n')
-            || ('\u{7f}'..='\u{9f}').contains(&c)
-            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-        assert!(!bad, "{what}: raw control {:?} in output:\n{s}", c);
-    }
+    common::terminal::assert_no_raw_controls(what, &s);
     for l in s.lines() {
         assert!(
             !l.trim_start().starts_with("FORGED"),
@@ -322,12 +317,12 @@ fn evil_catalog() -> (tempfile::TempDir, String) {
     (dir, pkg)
 }
 
-#[test]
-fn catalog_text_output_escapes_controls() {
-    let (dir, pkg) = evil_catalog();
-    let d = p(dir.path());
-    let bad_flag = format!("--bogus{EVIL}");
-    let bad_format = format!("--format={EVIL}");
+/// The command lines run with hostile values by [`text_output_escapes_controls`]: catalog
+/// `d` (from [`evil_catalog`], package `pkg`), an empty directory `empty`, and `EVIL` as file
+/// names, image references, package names and flags. Where a command needs a registry or a
+/// cluster, or its input is hard to forge, the run is the error that names the hostile input.
+fn hostile_runs(d: &str, empty: &str, pkg: &str) -> Vec<(&'static str, Vec<String>)> {
+    let evil_file = format!("/nonexistent/{EVIL}");
     let runs: Vec<(&str, Vec<&str>)> = vec![
         ("validate", vec!["catalog", "validate", d]),
         ("ls", vec!["catalog", "ls", d]),
@@ -335,6 +330,12 @@ fn catalog_text_output_escapes_controls() {
         (
             "check-upgrades",
             vec!["catalog", "check-upgrades", "--base", d, d],
+        ),
+        ("diff text", vec!["catalog", "diff", empty, d]),
+        ("diff text removed", vec!["catalog", "diff", d, empty]),
+        (
+            "diff markdown",
+            vec!["catalog", "diff", empty, d, "-o", "markdown"],
         ),
         (
             "graph text",
@@ -358,7 +359,7 @@ fn catalog_text_output_escapes_controls() {
         ),
         (
             "path",
-            vec!["catalog", "path", d, "-p", &pkg, "--from", "1.0.0"],
+            vec!["catalog", "path", d, "-p", pkg, "--from", "1.0.0"],
         ),
         (
             "path unknown",
@@ -367,13 +368,83 @@ fn catalog_text_output_escapes_controls() {
         ("graph unknown", vec!["catalog", "graph", d, "-p", EVIL]),
         ("fmt check", vec!["catalog", "fmt", d, "--check"]),
         ("render", vec!["catalog", "render", EVIL]),
+        ("serve", vec!["catalog", "serve", d]),
+        ("push", vec!["catalog", "push", d, "--tag", EVIL]),
+        ("pull", vec!["catalog", "pull", EVIL, empty]),
+        ("template", vec!["catalog", "template", &evil_file]),
+        // Writes a template (YAML, a data format) when it succeeds.
+        (
+            "template convert",
+            vec!["catalog", "template", "convert", &evil_file],
+        ),
+        ("build", vec!["catalog", "build", &evil_file]),
+        ("check catalog", vec!["check", "catalog", d]),
+        ("check history", vec!["check", "history", &evil_file]),
+        ("bundle unpack", vec!["bundle", "unpack", EVIL, empty]),
+        (
+            "gate evaluate",
+            vec![
+                "gate",
+                "evaluate",
+                "--policy",
+                &evil_file,
+                "--filename",
+                &evil_file,
+            ],
+        ),
+        (
+            "image build",
+            vec![
+                "image",
+                "build",
+                "--base-image",
+                EVIL,
+                "--binary",
+                &evil_file,
+                "--tag",
+                EVIL,
+            ],
+        ),
+        // --print writes Kubernetes objects (YAML, a data format).
+        (
+            "install",
+            vec!["install", EVIL, "--catalog", "quay.io/x/catalog:1"],
+        ),
+        ("uninstall", vec!["uninstall", EVIL]),
         ("validate missing", vec!["catalog", "validate", EVIL]),
         ("explain", vec!["explain", EVIL]),
+        ("codes", vec!["codes"]),
+    ];
+    runs.into_iter()
+        .map(|(what, args)| (what, args.into_iter().map(String::from).collect()))
+        .collect()
+}
+
+/// The commands [`bundle_and_image_output_escapes_controls`] runs with hostile values.
+const BUNDLE_RUNS: &[&str] = &[
+    "bundle generate",
+    "bundle validate",
+    "bundle build",
+    "check upgrade",
+];
+
+#[test]
+fn text_output_escapes_controls() {
+    let (dir, pkg) = evil_catalog();
+    let d = p(dir.path());
+    let empty = tempfile::tempdir().expect("tmp");
+    let bad_flag = format!("--bogus{EVIL}");
+    let bad_format = format!("--format={EVIL}");
+    let mut runs = hostile_runs(d, p(empty.path()), &pkg);
+    for (what, args) in [
         ("bad flag", vec!["catalog", "ls", &bad_flag]),
         ("bad value", vec!["catalog", "graph", d, "--format", EVIL]),
         ("bad value =", vec!["catalog", "graph", d, &bad_format]),
-    ];
+    ] {
+        runs.push((what, args.into_iter().map(String::from).collect()));
+    }
     for (what, args) in runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let o = olmctl(&args);
         assert_output_clean(what, &o);
     }
@@ -384,6 +455,71 @@ fn catalog_text_output_escapes_controls() {
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
+    let o = olmctl(&["catalog", "diff", p(empty.path()), d]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("package foo\\u{1b}[2J"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+/// Every command of the command line (from clap), as its words: `catalog diff`.
+fn commands() -> Vec<String> {
+    use clap::CommandFactory;
+    fn walk(c: &clap::Command, words: &str, out: &mut Vec<String>) {
+        let subs: Vec<&clap::Command> = c
+            .get_subcommands()
+            .filter(|s| s.get_name() != "help")
+            .collect();
+        // A command with arguments of its own runs by itself too (`catalog template FILE`).
+        if subs.is_empty() || c.get_positionals().next().is_some() {
+            out.push(words.to_string());
+        }
+        for s in subs {
+            let w = format!("{words} {}", s.get_name());
+            walk(s, w.trim_start(), out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&olmctl::cli::Cli::command(), "", &mut out);
+    out.sort();
+    out
+}
+
+/// The command an argument list runs: its leading subcommand names.
+fn command_of(args: &[String]) -> String {
+    use clap::CommandFactory;
+    let mut c = olmctl::cli::Cli::command();
+    let mut words = Vec::new();
+    for a in args {
+        let Some(sub) = c.find_subcommand(a).cloned() else {
+            break;
+        };
+        words.push(a.clone());
+        c = sub;
+    }
+    words.join(" ")
+}
+
+/// A new command cannot skip the checks above: every command of the command line is run with
+/// hostile values by [`text_output_escapes_controls`] or
+/// [`bundle_and_image_output_escapes_controls`]. Add a new one to [`hostile_runs`].
+#[test]
+fn every_command_is_run_with_hostile_values() {
+    let mut run: Vec<String> = hostile_runs("d", "e", "p")
+        .iter()
+        .map(|(_, args)| command_of(args))
+        .chain(BUNDLE_RUNS.iter().map(|s| s.to_string()))
+        .collect();
+    run.sort();
+    run.dedup();
+    let all = commands();
+    let missing: Vec<&String> = all.iter().filter(|c| !run.contains(c)).collect();
+    assert!(
+        missing.is_empty(),
+        "not run with hostile values (add a run to hostile_runs): {missing:?}"
+    );
+    assert_eq!(run, all, "a run names a command that does not exist");
 }
 
 #[test]

@@ -1,6 +1,10 @@
 //! A [`CatalogDiff`] for people (text), for machines (JSON) and for a pull-request comment
 //! (Markdown, each package collapsible when its section is long), each with the verdict of
 //! `check-upgrades` (the findings for that package) beside it.
+//!
+//! Every value from the catalogs (names, versions, property types, ranges, messages, and the
+//! findings' messages that quote them) is written through the output's `Style`: escaped by
+//! [`crate::text::escape`] in text, an inert code span ([`crate::markdown`]) in Markdown.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -22,17 +26,54 @@ pub fn by_package(findings: &[Finding]) -> BTreeMap<String, Vec<&Finding>> {
     m
 }
 
-fn bundle(b: &BundleRef) -> String {
+/// How an output shows what came from the catalogs.
+struct Style {
+    /// A name, version, property type or range.
+    value: fn(&str) -> String,
+    /// Free text (a deprecation message), set apart from the line around it.
+    quoted: fn(&str) -> String,
+    /// Between the old and the new of a move or an edge.
+    arrow: &'static str,
+}
+
+fn text_value(s: &str) -> String {
+    crate::text::escape(s).into_owned()
+}
+
+fn text_quoted(s: &str) -> String {
+    crate::text::escape(&format!("{s:?}")).into_owned()
+}
+
+/// Text for a terminal.
+const TEXT: Style = Style {
+    value: text_value,
+    quoted: text_quoted,
+    arrow: "->",
+};
+
+/// The lines of the HTML page (which escapes them for HTML itself).
+const PAGE: Style = Style {
+    arrow: "→", ..TEXT
+};
+
+/// Markdown: every value a code span ([`crate::markdown::code`]).
+const MARKDOWN: Style = Style {
+    value: crate::markdown::code,
+    quoted: crate::markdown::code,
+    arrow: "→",
+};
+
+fn bundle(b: &BundleRef, s: &Style) -> String {
     if b.version.is_empty() {
-        b.name.clone()
+        (s.value)(&b.name)
     } else {
-        format!("{} ({})", b.name, b.version)
+        format!("{} ({})", (s.value)(&b.name), (s.value)(&b.version))
     }
 }
 
 /// Names joined with commas; more than five as the first two, an ellipsis, the last and the
 /// count (the JSON output lists every one).
-fn short_list(names: &[&str]) -> String {
+fn short_list(names: &[String]) -> String {
     match names {
         [a, b, .., z] if names.len() > 5 => format!("{a}, {b}, …, {z} ({} entries)", names.len()),
         _ => names.join(", "),
@@ -41,7 +82,7 @@ fn short_list(names: &[&str]) -> String {
 
 /// Edges grouped by target: "from, from -> to (kind)", one line per (to, kind, range), so a
 /// skipRange reads as one line listing the entries it covers.
-fn edge_lines(edges: &[Edge], arrow: &str) -> Vec<String> {
+fn edge_lines(edges: &[Edge], s: &Style) -> Vec<String> {
     let mut groups: BTreeMap<(&str, &str, Option<&str>), Vec<&str>> = BTreeMap::new();
     for e in edges {
         groups
@@ -52,36 +93,39 @@ fn edge_lines(edges: &[Edge], arrow: &str) -> Vec<String> {
     groups
         .into_iter()
         .map(|((to, kind, range), froms)| {
+            let froms: Vec<String> = froms.into_iter().map(s.value).collect();
             let froms = short_list(&froms);
+            let (arrow, to) = (s.arrow, (s.value)(to));
             match range {
-                Some(r) => format!("{froms} {arrow} {to} (skipRange {r:?})"),
+                Some(r) => format!("{froms} {arrow} {to} (skipRange {})", (s.quoted)(r)),
                 None => format!("{froms} {arrow} {to} ({kind})"),
             }
         })
         .collect()
 }
 
-fn channel(c: &ChannelRef) -> String {
+fn channel(c: &ChannelRef, s: &Style) -> String {
     let entries = format!(
         "{} entr{}",
         c.entries,
         if c.entries == 1 { "y" } else { "ies" }
     );
+    let name = (s.value)(&c.name);
     if c.head.is_empty() {
-        format!("{} ({entries})", c.name)
+        format!("{name} ({entries})")
     } else {
-        format!("{} ({entries}, head {})", c.name, c.head)
+        format!("{name} ({entries}, head {})", (s.value)(&c.head))
     }
 }
 
-fn deprecation(d: &Deprecation) -> String {
+fn deprecation(d: &Deprecation, s: &Style) -> String {
     let what = match d.schema.as_str() {
         "olm.package" => "package".to_string(),
-        "olm.channel" => format!("channel {}", d.name),
-        "olm.bundle" => format!("bundle {}", d.name),
-        other => format!("{other} {}", d.name),
+        "olm.channel" => format!("channel {}", (s.value)(&d.name)),
+        "olm.bundle" => format!("bundle {}", (s.value)(&d.name)),
+        other => format!("{} {}", (s.value)(other), (s.value)(&d.name)),
     };
-    format!("{what}: {:?}", d.message)
+    format!("{what}: {}", (s.quoted)(&d.message))
 }
 
 fn severity(s: Severity) -> &'static str {
@@ -92,8 +136,10 @@ fn severity(s: Severity) -> &'static str {
     }
 }
 
-/// The lines of one package's changes as (label, items); channels nest under "channel NAME".
-fn lines(p: &PackageDiff, arrow: &str) -> Vec<(String, Vec<String>)> {
+/// The lines of one package's changes as (label, items), every value written in style `s`;
+/// channels nest under "channel NAME".
+fn lines(p: &PackageDiff, s: &Style) -> Vec<(String, Vec<String>)> {
+    let (v, arrow) = (s.value, s.arrow);
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     let mut add = |label: &str, items: Vec<String>| {
         if !items.is_empty() {
@@ -103,59 +149,66 @@ fn lines(p: &PackageDiff, arrow: &str) -> Vec<(String, Vec<String>)> {
     if let Some(m) = &p.default_channel {
         add(
             "default channel",
-            vec![format!("{} {arrow} {}", m.old, m.new)],
+            vec![format!("{} {arrow} {}", v(&m.old), v(&m.new))],
         );
     }
     add(
         "bundles added",
-        p.bundles_added.iter().map(bundle).collect(),
+        p.bundles_added.iter().map(|b| bundle(b, s)).collect(),
     );
     add(
         "bundles removed",
-        p.bundles_removed.iter().map(bundle).collect(),
+        p.bundles_removed.iter().map(|b| bundle(b, s)).collect(),
     );
+    let list = |names: &[String]| names.iter().map(|n| v(n)).collect::<Vec<_>>().join(", ");
     add(
         "bundles changed",
         p.bundles_changed
             .iter()
-            .map(|c| format!("{}: {}", c.name, c.changed.join(", ")))
+            .map(|c| format!("{}: {}", v(&c.name), list(&c.changed)))
             .collect(),
     );
     add(
         "channels added",
-        p.channels_added.iter().map(channel).collect(),
+        p.channels_added.iter().map(|c| channel(c, s)).collect(),
     );
     add(
         "channels removed",
-        p.channels_removed.iter().map(channel).collect(),
+        p.channels_removed.iter().map(|c| channel(c, s)).collect(),
     );
     for c in &p.channels {
         let mut items = Vec::new();
         if let Some(h) = &c.head {
-            items.push(format!("head {} {arrow} {}", h.old, h.new));
+            items.push(format!("head {} {arrow} {}", v(&h.old), v(&h.new)));
         }
         if !c.entries_added.is_empty() {
-            items.push(format!("entries added: {}", c.entries_added.join(", ")));
+            items.push(format!("entries added: {}", list(&c.entries_added)));
         }
         if !c.entries_removed.is_empty() {
-            items.push(format!("entries removed: {}", c.entries_removed.join(", ")));
+            items.push(format!("entries removed: {}", list(&c.entries_removed)));
         }
         for (what, edges) in [("added", &c.edges_added), ("removed", &c.edges_removed)] {
             items.extend(
-                edge_lines(edges, arrow)
+                edge_lines(edges, s)
                     .into_iter()
                     .map(|l| format!("edge {what}: {l}")),
             );
         }
-        add(&format!("channel {}", c.name), items);
+        add(&format!("channel {}", v(&c.name)), items);
     }
     add(
         "deprecations added",
-        p.deprecations_added.iter().map(deprecation).collect(),
+        p.deprecations_added
+            .iter()
+            .map(|d| deprecation(d, s))
+            .collect(),
     );
     add(
         "deprecations removed",
-        p.deprecations_removed.iter().map(deprecation).collect(),
+        p.deprecations_removed
+            .iter()
+            .map(|d| deprecation(d, s))
+            .collect(),
     );
     out
 }
@@ -167,7 +220,7 @@ pub fn package_lines(d: &CatalogDiff) -> BTreeMap<String, Vec<String>> {
         .iter()
         .map(|p| {
             let mut out = vec![format!("package {}", status(p.status))];
-            for (label, items) in lines(p, "→") {
+            for (label, items) in lines(p, &PAGE) {
                 if label.starts_with("channel ") {
                     out.extend(items.into_iter().map(|i| format!("{label}: {i}")));
                 } else {
@@ -200,8 +253,14 @@ fn summary(d: &CatalogDiff) -> String {
     )
 }
 
-fn verdict_line(f: &Finding) -> String {
-    format!("{} {}: {}", f.code, severity(f.severity), f.message)
+/// A finding on one line, its message (which quotes catalog values) written in style `s`.
+fn verdict_line(f: &Finding, s: &Style) -> String {
+    format!(
+        "{} {}: {}",
+        f.code,
+        severity(f.severity),
+        (s.value)(&f.message)
+    )
 }
 
 /// Text for a terminal.
@@ -209,8 +268,13 @@ pub fn text(d: &CatalogDiff, findings: &[Finding]) -> String {
     let verdicts = by_package(findings);
     let mut out = String::new();
     for p in &d.packages {
-        let _ = writeln!(out, "package {}: {}", p.name, status(p.status));
-        for (label, items) in lines(p, "->") {
+        let _ = writeln!(
+            out,
+            "package {}: {}",
+            (TEXT.value)(&p.name),
+            status(p.status)
+        );
+        for (label, items) in lines(p, &TEXT) {
             if label.starts_with("channel ") {
                 let _ = writeln!(out, "  {label}:");
                 for i in items {
@@ -221,11 +285,11 @@ pub fn text(d: &CatalogDiff, findings: &[Finding]) -> String {
             }
         }
         for f in verdicts.get(&p.name).into_iter().flatten() {
-            let _ = writeln!(out, "  upgrade check: {}", verdict_line(f));
+            let _ = writeln!(out, "  upgrade check: {}", verdict_line(f, &TEXT));
         }
     }
     for f in verdicts.get("").into_iter().flatten() {
-        let _ = writeln!(out, "upgrade check: {}", verdict_line(f));
+        let _ = writeln!(out, "upgrade check: {}", verdict_line(f, &TEXT));
     }
     if d.is_empty() {
         out.push_str("the catalogs are the same\n");
@@ -275,24 +339,6 @@ pub fn json(d: &CatalogDiff, findings: &[Finding]) -> serde_json::Value {
     })
 }
 
-/// Escapes text for Markdown table cells and list items: backslashes, pipes, backticks, `*`
-/// and `_` (emphasis), and `<` and `&` (HTML).
-fn md(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\\' | '|' | '`' | '*' | '_' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '<' => out.push_str("&lt;"),
-            '&' => out.push_str("&amp;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 fn verdict_cell(fs: Option<&Vec<&Finding>>) -> String {
     let fs = fs.map(Vec::as_slice).unwrap_or_default();
     let errors = fs.iter().filter(|f| f.severity == Severity::Error).count();
@@ -330,8 +376,8 @@ pub fn markdown(d: &CatalogDiff, findings: &[Finding]) -> String {
         let heads = p.channels.iter().filter(|c| c.head.is_some()).count();
         let _ = writeln!(
             out,
-            "| `{}` | {} | {}/{}/{} | {}/{} | {}/{} | {} | {} |",
-            p.name.replace('`', "'"),
+            "| {} | {} | {}/{}/{} | {}/{} | {}/{} | {} | {} |",
+            crate::markdown::cell(&p.name),
             status(p.status),
             p.bundles_added.len(),
             p.bundles_removed.len(),
@@ -348,34 +394,39 @@ pub fn markdown(d: &CatalogDiff, findings: &[Finding]) -> String {
     for p in &d.packages {
         let mut body = String::new();
         let mut count = 0;
-        for (label, items) in lines(p, "→") {
+        for (label, items) in lines(p, &MARKDOWN) {
             if label.starts_with("channel ") {
-                let _ = writeln!(body, "- **{}**", md(&label));
+                let _ = writeln!(body, "- **{label}**");
                 for i in items {
-                    let _ = writeln!(body, "  - {}", md(&i));
+                    let _ = writeln!(body, "  - {i}");
                     count += 1;
                 }
             } else {
-                let _ = writeln!(body, "- **{}**: {}", md(&label), md(&items.join(", ")));
+                let _ = writeln!(body, "- **{label}**: {}", items.join(", "));
             }
             count += 1;
         }
         for f in verdicts.get(&p.name).into_iter().flatten() {
-            let _ = writeln!(body, "- upgrade check: {}", md(&verdict_line(f)));
+            let _ = writeln!(body, "- upgrade check: {}", verdict_line(f, &MARKDOWN));
             count += 1;
         }
-        let title = format!("<code>{}</code> ({})", md(&p.name), status(p.status));
+        let status = status(p.status);
         if count > COLLAPSE_AFTER {
             let _ = write!(
                 out,
-                "<details><summary>{title}: {count} changes</summary>\n\n{body}\n</details>\n\n"
+                "<details><summary>{} ({status}): {count} changes</summary>\n\n{body}\n</details>\n\n",
+                crate::markdown::html_code(&p.name)
             );
         } else {
-            let _ = write!(out, "#### {title}\n\n{body}\n");
+            let _ = write!(
+                out,
+                "#### {} ({status})\n\n{body}\n",
+                crate::markdown::code(&p.name)
+            );
         }
     }
     for f in verdicts.get("").into_iter().flatten() {
-        let _ = writeln!(out, "- upgrade check: {}", md(&verdict_line(f)));
+        let _ = writeln!(out, "- upgrade check: {}", verdict_line(f, &MARKDOWN));
     }
     out
 }
@@ -385,18 +436,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn markdown_text_is_escaped() {
-        assert_eq!(
-            md("a|b `c` *d* _e_ <f> & g\\"),
-            "a\\|b \\`c\\` \\*d\\* \\_e\\_ &lt;f> &amp; g\\\\"
-        );
-    }
-
-    #[test]
     fn long_lists_are_shortened_with_their_count() {
-        assert_eq!(short_list(&["a", "b", "c", "d", "e"]), "a, b, c, d, e");
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            short_list(&["a", "b", "c", "d", "e", "f"]),
+            short_list(&names(&["a", "b", "c", "d", "e"])),
+            "a, b, c, d, e"
+        );
+        assert_eq!(
+            short_list(&names(&["a", "b", "c", "d", "e", "f"])),
             "a, b, …, f (6 entries)"
         );
     }
@@ -417,7 +464,7 @@ mod tests {
             e("b", "c", "replaces", None),
         ];
         assert_eq!(
-            edge_lines(&edges, "->"),
+            edge_lines(&edges, &TEXT),
             [
                 "a -> b (replaces)",
                 "b -> c (replaces)",

@@ -322,7 +322,7 @@ fn doc<'a>(
 }
 
 /// Escapes text for HTML element content and attribute values.
-fn escape(s: &str) -> String {
+pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -9,6 +9,7 @@ pub mod hostile;
 pub mod procfs;
 pub mod registry;
 pub mod served;
+pub mod terminal;
 
 use std::path::{Path, PathBuf};
 
