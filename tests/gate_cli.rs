@@ -240,3 +240,64 @@ fn kinds_the_gate_does_not_read_are_ignored_in_a_kubectl_dump() {
         (0, "0 pending plan(s): 0 approve, 0 wait, 0 hold\n")
     );
 }
+
+/// Issue 28 item 6: the unpacked-bundle ConfigMap with 8 keys that each inflate to 64 MiB
+/// (about 1 MB, under the ConfigMap limit) is refused within its budget: the plan is held
+/// with a reason naming the ConfigMap, the key and the budget; memory stays bounded.
+#[test]
+fn an_inflating_bundle_config_map_is_a_hold_not_a_crash() {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    // An object whose one list holds 32 million numbers: 64 MiB of text.
+    gz.write_all(b"kind: ConfigMap\nitems: [").expect("gzip");
+    gz.write_all(&b"1,".repeat(32 << 20)).expect("gzip");
+    gz.write_all(b"]\n").expect("gzip");
+    let gz = gz.finish().expect("gzip");
+    let bomb = olmctl::bundle::render::base64(olmctl::bundle::render::base64(&gz).as_bytes());
+    let mut docs = t::example_docs();
+    let cm = t::find(
+        &mut docs,
+        "ConfigMap",
+        "3529f77e5fa7d467898f3c3e49e6a6f628af7f54a06ff5a13aacef49056a055",
+    );
+    let data = cm["binaryData"].as_object_mut().expect("binaryData");
+    for i in 0..8 {
+        data.insert(
+            format!("a{i}.yaml"),
+            serde_json::Value::String(bomb.clone()),
+        );
+    }
+    let d = tempfile::tempdir().expect("tmp");
+    let objs = d.path().join("objects");
+    std::fs::create_dir(&objs).expect("dir");
+    t::write(&docs, &objs);
+    let size = std::fs::metadata(objs.join("05-bundle-configmap.yaml"))
+        .expect("written")
+        .len();
+    assert!(
+        size < 1 << 20,
+        "the ConfigMap fits a real one: {size} bytes"
+    );
+    let pol = policy_file(d.path(), POLICY);
+    let run = common::bounded::run(&[
+        "gate",
+        "evaluate",
+        "--policy",
+        p(&pol),
+        "-f",
+        p(&objs),
+        "--now",
+        NOW,
+        "-o",
+        "json",
+    ]);
+    eprintln!("peak RSS {} MiB", run.max_rss >> 20);
+    assert_eq!(run.bounded(256 << 20), 1, "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let reasons = v[0]["reasons"].to_string();
+    assert!(reasons.contains("GATE004"), "{reasons}");
+    assert!(
+        reasons.contains("ConfigMap olm/3529f77e5fa7d467898f3c3e49e6a6f628af7f54a06ff5a13aacef49056a055 key a0.yaml: inflates to more than 8 MiB"),
+        "{reasons}"
+    );
+}

@@ -70,6 +70,9 @@ pub struct Ctx {
     /// The cluster's Kubernetes version.
     pub kube_version: Mutex<Option<semver::Version>>,
     memo: Mutex<Memo>,
+    /// Unpacked bundles decoded, by content: a ConfigMap is decoded once however often its
+    /// plans are judged (a bundle refused for its size is not inflated on every reconcile).
+    pub decoded: Mutex<olmctl::gate::manifests::DecodeCache>,
     /// What this replica last wrote: each policy's status and each Subscription's decision
     /// annotation (the caches may not show a write yet; this replica is the only writer).
     written: Mutex<Written>,
@@ -102,6 +105,7 @@ impl Ctx {
             clock,
             kube_version: Mutex::new(kube_version),
             memo: Mutex::new(Memo::default()),
+            decoded: Mutex::default(),
             written: Mutex::new(Written::default()),
         }
     }
@@ -671,6 +675,7 @@ async fn reconcile_inner(ns: &str, view: &View, ctx: &Ctx) -> Result<Next, Error
             }
         };
         cluster::add_content(&ctx.client, &mut objects).await?;
+        ctx.decoded.lock().expect("decoded").share(&mut objects);
         let fresh = evaluate(&GateContext {
             policies: &gate_policies,
             objects: &objects,
@@ -802,6 +807,7 @@ async fn approve_checked(
 ) -> Result<Option<Decision>, Error> {
     let mut objects = cluster::snapshot_plan(&ctx.client, ns, &d.install_plan).await?;
     cluster::add_content(&ctx.client, &mut objects).await?;
+    ctx.decoded.lock().expect("decoded").share(&mut objects);
     let again = evaluate(&GateContext {
         policies,
         objects: &objects,

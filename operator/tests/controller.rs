@@ -359,3 +359,58 @@ async fn a_waiting_plan_is_looked_at_again_at_the_next_window_edge_and_errors_ba
     );
     assert_eq!(backoff(40), Duration::from_secs(256));
 }
+
+/// Issue 28 item 6: an unpacked bundle that inflates beyond its budget holds the plan with the
+/// reason, and is decoded once however often the plan is judged again.
+#[tokio::test]
+async fn an_inflating_bundle_is_held_and_decoded_once() {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(b"kind: ConfigMap\nitems: [").expect("gzip");
+    gz.write_all(&b"1,".repeat(5 << 20)).expect("gzip");
+    gz.write_all(b"]\n").expect("gzip");
+    let gz = gz.finish().expect("gzip");
+    let bomb = olmctl::bundle::render::base64(olmctl::bundle::render::base64(&gz).as_bytes());
+    let mut docs = safe_docs();
+    let cm = t::find(
+        &mut docs,
+        "ConfigMap",
+        "3529f77e5fa7d467898f3c3e49e6a6f628af7f54a06ff5a13aacef49056a055",
+    );
+    cm["binaryData"]["bomb.yaml"] = json!(bomb);
+    let fake = fake_with(&docs);
+    add_policy(&fake, minor());
+    let c = ctx(&fake, true);
+    settle(&fake, &c).await;
+    let st = status_entries(&fake);
+    assert_eq!(st[0]["decision"], "Held", "{st:#}");
+    let messages = st[0]["reasons"].to_string();
+    assert!(messages.contains("GATE004"), "{messages}");
+    assert!(
+        messages.contains("key bomb.yaml: inflates to more than 8 MiB"),
+        "{messages}"
+    );
+    assert_eq!(plan(&fake)["spec"]["approved"], false);
+    // One decoding per bundle ConfigMap the plan references (the example plan has two).
+    let decoded = c.decoded.lock().expect("lock").created;
+    assert_eq!(decoded, 2);
+    let evaluations = c.evaluations();
+    // The plan changes (a new resourceVersion): judged again, not decoded again.
+    fake.merge(
+        OLM,
+        "installplans",
+        NS,
+        PLAN,
+        &json!({"metadata": {"annotations": {"touched": "1"}}}),
+        false,
+    );
+    settle(&fake, &c).await;
+    settle(&fake, &c).await;
+    assert_eq!(status_entries(&fake)[0]["decision"], "Held");
+    assert!(c.evaluations() > evaluations, "judged again");
+    assert_eq!(
+        c.decoded.lock().expect("lock").created,
+        decoded,
+        "not decoded again"
+    );
+}

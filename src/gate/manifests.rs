@@ -12,8 +12,20 @@
 //!   `operatorframework.io/properties` annotation from the reference.
 //!
 //! Missing content is an error (the gate holds the plan), never a guess.
+//!
+//! Decoding is bounded, since a ConfigMap of 1 MiB can inflate to gigabytes and the operator
+//! must not be OOM-killed in a loop by one bundle of a catalog: each file may inflate to
+//! [`MAX_FILE_INFLATED`], a ConfigMap's files together to [`MAX_CONFIGMAP_INFLATED`] and hold
+//! [`MAX_CONFIGMAP_NODES`] parsed nodes, and all ConfigMaps of one evaluation together to
+//! [`MAX_SNAPSHOT_INFLATED`] ([`InflateBudget`]). Of the 304 fixture bundles the largest
+//! (observability-operator 0.0.28) has 2.67 MB of manifests, the largest file is 597 KB and
+//! the most nodes are 58,104: the ConfigMap budget is 6.3x that bundle, the file budget 14x
+//! that file, the node budget 17x (a test measures them again). A bundle over a budget is refused with a reason naming the ConfigMap, the
+//! key and the budget, which the gate turns into a hold (GATE004), never a crash.
 
 use std::io::Read;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use super::objects::{Object, Objects};
 use crate::bundle::load::str_at;
@@ -68,33 +80,20 @@ pub fn referenced_config_map(manifest: &str) -> Option<(String, String)> {
     Some((r.namespace, r.name))
 }
 
-fn decode_file(cm: &Object, key: &str, raw: &str, gzip: bool) -> Result<String, String> {
-    let what = || format!("ConfigMap {}/{} key {key}", cm.namespace(), cm.name());
-    if !gzip {
-        return Ok(raw.to_string());
-    }
-    let b64 = crate::checks::bundle::hub::decode_base64(raw.trim())
-        .ok_or_else(|| format!("{}: not base64", what()))?;
-    let b64 = String::from_utf8(b64)
-        .map_err(|_| format!("{}: inner content is not base64 text", what()))?;
-    let gz = crate::checks::bundle::hub::decode_base64(b64.trim())
-        .ok_or_else(|| format!("{}: inner content is not base64", what()))?;
-    let mut out = String::new();
-    // Bounded: a ConfigMap holds at most 1 MiB; refuse anything that inflates beyond 64 MiB.
-    flate2::read::GzDecoder::new(gz.as_slice())
-        .take(64 << 20)
-        .read_to_string(&mut out)
-        .map_err(|e| format!("{}: {e}", what()))?;
-    Ok(out)
-}
+/// Bytes one file of an unpacked-bundle ConfigMap may inflate to.
+pub const MAX_FILE_INFLATED: u64 = 8 << 20;
+/// Bytes all files of one ConfigMap may inflate to together.
+pub const MAX_CONFIGMAP_INFLATED: u64 = 16 << 20;
+/// Parsed nodes (every map, list and scalar) of one ConfigMap's files together.
+pub const MAX_CONFIGMAP_NODES: u64 = 1_000_000;
+/// Bytes all ConfigMaps of one evaluation (one [`Objects`]) may inflate to together.
+pub const MAX_SNAPSHOT_INFLATED: u64 = 48 << 20;
 
-/// The bundle objects of an unpacked-bundle ConfigMap, in key order.
-pub fn bundle_objects(cm: &Object) -> Result<Vec<Node>, String> {
-    let gzip = str_at(
-        &cm.node,
-        &["metadata", "annotations", "olm.contentEncoding"],
-    ) == Some("gzip+base64");
-    let section = if gzip { "binaryData" } else { "data" };
+// One ConfigMap fits an evaluation.
+const _: () = assert!(MAX_SNAPSHOT_INFLATED >= MAX_CONFIGMAP_INFLATED);
+
+/// The string entries of `section` (`binaryData` or `data`) of a ConfigMap, sorted by key.
+fn files<'a>(cm: &'a Object, section: &str) -> Vec<(&'a str, &'a str)> {
     let mut files: Vec<(&str, &str)> =
         match crate::bundle::load::field(&cm.node, &[section]).map(|n| &n.value) {
             Some(Value::Map(entries)) => entries
@@ -107,16 +106,264 @@ pub fn bundle_objects(cm: &Object) -> Result<Vec<Node>, String> {
             _ => Vec::new(),
         };
     files.sort();
+    files
+}
+
+/// What is left of the inflate budget of one evaluation ([`MAX_SNAPSHOT_INFLATED`]); shared
+/// by the clones of an [`Objects`].
+#[derive(Debug)]
+pub struct InflateBudget {
+    left: AtomicU64,
+}
+
+impl Default for InflateBudget {
+    fn default() -> Self {
+        InflateBudget::new(MAX_SNAPSHOT_INFLATED)
+    }
+}
+
+impl InflateBudget {
+    /// A budget of `bytes`.
+    pub fn new(bytes: u64) -> Self {
+        InflateBudget {
+            left: AtomicU64::new(bytes),
+        }
+    }
+
+    /// Bytes left.
+    pub fn left(&self) -> u64 {
+        self.left.load(Ordering::Acquire)
+    }
+
+    /// Takes `bytes`, or nothing and false when fewer are left.
+    fn take(&self, bytes: u64) -> bool {
+        self.left
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |l| {
+                l.checked_sub(bytes)
+            })
+            .is_ok()
+    }
+}
+
+fn nodes(n: &Node) -> u64 {
+    1 + match &n.value {
+        Value::Map(entries) => entries.iter().map(|e| 1 + nodes(&e.value)).sum(),
+        Value::Seq(items) => items.iter().map(nodes).sum(),
+        _ => 0,
+    }
+}
+
+/// Inflates one gzip file within `limit` bytes; `Err` names what was exceeded.
+fn inflate(gz: &[u8], limit: u64, what: &dyn Fn() -> String) -> Result<String, String> {
     let mut out = Vec::new();
+    flate2::read::GzDecoder::new(gz)
+        .take(limit + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| format!("{}: {e}", what()))?;
+    if out.len() as u64 > limit {
+        return Err(format!(
+            "{}: inflates to more than {}; the bundle is refused (real bundles need a few MB)",
+            what(),
+            crate::input::human_size(limit)
+        ));
+    }
+    String::from_utf8(out).map_err(|_| format!("{}: not UTF-8 text", what()))
+}
+
+fn decode_file(
+    cm: &Object,
+    key: &str,
+    raw: &str,
+    gzip: bool,
+    limit: u64,
+) -> Result<String, String> {
+    let what = || format!("ConfigMap {}/{} key {key}", cm.namespace(), cm.name());
+    if !gzip {
+        return Ok(raw.to_string());
+    }
+    let b64 = crate::checks::bundle::hub::decode_base64(raw.trim())
+        .ok_or_else(|| format!("{}: not base64", what()))?;
+    let b64 = String::from_utf8(b64)
+        .map_err(|_| format!("{}: inner content is not base64 text", what()))?;
+    let gz = crate::checks::bundle::hub::decode_base64(b64.trim())
+        .ok_or_else(|| format!("{}: inner content is not base64", what()))?;
+    inflate(&gz, limit, &what)
+}
+
+/// The bundle objects of an unpacked-bundle ConfigMap, in key order, within the budgets of
+/// the module documentation (`snapshot`: what is left of the evaluation's).
+pub fn bundle_objects(cm: &Object, snapshot: &InflateBudget) -> Result<Vec<Node>, String> {
+    let gzip = str_at(
+        &cm.node,
+        &["metadata", "annotations", "olm.contentEncoding"],
+    ) == Some("gzip+base64");
+    let section = if gzip { "binaryData" } else { "data" };
+    let files = files(cm, section);
+    let what = || format!("ConfigMap {}/{}", cm.namespace(), cm.name());
+    let mut out = Vec::new();
+    let (mut inflated, mut parsed) = (0u64, 0u64);
     for (key, raw) in files {
-        let text = decode_file(cm, key, raw, gzip)?;
+        let limit = MAX_FILE_INFLATED.min(MAX_CONFIGMAP_INFLATED - inflated);
+        let text = decode_file(cm, key, raw, gzip, limit).map_err(|e| {
+            if limit < MAX_FILE_INFLATED {
+                format!(
+                    "{e} (the files of {} may inflate to {} together)",
+                    what(),
+                    crate::input::human_size(MAX_CONFIGMAP_INFLATED)
+                )
+            } else {
+                e
+            }
+        })?;
+        inflated += text.len() as u64;
+        if !snapshot.take(text.len() as u64) {
+            return Err(format!(
+                "{}: {SNAPSHOT_REFUSAL} inflate to more than {} together; the bundle is refused",
+                what(),
+                crate::input::human_size(MAX_SNAPSHOT_INFLATED)
+            ));
+        }
         if let Ok(Some(n)) = crate::fbc::yaml::first_document(&text)
             && str_at(&n, &["kind"]).is_some()
         {
+            parsed += nodes(&n);
+            if parsed > MAX_CONFIGMAP_NODES {
+                return Err(format!(
+                    "{} key {key}: the files parse to more than {MAX_CONFIGMAP_NODES} nodes; the bundle is refused",
+                    what()
+                ));
+            }
             out.push(n);
         }
     }
     Ok(out)
+}
+
+/// The marker of the one refusal that depends on the other ConfigMaps of an evaluation (not
+/// cached by [`DecodeCache`]).
+const SNAPSHOT_REFUSAL: &str = "the unpacked bundles of this evaluation";
+
+/// A ConfigMap's decoded bundle, shared by every [`Object`] of the same content.
+pub type Decoded = Arc<OnceLock<Result<Vec<Node>, String>>>;
+
+/// The identity of an unpacked-bundle ConfigMap's content: SHA-256 over its encoding
+/// annotation and its files (key and value, in key order). ConfigMaps with the same key decode
+/// to the same objects.
+pub fn content_key(cm: &Object) -> [u8; 32] {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    let enc = str_at(
+        &cm.node,
+        &["metadata", "annotations", "olm.contentEncoding"],
+    )
+    .unwrap_or("");
+    h.update((enc.len() as u64).to_le_bytes());
+    h.update(enc.as_bytes());
+    for section in ["binaryData", "data"] {
+        h.update((section.len() as u64).to_le_bytes());
+        h.update(section.as_bytes());
+        for (k, v) in files(cm, section) {
+            for part in [k, v] {
+                h.update((part.len() as u64).to_le_bytes());
+                h.update(part.as_bytes());
+            }
+        }
+    }
+    h.finalize().into()
+}
+
+/// Decoded unpacked bundles by [`content_key`], kept across evaluations (the operator's), so
+/// that a ConfigMap is decoded once per content however often its plans are judged: a bundle
+/// refused for its size is not inflated again on every reconcile. Bounded: entries not used
+/// by the latest [`DecodeCache::share`] are evicted, least recently used first, beyond
+/// [`DecodeCache::CAPACITY`] entries or [`DecodeCache::MAX_NODES`] parsed nodes in all.
+#[derive(Debug, Default)]
+pub struct DecodeCache {
+    entries: std::collections::BTreeMap<[u8; 32], CacheEntry>,
+    tick: u64,
+    /// Decodings started by [`DecodeCache::share`] (entries created).
+    pub created: u64,
+}
+
+#[derive(Debug)]
+struct CacheEntry {
+    last: u64,
+    decoded: Decoded,
+    weight: Option<u64>,
+}
+
+impl DecodeCache {
+    /// Entries kept at most.
+    pub const CAPACITY: usize = 16;
+    /// Parsed nodes kept in all (twice what one ConfigMap may hold).
+    pub const MAX_NODES: u64 = 2 * MAX_CONFIGMAP_NODES;
+
+    /// Makes every ConfigMap of `objects` share the decoding of its content (new contents get
+    /// an empty cell that the first use fills), then evicts what is over the bounds.
+    pub fn share(&mut self, objects: &mut Objects) {
+        self.tick += 1;
+        let tick = self.tick;
+        for cm in &mut objects.config_maps {
+            let key = content_key(cm);
+            let stale = self.entries.get(&key).is_some_and(
+                |e| matches!(e.decoded.get(), Some(Err(m)) if m.contains(SNAPSHOT_REFUSAL)),
+            );
+            if stale {
+                self.entries.remove(&key);
+            }
+            let created = &mut self.created;
+            let e = self.entries.entry(key).or_insert_with(|| {
+                *created += 1;
+                CacheEntry {
+                    last: tick,
+                    decoded: Decoded::default(),
+                    weight: None,
+                }
+            });
+            e.last = tick;
+            cm.share_bundle(e.decoded.clone());
+        }
+        self.evict();
+    }
+
+    fn evict(&mut self) {
+        for e in self.entries.values_mut() {
+            if e.weight.is_none() {
+                e.weight = e.decoded.get().map(|r| match r {
+                    Ok(objs) => objs.iter().map(nodes).sum::<u64>().max(1),
+                    Err(_) => 1,
+                });
+            }
+        }
+        loop {
+            let total: u64 = self.entries.values().map(|e| e.weight.unwrap_or(0)).sum();
+            if self.entries.len() <= Self::CAPACITY && total <= Self::MAX_NODES {
+                return;
+            }
+            let oldest = self
+                .entries
+                .iter()
+                .filter(|(_, e)| e.last < self.tick)
+                .min_by_key(|(_, e)| e.last)
+                .map(|(k, _)| *k);
+            match oldest {
+                Some(k) => {
+                    self.entries.remove(&k);
+                }
+                None => return,
+            }
+        }
+    }
+
+    /// Entries kept.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing is kept.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
 }
 
 /// Sets the string at `path` (objects created where missing).
@@ -159,7 +406,7 @@ pub fn step_object(plan: &Object, step: &Node, objects: &Objects) -> Result<Node
             )
         })?;
     let mut obj = cm
-        .bundle_objects()?
+        .bundle_objects(&objects.inflate)?
         .iter()
         .find(|o| {
             str_at(o, &["kind"]) == Some(kind) && str_at(o, &["metadata", "name"]) == Some(name)
@@ -269,5 +516,162 @@ mod tests {
         assert_eq!(str_at(&inline, &["metadata", "name"]), Some("x"));
         let e = step_object(plan, &step_of("{not json"), &o).expect_err("broken");
         assert!(e.contains("not JSON"), "{e}");
+    }
+
+    /// The budgets against the fixtures' bundles: every one decodes within them, with room.
+    #[test]
+    fn the_budgets_hold_every_fixture_bundle_with_room() {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/operators");
+        let (mut most_bytes, mut largest_file, mut most_nodes) = (0u64, 0u64, 0u64);
+        let mut bundles = 0;
+        for pkg in std::fs::read_dir(&root).expect("fixtures") {
+            for ver in std::fs::read_dir(pkg.expect("pkg").path()).expect("versions") {
+                let dir = ver.expect("ver").path().join("manifests");
+                let Ok(files) = std::fs::read_dir(&dir) else {
+                    continue;
+                };
+                bundles += 1;
+                let (mut bytes, mut n) = (0u64, 0u64);
+                for f in files {
+                    let text = std::fs::read_to_string(f.expect("file").path()).expect("text");
+                    bytes += text.len() as u64;
+                    largest_file = largest_file.max(text.len() as u64);
+                    if let Ok(Some(doc)) = crate::fbc::yaml::first_document(&text) {
+                        n += nodes(&doc);
+                    }
+                }
+                most_bytes = most_bytes.max(bytes);
+                most_nodes = most_nodes.max(n);
+            }
+        }
+        eprintln!(
+            "{bundles} bundles: at most {most_bytes} bytes, {largest_file} in one file, {most_nodes} nodes"
+        );
+        assert!(bundles > 20, "{bundles}");
+        assert!(MAX_CONFIGMAP_INFLATED >= 5 * most_bytes, "{most_bytes}");
+        assert!(MAX_FILE_INFLATED >= 5 * largest_file, "{largest_file}");
+        assert!(MAX_CONFIGMAP_NODES >= 5 * most_nodes, "{most_nodes}");
+    }
+
+    fn gz_b64(text: &[u8]) -> String {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(text).expect("gzip");
+        let b = crate::bundle::render::base64;
+        b(b(&e.finish().expect("gzip")).as_bytes())
+    }
+
+    fn config_map(files: &[(&str, String)]) -> Object {
+        let data: serde_json::Map<String, serde_json::Value> = files
+            .iter()
+            .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone())))
+            .collect();
+        let cm = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "bomb", "namespace": "olm",
+                "annotations": {"olm.contentEncoding": "gzip+base64"}},
+            "binaryData": data});
+        let mut o = Objects::default();
+        o.add_text(
+            std::path::Path::new("cluster/ConfigMap/olm/bomb"),
+            &cm.to_string(),
+        )
+        .expect("object");
+        o.config_maps.remove(0)
+    }
+
+    /// A key that inflates beyond its budget, keys beyond the ConfigMap's together, files
+    /// that parse to too many nodes, and ConfigMaps beyond the evaluation's budget are each
+    /// refused with a reason that names the ConfigMap and the budget.
+    #[test]
+    fn bombs_are_refused_with_their_budget_named() {
+        let budget = InflateBudget::default;
+        let zeros = |n: usize| gz_b64(&vec![b' '; n]);
+        let one = config_map(&[("a", zeros(64 << 20))]);
+        let e = bundle_objects(&one, &budget()).expect_err("one key too big");
+        assert!(
+            e.starts_with("ConfigMap olm/bomb key a: inflates to more than 8 MiB"),
+            "{e}"
+        );
+        let keys: Vec<(String, String)> =
+            (0..3).map(|i| (format!("k{i}"), zeros(7 << 20))).collect();
+        let keys: Vec<(&str, String)> = keys.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        let e = bundle_objects(&config_map(&keys), &budget()).expect_err("together too big");
+        assert!(e.contains("key k2: inflates to more than"), "{e}");
+        assert!(e.contains("may inflate to 16 MiB together"), "{e}");
+        let wide = format!("kind: X\nitems: [{}]\n", "1,".repeat(1_100_000));
+        let e = bundle_objects(&config_map(&[("w", gz_b64(wide.as_bytes()))]), &budget())
+            .expect_err("too many nodes");
+        assert!(e.contains("more than 1000000 nodes"), "{e}");
+        // Two ConfigMaps of 5 MiB each under a snapshot budget of 8 MiB.
+        let small = InflateBudget::new(8 << 20);
+        let doc = |n: usize| format!("kind: X\nv: {}\n", "a".repeat(n));
+        let first = config_map(&[("a", gz_b64(doc(5 << 20).as_bytes()))]);
+        assert_eq!(bundle_objects(&first, &small).expect("fits").len(), 1);
+        let e = bundle_objects(&first, &small).expect_err("snapshot budget");
+        assert!(
+            e.contains("the unpacked bundles of this evaluation inflate to more than 48 MiB"),
+            "{e}"
+        );
+    }
+
+    /// One decoding per content across evaluations; a refusal for the evaluation's budget is
+    /// decided again next time; the cache stays within its bounds.
+    #[test]
+    fn a_content_is_decoded_once_across_evaluations() {
+        let bomb = gz_b64(&vec![b' '; 9 << 20]);
+        let mut cache = DecodeCache::default();
+        let evaluation = |cache: &mut DecodeCache| {
+            let mut o = Objects::default();
+            o.config_maps.push(config_map(&[("a", bomb.clone())]));
+            cache.share(&mut o);
+            let first = o.config_maps[0].bundle_objects(&o.inflate).map(|v| v.len());
+            (first, o)
+        };
+        let (r1, o1) = evaluation(&mut cache);
+        assert!(
+            r1.expect_err("refused")
+                .contains("inflates to more than 8 MiB")
+        );
+        let (r2, o2) = evaluation(&mut cache);
+        assert!(r2.is_err());
+        assert_eq!(cache.created, 1, "decoded once");
+        assert_eq!(
+            o1.inflate.left(),
+            MAX_SNAPSHOT_INFLATED,
+            "nothing taken from either budget"
+        );
+        assert_eq!(o2.inflate.left(), MAX_SNAPSHOT_INFLATED);
+        // A refusal for the evaluation's budget is not kept.
+        let doc = gz_b64(b"kind: X\nv: 1\n");
+        let mut o = Objects {
+            inflate: Arc::new(InflateBudget::new(4)),
+            ..Objects::default()
+        };
+        o.config_maps.push(config_map(&[("a", doc.clone())]));
+        cache.share(&mut o);
+        assert!(o.config_maps[0].bundle_objects(&o.inflate).is_err());
+        let mut o = Objects::default();
+        o.config_maps.push(config_map(&[("a", doc)]));
+        cache.share(&mut o);
+        assert_eq!(
+            o.config_maps[0]
+                .bundle_objects(&o.inflate)
+                .expect("decoded")
+                .len(),
+            1
+        );
+        assert_eq!(cache.created, 3);
+        // Bounded: the entries of earlier evaluations go beyond the capacity.
+        for i in 0..40 {
+            let mut o = Objects::default();
+            o.config_maps.push(config_map(&[(
+                "a",
+                gz_b64(format!("kind: X\nv: {i}\n").as_bytes()),
+            )]));
+            cache.share(&mut o);
+            let _ = o.config_maps[0].bundle_objects(&o.inflate);
+        }
+        assert_eq!(cache.len(), DecodeCache::CAPACITY);
     }
 }

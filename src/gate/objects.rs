@@ -48,12 +48,22 @@ impl Object {
         str_at(&self.node, path)
     }
 
-    /// The bundle objects of this unpacked-bundle ConfigMap, decoded on first use.
-    pub fn bundle_objects(&self) -> Result<&[Node], String> {
+    /// The bundle objects of this unpacked-bundle ConfigMap, decoded on first use within
+    /// `budget` (the evaluation's, [`Objects::inflate`]).
+    pub fn bundle_objects(
+        &self,
+        budget: &super::manifests::InflateBudget,
+    ) -> Result<&[Node], String> {
         self.bundle
-            .get_or_init(|| super::manifests::bundle_objects(self))
+            .get_or_init(|| super::manifests::bundle_objects(self, budget))
             .as_deref()
             .map_err(Clone::clone)
+    }
+
+    /// Shares `decoded` as this ConfigMap's decoded bundle (a cache of decodings by content,
+    /// [`super::manifests::content_key`]): the first user decodes, every later one reads.
+    pub fn share_bundle(&mut self, decoded: Arc<OnceLock<Result<Vec<Node>, String>>>) {
+        self.bundle = decoded;
     }
 }
 
@@ -72,6 +82,8 @@ pub struct Objects {
     pub config_maps: Vec<Object>,
     /// How many objects of other kinds were ignored.
     pub ignored: usize,
+    /// What is left of this evaluation's budget for decoding unpacked bundles.
+    pub inflate: Arc<super::manifests::InflateBudget>,
 }
 
 /// An input error: file, place, message.

@@ -74,7 +74,7 @@ pub fn bundle_crd(docs: &[Doc]) -> Value {
         .iter()
         .find(|c| c.name().starts_with("3529f77e"))
         .expect("the bundle ConfigMap");
-    let crd = super::manifests::bundle_objects(cm)
+    let crd = super::manifests::bundle_objects(cm, &o.inflate)
         .expect("decodes")
         .into_iter()
         .find(|n| {
