@@ -1,11 +1,165 @@
 //! The few API calls install and uninstall make, on untyped objects (JSON), so that OLM's
 //! resources need no generated types. Errors are one line: the object, then the API server's
 //! reason and message.
+//!
+//! Every call has a deadline ([`Calls`]): the sooner of [`CALL_TIMEOUT`] from its start and
+//! the end of the command's `--timeout`, so that an API server that accepts the connection
+//! and never answers ends the command within `--timeout` with an error naming the server, the
+//! step and the request.
+
+use std::future::Future;
+use std::time::Duration;
 
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::api::{GroupVersionKind, PostParams};
 use kube::{Client, Error};
 use serde_json::Value;
+use tokio::time::Instant;
+
+/// The longest one API call may take, whatever is left of `--timeout`: kube-apiserver ends
+/// every request that is not a watch at 60 s itself (its `--request-timeout`; a 504), so a
+/// call still unanswered then will never be answered by a working server, and no call a
+/// working server completes is cut short.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Connecting to the API server, TCP and TLS (kube's and client-go's dial timeout).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A cluster: its client, and the URL of its API server (named in errors; no credentials).
+#[derive(Clone)]
+pub struct Cluster {
+    /// The client.
+    pub client: Client,
+    /// The API server, as `https://host:port`.
+    pub server: String,
+}
+
+/// The API calls of one command, each with its deadline: the sooner of [`CALL_TIMEOUT`] from
+/// its start and the end of `--timeout` (counted from [`Calls::new`], without the time a
+/// confirmation waits for its answer: [`Calls::extend`]).
+pub struct Calls {
+    client: Client,
+    server: String,
+    timeout: Duration,
+    deadline: Instant,
+}
+
+impl Calls {
+    /// The calls of a command that has `timeout` from now.
+    pub fn new(cluster: &Cluster, timeout: Duration) -> Calls {
+        Calls {
+            client: cluster.client.clone(),
+            server: cluster.server.clone(),
+            timeout,
+            deadline: Instant::now() + timeout,
+        }
+    }
+
+    /// Whether `--timeout` has run out.
+    pub fn expired(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+
+    /// Moves the end of `--timeout` on by `d` (the time a person took to answer).
+    pub fn extend(&mut self, d: Duration) {
+        self.deadline += d;
+    }
+
+    /// Sleeps `d`, or until `--timeout` runs out; false when it has.
+    pub async fn pause(&self, d: Duration) -> bool {
+        tokio::time::sleep_until(self.deadline.min(Instant::now() + d)).await;
+        !self.expired()
+    }
+
+    /// The error of a wait that `--timeout` ended, with the last failed read if any.
+    pub fn timed_out(&self, waiting_for: &str, last: Option<&str>) -> String {
+        let mut m = format!(
+            "timed out after {:?} waiting for {waiting_for}",
+            self.timeout
+        );
+        if let Some(e) = last {
+            m.push_str("; the last read failed: ");
+            m.push_str(e);
+        }
+        m
+    }
+
+    /// `f`, the call `method path` of `step`, within its deadline; `Err` when no answer came.
+    async fn call<T>(
+        &self,
+        method: &str,
+        path: &str,
+        step: &str,
+        f: impl Future<Output = Result<T, Error>>,
+    ) -> Result<Result<T, Error>, String> {
+        let cap = Instant::now() + CALL_TIMEOUT;
+        let ends = self.deadline.min(cap);
+        match tokio::time::timeout_at(ends, f).await {
+            Ok(r) => Ok(r),
+            Err(_) if ends == self.deadline => Err(format!(
+                "no answer from the API server {} before --timeout ({:?}) ran out, while {step} ({method} {path}): check the server address and the network, or raise --timeout",
+                self.server, self.timeout
+            )),
+            Err(_) => Err(format!(
+                "no answer from the API server {} within {CALL_TIMEOUT:?}, while {step} ({method} {path}): check the server address and the network",
+                self.server
+            )),
+        }
+    }
+
+    /// One line: `<what>: <reason>: <message>`.
+    pub fn describe(&self, what: &str, e: &Error) -> String {
+        match e {
+            Error::Api(s)
+                if s.code == 404 && s.message.contains("could not find the requested resource") =>
+            {
+                format!(
+                    "{what}: the API server does not serve this resource (is its CRD installed?)"
+                )
+            }
+            Error::Api(s) => format!("{what}: {} ({}): {}", s.reason, s.code, s.message),
+            e => {
+                // The causes too: "client error (Connect)" alone does not say "connection refused".
+                let mut m = e.to_string();
+                let mut cause = std::error::Error::source(e);
+                while let Some(c) = cause {
+                    let c_text = c.to_string();
+                    if !m.contains(&c_text) {
+                        m.push_str(": ");
+                        m.push_str(&c_text);
+                    }
+                    cause = c.source();
+                }
+                if m.contains("(Connect)") && m.contains("deadline has elapsed") {
+                    m.push_str(&format!(
+                        " (no connection within {CONNECT_TIMEOUT:?}: check the server address and the network)"
+                    ));
+                }
+                format!("{what}: cannot reach the API server {}: {m}", self.server)
+            }
+        }
+    }
+}
+
+/// The path of a resource's collection, or of one object of it.
+fn path(group: &str, version: &str, plural: &str, ns: Option<&str>, name: Option<&str>) -> String {
+    let mut p = if group.is_empty() {
+        format!("/api/{version}")
+    } else {
+        format!("/apis/{group}/{version}")
+    };
+    if let Some(ns) = ns {
+        p.push_str("/namespaces/");
+        p.push_str(ns);
+    }
+    p.push('/');
+    p.push_str(plural);
+    if let Some(name) = name {
+        p.push('/');
+        p.push_str(name);
+    }
+    p
+}
 
 /// A resource type: group, version, kind, plural, scope.
 #[derive(Debug, Clone, Copy)]
@@ -114,23 +268,25 @@ impl Res {
         })
     }
 
-    fn api(&self, client: &Client, ns: Option<&str>) -> Api<DynamicObject> {
-        let ar = ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk(self.group, self.version, self.kind),
-            self.plural,
-        );
-        match (self.namespaced, ns) {
-            (true, Some(ns)) => Api::namespaced_with(client.clone(), ns, &ar),
-            _ => Api::all_with(client.clone(), &ar),
-        }
+    /// The namespace, for a namespaced resource.
+    fn scope<'a>(&self, ns: Option<&'a str>) -> Option<&'a str> {
+        ns.filter(|_| self.namespaced)
+    }
+
+    fn dynamic(&self) -> Dynamic<'static> {
+        (self.group, self.version, self.kind, self.plural)
     }
 
     /// `Kind ns/name` or `Kind name`.
     pub fn describe(&self, ns: Option<&str>, name: &str) -> String {
-        match ns.filter(|_| self.namespaced) {
-            Some(ns) => format!("{} {ns}/{name}", self.kind),
-            None => format!("{} {name}", self.kind),
-        }
+        describe_object(self.kind, self.scope(ns), name)
+    }
+}
+
+fn describe_object(kind: &str, ns: Option<&str>, name: &str) -> String {
+    match ns {
+        Some(ns) => format!("{kind} {ns}/{name}"),
+        None => format!("{kind} {name}"),
     }
 }
 
@@ -142,55 +298,44 @@ pub fn code(e: &Error) -> Option<u16> {
     }
 }
 
-/// One line: `<what>: <reason>: <message>`.
-pub fn describe(what: &str, e: &Error) -> String {
-    match e {
-        Error::Api(s)
-            if s.code == 404 && s.message.contains("could not find the requested resource") =>
-        {
-            format!("{what}: the API server does not serve this resource (is its CRD installed?)")
-        }
-        Error::Api(s) => format!("{what}: {} ({}): {}", s.reason, s.code, s.message),
-        e => {
-            // The causes too: "client error (Connect)" alone does not say "connection refused".
-            let mut m = e.to_string();
-            let mut cause = std::error::Error::source(e);
-            while let Some(c) = cause {
-                let c_text = c.to_string();
-                if !m.contains(&c_text) {
-                    m.push_str(": ");
-                    m.push_str(&c_text);
-                }
-                cause = c.source();
-            }
-            format!("{what}: cannot reach the API server: {m}")
-        }
-    }
-}
-
 fn to_value(o: DynamicObject) -> Value {
     serde_json::to_value(o).unwrap_or(Value::Null)
 }
 
-/// GET; `None` on 404.
-pub async fn get(
+/// A resource given by group, version, kind and plural.
+pub type Dynamic<'a> = (&'a str, &'a str, &'a str, &'a str);
+
+/// The dynamic API of a resource, in namespace `ns` or in all of them.
+fn dynamic(
     client: &Client,
-    r: Res,
+    (group, version, kind, plural): Dynamic,
     ns: Option<&str>,
-    name: &str,
-) -> Result<Option<Value>, String> {
-    match r.api(client, ns).get(name).await {
-        Ok(o) => Ok(Some(to_value(o))),
-        Err(e) if code(&e) == Some(404) => Ok(None),
-        Err(e) => Err(describe(&r.describe(ns, name), &e)),
+) -> Api<DynamicObject> {
+    let ar =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+    match ns {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
     }
 }
 
+/// GET; `None` on 404.
+pub async fn get(c: &Calls, r: Res, ns: Option<&str>, name: &str) -> Result<Option<Value>, String> {
+    get_dynamic(c, r.dynamic(), r.scope(ns), name).await
+}
+
 /// LIST in a namespace.
-pub async fn list(client: &Client, r: Res, ns: Option<&str>) -> Result<Vec<Value>, String> {
-    match r.api(client, ns).list(&ListParams::default()).await {
+pub async fn list(c: &Calls, r: Res, ns: Option<&str>) -> Result<Vec<Value>, String> {
+    let ns = r.scope(ns);
+    let what = match ns {
+        Some(ns) => format!("listing {} in namespace {ns}", r.plural),
+        None => format!("listing {}", r.plural),
+    };
+    let p = path(r.group, r.version, r.plural, ns, None);
+    let (api, lp) = (dynamic(&c.client, r.dynamic(), ns), ListParams::default());
+    match c.call("GET", &p, &what, api.list(&lp)).await? {
         Ok(l) => Ok(l.items.into_iter().map(to_value).collect()),
-        Err(e) => Err(describe(&format!("listing {}", r.plural), &e)),
+        Err(e) => Err(c.describe(&what, &e)),
     }
 }
 
@@ -204,71 +349,62 @@ pub enum Created {
 }
 
 /// POST; an existing object is [`Created::Exists`].
-pub async fn create(
-    client: &Client,
-    r: Res,
-    ns: Option<&str>,
-    obj: &Value,
-) -> Result<Created, String> {
+pub async fn create(c: &Calls, r: Res, ns: Option<&str>, obj: &Value) -> Result<Created, String> {
     let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+    let ns = r.scope(ns);
     let what = r.describe(ns, name);
     let o: DynamicObject =
         serde_json::from_value(obj.clone()).map_err(|e| format!("{what}: {e}"))?;
-    match r.api(client, ns).create(&PostParams::default(), &o).await {
+    let p = path(r.group, r.version, r.plural, ns, None);
+    let (api, pp) = (dynamic(&c.client, r.dynamic(), ns), PostParams::default());
+    match c
+        .call("POST", &p, &format!("creating {what}"), api.create(&pp, &o))
+        .await?
+    {
         Ok(_) => Ok(Created::Created),
         Err(e) if code(&e) == Some(409) => Ok(Created::Exists),
-        Err(e) => Err(describe(&what, &e)),
+        Err(e) => Err(c.describe(&what, &e)),
     }
 }
 
 /// A JSON merge patch; `Ok(None)` on a conflict (a stale resourceVersion precondition).
 pub async fn merge(
-    client: &Client,
+    c: &Calls,
     r: Res,
     ns: Option<&str>,
     name: &str,
     patch: &Value,
 ) -> Result<Option<Value>, String> {
-    match r
-        .api(client, ns)
-        .patch(name, &PatchParams::default(), &Patch::Merge(patch))
-        .await
+    let ns = r.scope(ns);
+    let what = r.describe(ns, name);
+    let p = path(r.group, r.version, r.plural, ns, Some(name));
+    let (params, patch) = (PatchParams::default(), Patch::Merge(patch));
+    let api = dynamic(&c.client, r.dynamic(), ns);
+    match c
+        .call(
+            "PATCH",
+            &p,
+            &format!("updating {what}"),
+            api.patch(name, &params, &patch),
+        )
+        .await?
     {
         Ok(o) => Ok(Some(to_value(o))),
         Err(e) if code(&e) == Some(409) => Ok(None),
-        Err(e) => Err(describe(&r.describe(ns, name), &e)),
-    }
-}
-
-/// The dynamic API of a resource given by group, version, kind and plural.
-fn dynamic(
-    client: &Client,
-    group: &str,
-    version: &str,
-    kind: &str,
-    plural: &str,
-    ns: Option<&str>,
-) -> Api<DynamicObject> {
-    let ar =
-        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
-    match ns {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
-        None => Api::all_with(client.clone(), &ar),
+        Err(e) => Err(c.describe(&what, &e)),
     }
 }
 
 /// Every object of a resource given by name (a CRD's custom resources), in all namespaces.
 pub async fn list_all(
-    client: &Client,
-    group: &str,
-    version: &str,
-    kind: &str,
-    plural: &str,
+    c: &Calls,
+    (group, version, kind, plural): Dynamic<'_>,
 ) -> Result<Vec<Value>, String> {
-    match dynamic(client, group, version, kind, plural, None)
-        .list(&ListParams::default())
-        .await
-    {
+    let what = format!("listing {plural}.{group}");
+    let p = path(group, version, plural, None, None);
+    let api = dynamic(&c.client, (group, version, kind, plural), None);
+    let lp = ListParams::default();
+    match c.call("GET", &p, &what, api.list(&lp)).await? {
         Ok(l) => Ok(l
             .items
             .into_iter()
@@ -283,53 +419,60 @@ pub async fn list_all(
                 v
             })
             .collect()),
-        Err(e) => Err(describe(&format!("listing {plural}.{group}"), &e)),
+        Err(e) => Err(c.describe(&what, &e)),
     }
 }
 
 /// GET of a resource given by name; `None` on 404.
 pub async fn get_dynamic(
-    client: &Client,
-    (group, version, kind, plural): (&str, &str, &str, &str),
+    c: &Calls,
+    res: Dynamic<'_>,
     ns: Option<&str>,
     name: &str,
 ) -> Result<Option<Value>, String> {
-    match dynamic(client, group, version, kind, plural, ns)
-        .get(name)
-        .await
+    let (group, version, kind, plural) = res;
+    let what = describe_object(kind, ns, name);
+    let p = path(group, version, plural, ns, Some(name));
+    let api = dynamic(&c.client, res, ns);
+    match c
+        .call("GET", &p, &format!("reading {what}"), api.get(name))
+        .await?
     {
         Ok(o) => Ok(Some(to_value(o))),
         Err(e) if code(&e) == Some(404) => Ok(None),
-        Err(e) => Err(describe(&format!("{kind} {name}"), &e)),
+        Err(e) => Err(c.describe(&what, &e)),
     }
 }
 
-/// DELETE of a resource given by name; `false` when it was gone.
+/// DELETE of a resource given by name (foreground is left to the API server's default);
+/// `false` when it was gone.
 pub async fn delete_dynamic(
-    client: &Client,
-    (group, version, kind, plural): (&str, &str, &str, &str),
+    c: &Calls,
+    res: Dynamic<'_>,
     ns: Option<&str>,
     name: &str,
 ) -> Result<bool, String> {
-    match dynamic(client, group, version, kind, plural, ns)
-        .delete(name, &DeleteParams::default())
-        .await
+    let (group, version, kind, plural) = res;
+    let what = describe_object(kind, ns, name);
+    let p = path(group, version, plural, ns, Some(name));
+    let params = DeleteParams::default();
+    let api = dynamic(&c.client, res, ns);
+    match c
+        .call(
+            "DELETE",
+            &p,
+            &format!("deleting {what}"),
+            api.delete(name, &params),
+        )
+        .await?
     {
         Ok(_) => Ok(true),
         Err(e) if code(&e) == Some(404) => Ok(false),
-        Err(e) => Err(describe(&format!("{kind} {name}"), &e)),
+        Err(e) => Err(c.describe(&what, &e)),
     }
 }
 
-/// DELETE (foreground is left to the API server's default); `false` when it was gone.
-pub async fn delete(client: &Client, r: Res, ns: Option<&str>, name: &str) -> Result<bool, String> {
-    match r
-        .api(client, ns)
-        .delete(name, &DeleteParams::default())
-        .await
-    {
-        Ok(_) => Ok(true),
-        Err(e) if code(&e) == Some(404) => Ok(false),
-        Err(e) => Err(describe(&r.describe(ns, name), &e)),
-    }
+/// DELETE; `false` when it was gone.
+pub async fn delete(c: &Calls, r: Res, ns: Option<&str>, name: &str) -> Result<bool, String> {
+    delete_dynamic(c, r.dynamic(), r.scope(ns), name).await
 }

@@ -42,15 +42,15 @@ fn block_on<F: std::future::Future<Output = Result<u8, String>>>(f: F) -> u8 {
 impl ClusterCommands for Kube {
     fn install(&self, req: InstallRequest) -> u8 {
         block_on(async {
-            let client = connect::client(&req.connection).await?;
-            install::run(&client, &req, &mut ui::Terminal).await
+            let cluster = connect::client(&req.connection).await?;
+            install::run(&cluster, &req, &mut ui::Terminal).await
         })
     }
 
     fn uninstall(&self, req: UninstallRequest) -> u8 {
         block_on(async {
-            let client = connect::client(&req.connection).await?;
-            uninstall::run(&client, &req, &mut ui::Terminal).await
+            let cluster = connect::client(&req.connection).await?;
+            uninstall::run(&cluster, &req, &mut ui::Terminal).await
         })
     }
 }

@@ -2,18 +2,18 @@
 //! resources of the CRDs they own and the CatalogSource, then deletes in the phases of
 //! [`olmctl::install::uninstall`] (Subscription; with `--delete-crds` the custom resources
 //! while the operator still runs; every CSV of the package; the CRDs; the CatalogSource),
-//! waiting for each phase to be gone before the next.
+//! waiting for each phase to be gone before the next. `--timeout` bounds the whole command:
+//! every API call has a deadline within it ([`api::Calls`]).
 
-use kube::Client;
 use olmctl::cli::cluster::UninstallRequest;
 use olmctl::cli::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE};
 use olmctl::install::uninstall::{Deletion, Found};
 use serde_json::Value;
 
-use crate::api;
+use crate::api::{self, Calls, Cluster};
 use crate::ui::Ui;
 
-fn gvkp(d: &Deletion) -> (&str, &str, &str, &str) {
+fn gvkp(d: &Deletion) -> api::Dynamic<'_> {
     (&d.group, &d.version, &d.kind, &d.plural)
 }
 
@@ -32,16 +32,21 @@ fn storage_version(crd: &Value) -> Option<String> {
 }
 
 /// Runs the uninstall; returns the exit status.
-pub async fn run(client: &Client, req: &UninstallRequest, ui: &mut dyn Ui) -> Result<u8, String> {
+///
+/// A call the API server does not answer in time is an error (exit 2), as any API error,
+/// except a read of the wait for a phase to go that the end of `--timeout` cuts short: that is
+/// the wait's timeout (exit 1), with the read that got no answer.
+pub async fn run(cluster: &Cluster, req: &UninstallRequest, ui: &mut dyn Ui) -> Result<u8, String> {
+    let mut c = Calls::new(cluster, req.waiting.timeout);
     let u = &req.uninstall;
     let ns = u.namespace.as_str();
     let sub_name = u.subscription_name();
-    let Some(sub) = api::get(client, api::SUBSCRIPTION, Some(ns), sub_name).await? else {
+    let Some(sub) = api::get(&c, api::SUBSCRIPTION, Some(ns), sub_name).await? else {
         return Err(format!(
             "Subscription {ns}/{sub_name} not found (pass --subscription NAME when it is not named after the package)"
         ));
     };
-    let csvs = api::list(client, api::CSV, Some(ns)).await?;
+    let csvs = api::list(&c, api::CSV, Some(ns)).await?;
     let mut found = Found {
         subscription: Some(sub.clone()),
         csvs,
@@ -50,18 +55,20 @@ pub async fn run(client: &Client, req: &UninstallRequest, ui: &mut dyn Ui) -> Re
     let owned =
         olmctl::install::uninstall::Uninstall::owned_crds(&u.package_csvs(Some(&sub), &found.csvs));
     for name in &owned {
-        let Some(crd) = api::get(client, api::CRD, None, name).await? else {
+        let Some(crd) = api::get(&c, api::CRD, None, name).await? else {
             continue;
         };
         let Some(version) = storage_version(&crd) else {
             continue;
         };
         let items = api::list_all(
-            client,
-            s(&crd, "/spec/group"),
-            &version,
-            s(&crd, "/spec/names/kind"),
-            s(&crd, "/spec/names/plural"),
+            &c,
+            (
+                s(&crd, "/spec/group"),
+                &version,
+                s(&crd, "/spec/names/kind"),
+                s(&crd, "/spec/names/plural"),
+            ),
         )
         .await?;
         found.custom_resources.push((crd, items));
@@ -71,7 +78,7 @@ pub async fn run(client: &Client, req: &UninstallRequest, ui: &mut dyn Ui) -> Re
         sub.pointer("/spec/sourceNamespace").and_then(Value::as_str),
     ) {
         (Some(src), Some(sns)) if u.delete_catalog_source => {
-            api::get(client, api::CATALOG_SOURCE, Some(sns), src).await?
+            api::get(&c, api::CATALOG_SOURCE, Some(sns), src).await?
         }
         _ => None,
     };
@@ -87,7 +94,11 @@ pub async fn run(client: &Client, req: &UninstallRequest, ui: &mut dyn Ui) -> Re
             "Delete the CRDs {} and every custom resource of them, in all namespaces?",
             names.join(", ")
         );
-        match ui.confirm(&q) {
+        let asked = tokio::time::Instant::now();
+        let answer = ui.confirm(&q);
+        // The time the answer took is not the command's.
+        c.extend(asked.elapsed());
+        match answer {
             Some(true) => {}
             Some(false) => {
                 ui.line("nothing deleted");
@@ -104,11 +115,9 @@ pub async fn run(client: &Client, req: &UninstallRequest, ui: &mut dyn Ui) -> Re
     for n in notes.iter().filter(|n| n.starts_with("warning: ")) {
         ui.line(n);
     }
-    let deadline = tokio::time::Instant::now() + req.waiting.timeout;
     for phase in &phases {
         for d in phase {
-            let gone =
-                !api::delete_dynamic(client, gvkp(d), d.namespace.as_deref(), &d.name).await?;
+            let gone = !api::delete_dynamic(&c, gvkp(d), d.namespace.as_deref(), &d.name).await?;
             let verb = if gone { "was already gone" } else { "deleted" };
             ui.line(&format!("{} {verb}", d.describe()));
         }
@@ -118,19 +127,21 @@ pub async fn run(client: &Client, req: &UninstallRequest, ui: &mut dyn Ui) -> Re
         // Each phase is gone before the next starts (finalizers may keep objects a while:
         // a custom resource's, a CRD waiting for its custom resources).
         for d in phase {
-            while api::get_dynamic(client, gvkp(d), d.namespace.as_deref(), &d.name)
-                .await?
-                .is_some()
-            {
-                if tokio::time::Instant::now() >= deadline {
-                    ui.error(&format!(
-                        "timed out after {:?} waiting for {} to go",
-                        req.waiting.timeout,
-                        d.describe()
-                    ));
+            let waiting_for = format!("{} to go", d.describe());
+            loop {
+                match api::get_dynamic(&c, gvkp(d), d.namespace.as_deref(), &d.name).await {
+                    Ok(None) => break,
+                    Ok(Some(_)) => {}
+                    Err(e) if c.expired() => {
+                        ui.error(&c.timed_out(&waiting_for, Some(&e)));
+                        return Ok(EXIT_FINDINGS);
+                    }
+                    Err(e) => return Err(e),
+                }
+                if !c.pause(req.waiting.interval).await {
+                    ui.error(&c.timed_out(&waiting_for, None));
                     return Ok(EXIT_FINDINGS);
                 }
-                tokio::time::sleep(req.waiting.interval).await;
             }
         }
     }

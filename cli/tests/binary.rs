@@ -249,3 +249,185 @@ fn install_version_pins_it_with_manual_approval_and_leaves_the_next_plan() {
         "{out}"
     );
 }
+
+/// An API server that accepts TCP connections and never writes a byte (the sockets stay
+/// open); returns its port.
+fn silent_server() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        let mut open = Vec::new();
+        for s in l.incoming().flatten() {
+            open.push(s);
+        }
+    });
+    port
+}
+
+/// What a bounded run of `olmctl` did.
+struct Run {
+    code: Option<i32>,
+    out: String,
+    err: String,
+    took: std::time::Duration,
+}
+
+/// `olmctl ARGS --kubeconfig K` with K a kubeconfig for `server` (with the testkit's CA for
+/// https://), run as a child that is killed after 60 s: a hang fails the test (with what the
+/// child printed), not the suite. With `--timeout 5s` it must end within 20 s (slack for a
+/// loaded machine).
+fn run_against(server: &str, args: &[&str]) -> Run {
+    let dir = tempfile::tempdir().expect("tmp");
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(&kc, olmctl_testkit::api::kubeconfig(server, TOKEN, NS)).expect("kubeconfig");
+    let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+    let start = std::time::Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_olmctl"))
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(&kc)
+        .env_remove("KUBECONFIG")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).expect("out"))
+        .stderr(std::fs::File::create(&err).expect("err"))
+        .spawn()
+        .expect("run olmctl");
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code();
+        }
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "olmctl {args:?} against {server} still running after 60s (killed)\nstdout:\n{}\nstderr:\n{}",
+                read(&out),
+                read(&err)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let run = Run {
+        code,
+        out: read(&out),
+        err: read(&err),
+        took: start.elapsed(),
+    };
+    assert!(
+        run.took < std::time::Duration::from_secs(20),
+        "{args:?} against {server}: took {:?}\n{}",
+        run.took,
+        run.err
+    );
+    run
+}
+
+const INSTALL: [&str; 6] = [
+    "install",
+    "p",
+    "--catalog",
+    "quay.io/example/p-catalog:v1",
+    "--timeout",
+    "5s",
+];
+const UNINSTALL: [&str; 4] = ["uninstall", "p", "--timeout", "5s"];
+
+#[test]
+fn install_and_uninstall_end_within_timeout_when_the_api_server_never_answers() {
+    // Issue 28 item 10: against an API server that accepts TCP and never answers, install hung
+    // until killed (the first calls had no deadline). Over http:// nothing answers the
+    // request; over https:// nothing answers the TLS handshake. Exit 2: the API server did
+    // not answer, as when it refuses the connection.
+    let port = silent_server();
+    let runs: Vec<(String, Vec<&str>, &str, Run)> = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for scheme in ["http", "https"] {
+            for (args, step) in [
+                (INSTALL.to_vec(), "while reading Namespace operators"),
+                (UNINSTALL.to_vec(), "while reading Subscription operators/p"),
+            ] {
+                let server = format!("{scheme}://127.0.0.1:{port}");
+                handles.push(s.spawn(move || {
+                    let run = run_against(&server, &args);
+                    (server, args, step, run)
+                }));
+            }
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("run"))
+            .collect()
+    });
+    for (server, args, step, run) in runs {
+        let err = &run.err;
+        assert_eq!(run.code, Some(2), "{args:?} against {server}: {err}");
+        assert!(
+            run.took >= std::time::Duration::from_secs(4),
+            "{:?}",
+            run.took
+        );
+        assert!(
+            err.starts_with("error: ")
+                && err.contains(&format!("no answer from the API server {server} "))
+                && err.contains(step)
+                && err.contains("raise --timeout"),
+            "{args:?} against {server}: {err}"
+        );
+        assert!(run.out.is_empty(), "{}", run.out);
+        assert!(!err.contains(TOKEN));
+    }
+}
+
+#[test]
+fn a_request_the_api_server_never_answers_ends_at_the_timeout() {
+    // The connection and the request go through (the API double reads it) and no response
+    // ever comes: a hung API server, as against a partitioned kube-apiserver.
+    let (fake, _olm) = cluster(Scenario::default());
+    let server = fake.serve_on_loopback();
+    fake.partition(TOKEN);
+    let run = run_against(&server, &UNINSTALL);
+    assert_eq!(run.code, Some(2), "{}", run.err);
+    assert!(
+        run.err.contains(&format!("no answer from the API server {server} "))
+            && run.err.contains(
+                "while reading Subscription operators/p (GET /apis/operators.coreos.com/v1alpha1/namespaces/operators/subscriptions/p)"
+            ),
+        "{}",
+        run.err
+    );
+}
+
+#[test]
+fn an_api_server_that_goes_silent_while_install_waits_ends_it_at_the_timeout() {
+    // The objects are written, then the API server stops answering: the wait for OLM ends at
+    // --timeout (exit 1, as any timeout of the wait), naming the step and the read that got
+    // no answer.
+    let (fake, _olm) = cluster(Scenario::default());
+    let server = fake.serve_on_loopback();
+    let f = fake.clone();
+    fake.set_hook(std::sync::Arc::new(move |m, path| {
+        if m == http::Method::POST && path.ends_with("/subscriptions") {
+            f.partition(TOKEN);
+        }
+    }));
+    let run = run_against(&server, &INSTALL);
+    assert_eq!(run.code, Some(1), "{}\n{}", run.out, run.err);
+    assert!(
+        run.out.contains("Subscription operators/p created"),
+        "{}",
+        run.out
+    );
+    assert!(
+        run.err
+            .starts_with("error: timed out after 5s waiting for ")
+            && run
+                .err
+                .contains(&format!("no answer from the API server {server} "))
+            && run
+                .err
+                .contains("while reading CatalogSource olm/p-catalog"),
+        "{}",
+        run.err
+    );
+}

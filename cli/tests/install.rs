@@ -6,14 +6,14 @@ mod common;
 use common::*;
 use olmctl::cli::cluster::UninstallRequest;
 use olmctl::install::uninstall::Uninstall;
-use olmctl_cli::ui::Recorder;
+use olmctl_cli::ui::{Recorder, Ui};
 use olmctl_cli::{install, uninstall};
 use serde_json::json;
 
 fn run_install(
     fake: &olmctl_testkit::api::ApiServer,
     req: &olmctl::cli::cluster::InstallRequest,
-    ui: &mut Recorder,
+    ui: &mut dyn Ui,
 ) -> u8 {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -163,6 +163,51 @@ fn manual_approval_asks_and_a_no_leaves_the_plan() {
     assert!(
         ui.lines
             .contains(&"InstallPlan install-7xk2p approved".to_string())
+    );
+}
+
+/// A person who takes `delay` to answer.
+struct Slow {
+    rec: Recorder,
+    delay: std::time::Duration,
+}
+
+impl Ui for Slow {
+    fn line(&mut self, s: &str) {
+        self.rec.line(s);
+    }
+
+    fn error(&mut self, s: &str) {
+        self.rec.error(s);
+    }
+
+    fn confirm(&mut self, question: &str) -> Option<bool> {
+        std::thread::sleep(self.delay);
+        self.rec.confirm(question)
+    }
+}
+
+#[test]
+fn the_time_a_confirmation_waits_for_its_answer_is_not_counted_in_the_timeout() {
+    // Every API call's deadline is within --timeout; an answer that took longer than all of
+    // it still gets its approval sent, and the install goes on.
+    let (fake, _olm) = cluster(Scenario::default());
+    let mut req = request("Manual", false);
+    req.waiting.timeout = std::time::Duration::from_secs(2);
+    let mut ui = Slow {
+        rec: Recorder::default(),
+        delay: std::time::Duration::from_secs(3),
+    };
+    ui.rec.answers.push_back(Some(true));
+    assert_eq!(run_install(&fake, &req, &mut ui), 0, "{:?}", ui.rec.errors);
+    assert!(
+        ui.rec
+            .lines
+            .contains(&"InstallPlan install-7xk2p approved".to_string())
+    );
+    assert_eq!(
+        ui.rec.lines.last().unwrap(),
+        "installed p.v1.0.0 in namespace operators"
     );
 }
 

@@ -1,6 +1,7 @@
 //! olmctl-operator: an upgrade gate for OLM that approves InstallPlans by `UpgradePolicy`,
 //! thin over the olmctl library (`olmctl::gate`), which makes every decision.
 //!
+//! - [`client`]: the API client, every call with a deadline;
 //! - [`crd`]: the UpgradePolicy resource (v1, and the deprecated v1alpha1);
 //! - [`controller`]: caches, the namespace reconcile, Events, status, approvals;
 //! - [`cluster`]: what a reconcile reads from the API server;
@@ -9,6 +10,7 @@
 //! - [`http`]: `/metrics`, `/healthz`, `/readyz`, and the conversion webhook over TLS;
 //! - [`metrics`]: the counters.
 
+pub mod client;
 pub mod cluster;
 pub mod controller;
 pub mod crd;
@@ -54,7 +56,14 @@ pub fn parse_kube_version(
     ))
 }
 
-/// The cluster's version ([`parse_kube_version`] of `/version`).
+/// The cluster's version ([`parse_kube_version`] of `/version`); `None`, logged, when it
+/// cannot be read.
 pub async fn kube_version(client: &kube::Client) -> Option<semver::Version> {
-    parse_kube_version(&client.apiserver_version().await.ok()?)
+    match client.apiserver_version().await {
+        Ok(info) => parse_kube_version(&info),
+        Err(e) => {
+            tracing::warn!(error = %e, "the cluster's version was not read");
+            None
+        }
+    }
 }

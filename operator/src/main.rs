@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use olmctl_operator::{crd, http, leader, run};
+use olmctl_operator::{client, crd, http, leader, run};
 
 /// An upgrade gate for OLM: approves InstallPlans by UpgradePolicy.
 #[derive(Parser)]
@@ -79,6 +79,10 @@ struct RunArgs {
     /// Answer 408 when a request body takes longer.
     #[arg(long, default_value = "30s", value_parser = run::parse_duration)]
     body_timeout: Duration,
+    /// The longest one call to the API server may take (a watch: until its response headers);
+    /// a call still unanswered then fails and is retried.
+    #[arg(long, default_value = "60s", value_parser = run::parse_duration)]
+    request_timeout: Duration,
 }
 
 fn main() -> ExitCode {
@@ -153,10 +157,13 @@ fn serve(args: RunArgs) -> ExitCode {
             body: args.body_timeout,
         },
     };
+    let request_timeout = args.request_timeout;
     let result = rt.block_on(async move {
-        let client = kube::Client::try_default()
+        let config = kube::Config::infer()
             .await
             .map_err(|e| format!("no cluster configuration (in-cluster or kubeconfig): {e}"))?;
+        tracing::info!(server = %olmctl::cli::cluster::server_name(&config.cluster_url), request_timeout = ?request_timeout, "API server");
+        let client = client::build(config, request_timeout)?;
         run::run(client, opts, run::signals()).await
     });
     match result {

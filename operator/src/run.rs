@@ -97,13 +97,12 @@ pub async fn run(
         crate::system_clock(),
     )?
     .owned_by_deployment(opts.lease_owner_deployment.clone());
-    let kube_version = crate::kube_version(&client).await;
     let ctx = Arc::new(controller::Ctx::new(
         client,
         metrics,
         leadership.clone(),
         crate::system_clock(),
-        kube_version,
+        None,
     ));
     // The controller stops on `stop`; the elector stops after it (then releases).
     let (stop_ctl_tx, stop_ctl_rx) = tokio::sync::oneshot::channel::<()>();
@@ -116,16 +115,37 @@ pub async fn run(
         let ns = opts.namespace.clone();
         let resync = opts.resync;
         tokio::spawn(async move {
+            use futures::FutureExt;
+            let stop = async {
+                let _ = stop_ctl_rx.await;
+            }
+            .shared();
+            // The cluster's version, before the caches and any reconcile, but in this task:
+            // neither the election nor SIGTERM waits for a server that does not answer.
+            tokio::select! {
+                v = crate::kube_version(&ctx.client) => {
+                    if let Some(v) = v
+                        && let Ok(mut k) = ctx.kube_version.lock()
+                    {
+                        *k = Some(v);
+                    }
+                }
+                _ = stop.clone() => return,
+            }
             let watch_sync = async {
                 while !synced.load(Ordering::SeqCst) {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 ready.synced.store(true, Ordering::SeqCst);
             };
-            let run = controller::run(ctx, ns, resync, synced.clone(), async {
-                let _ = stop_ctl_rx.await;
-            });
-            tokio::join!(watch_sync, run);
+            let run = controller::run(ctx, ns, resync, synced.clone(), stop);
+            tokio::pin!(run);
+            // The task ends with the controller, synced or not (a replica whose caches never
+            // synced stops on SIGTERM too).
+            tokio::select! {
+                _ = watch_sync => run.await,
+                _ = &mut run => {}
+            }
         })
     };
     let elector_task = tokio::spawn(elector.run(leadership.clone(), async {

@@ -17,23 +17,6 @@ use olmctl_testkit::api::ApiServer;
 use olmctl_testkit::process::eventually;
 use serde_json::{Value, json};
 
-fn lease(api: &ApiServer) -> Value {
-    api.get(
-        "coordination.k8s.io",
-        "leases",
-        OPERATOR_NS,
-        "olmctl-operator",
-    )
-    .unwrap_or(Value::Null)
-}
-
-fn holder(api: &ApiServer) -> String {
-    lease(api)["spec"]["holderIdentity"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_replicas_become_ready_though_only_one_leads() {
     // Defect A: readiness was tied to the Lease, so the standby never became Ready and a
@@ -67,14 +50,7 @@ async fn sigterm_releases_the_lease_and_exits_0() {
     .await;
     assert!(held, "a leads\n{}", a.proc.output());
     let transitions = lease(&api)["spec"]["leaseTransitions"].clone();
-    a.proc.terminate();
-    let status = a.proc.wait(Duration::from_secs(20)).await;
-    assert_eq!(
-        status.and_then(|s| s.code()),
-        Some(0),
-        "SIGTERM ends it with exit 0 ({status:?})\n{}",
-        a.proc.output()
-    );
+    a.terminate_exits_0().await;
     let l = lease(&api);
     assert_eq!(l["spec"]["holderIdentity"], "", "released: {l:#}");
     assert_eq!(l["spec"]["leaseDurationSeconds"], 1);
@@ -85,14 +61,7 @@ async fn sigterm_releases_the_lease_and_exits_0() {
 async fn a_standby_takes_over_a_killed_leader_and_a_cut_off_leader_stops_first() {
     // Defect I: client-go's semantics with short timings (lease 3 s, renew deadline 2 s,
     // retry 500 ms).
-    let timing = [
-        "--lease-duration",
-        "3s",
-        "--renew-deadline",
-        "2s",
-        "--retry-period",
-        "500ms",
-    ];
+    let timing = FAST_ELECTION;
     let lease_duration = Duration::from_secs(3);
     let jitter = Duration::from_millis(1100); // retry period x (1 + 1.2)
     let api = operator_cluster();

@@ -19,6 +19,18 @@ pub struct Connection {
     pub context: Option<String>,
 }
 
+/// An API server's URL as errors and logs name it: `scheme://host:port/path`, without the
+/// user information a URL may carry (credentials never appear in errors).
+pub fn server_name(url: &http::Uri) -> String {
+    format!(
+        "{}://{}{}{}",
+        url.scheme_str().unwrap_or("https"),
+        url.host().unwrap_or_default(),
+        url.port_u16().map(|p| format!(":{p}")).unwrap_or_default(),
+        url.path().trim_end_matches('/')
+    )
+}
+
 /// How long and how to wait.
 #[derive(Debug, Clone)]
 pub struct Waiting {
@@ -76,5 +88,21 @@ impl ClusterCommands for NoCluster {
     fn uninstall(&self, _: UninstallRequest) -> u8 {
         super::error("this build has no cluster client: use the olmctl binary");
         super::EXIT_USAGE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::server_name;
+
+    #[test]
+    fn server_names_leave_credentials_out() {
+        let name = |u: &str| server_name(&u.parse().expect("uri"));
+        assert_eq!(name("https://10.96.0.1:443/"), "https://10.96.0.1:443");
+        assert_eq!(
+            name("https://user:secret@api.example.com:6443/k8s/clusters/c-1/"),
+            "https://api.example.com:6443/k8s/clusters/c-1"
+        );
+        assert_eq!(name("http://[::1]:8080"), "http://[::1]:8080");
     }
 }

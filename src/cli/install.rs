@@ -22,7 +22,8 @@ pub struct LiveArgs {
     /// The kubeconfig context (default: its current context).
     #[arg(long, value_name = "NAME")]
     context: Option<String>,
-    /// Give up waiting after this long (e.g. 90s, 10m).
+    /// Give up after this long (e.g. 90s, 10m): every API call and the wait for OLM end within
+    /// it (one call within 60s at most); a confirmation's wait for its answer is not counted.
     #[arg(long, default_value = "10m", value_parser = parse_duration)]
     timeout: Duration,
     /// How often to read the objects OLM writes.

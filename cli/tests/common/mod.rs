@@ -434,7 +434,10 @@ pub fn waiting(yes: bool) -> Waiting {
     }
 }
 
-/// A kube client over the fake.
-pub fn client(fake: &FakeApi) -> kube::Client {
-    kube::Client::new(fake.clone(), "default")
+/// A kube client over the fake, in-process (no server URL).
+pub fn client(fake: &FakeApi) -> olmctl_cli::api::Cluster {
+    olmctl_cli::api::Cluster {
+        client: kube::Client::new(fake.clone(), "default"),
+        server: "(in-process)".into(),
+    }
 }

@@ -12,7 +12,37 @@ use super::*;
 use olmctl_testkit::api::rbac::UserInfo;
 use olmctl_testkit::api::{ApiServer, kubeconfig};
 use olmctl_testkit::process::{Launch, Proc, http_get, pod_ip};
-use serde_json::json;
+use serde_json::{Value, json};
+
+/// client-go's semantics with short timings: lease 3 s, renew deadline 2 s, retry 500 ms
+/// (each election call within 1 s).
+pub const FAST_ELECTION: [&str; 6] = [
+    "--lease-duration",
+    "3s",
+    "--renew-deadline",
+    "2s",
+    "--retry-period",
+    "500ms",
+];
+
+/// The operator's Lease (null when there is none).
+pub fn lease(api: &ApiServer) -> Value {
+    api.get(
+        "coordination.k8s.io",
+        "leases",
+        OPERATOR_NS,
+        "olmctl-operator",
+    )
+    .unwrap_or(Value::Null)
+}
+
+/// Who holds the operator's Lease.
+pub fn holder(api: &ApiServer) -> String {
+    lease(api)["spec"]["holderIdentity"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
 
 /// The binary: this build's, or `OLMCTL_OPERATOR_BIN`.
 pub fn bin() -> PathBuf {
@@ -58,6 +88,18 @@ pub struct Replica {
 impl Replica {
     pub async fn ready(&self) -> bool {
         http_get(self.probe, "/readyz").await.map(|r| r.0) == Some(200)
+    }
+
+    /// SIGTERM ends it with exit 0 within 20 s.
+    pub async fn terminate_exits_0(&mut self) {
+        self.proc.terminate();
+        let status = self.proc.wait(std::time::Duration::from_secs(20)).await;
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(0),
+            "SIGTERM ends it with exit 0 ({status:?})\n{}",
+            self.proc.output()
+        );
     }
 }
 
