@@ -4,6 +4,12 @@
 //!
 //! [`read`] opens without blocking, checks what was opened (not what the path said a moment
 //! before), refuses anything but a regular file, and never reads more than the size limit.
+//! Files found inside a directory are read only where they resolve inside it ([`tree`]); the
+//! committed file a `--check` compares is looked up as its writer would write it
+//! ([`committed`]).
+
+pub mod committed;
+pub mod tree;
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
@@ -107,6 +113,47 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
 /// files larger than [`max_file_size`].
 pub fn read(path: &Path) -> io::Result<Vec<u8>> {
     read_limited(path, max_file_size())
+}
+
+/// Checks that `path` is a regular file (links followed) within the size limit, without
+/// reading it: for a file another library reads itself (kube's kubeconfig loader), so that a
+/// FIFO, a device or a giant is refused before that read.
+pub fn check(path: &Path) -> io::Result<()> {
+    open_limited(path).map(drop)
+}
+
+/// A regular file opened for streaming within the size limit ([`open_limited`]).
+#[derive(Debug)]
+pub struct Limited {
+    file: File,
+    limit: u64,
+    read: u64,
+}
+
+impl Read for Limited {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read(buf)?;
+        self.read += n as u64;
+        if self.read > self.limit {
+            return Err(too_large(self.limit));
+        }
+        Ok(n)
+    }
+}
+
+/// Opens `path` as [`read`] does (a regular file no larger than [`max_file_size`]) for a
+/// caller that streams it; reading past the limit (a file that grows) is an error.
+pub fn open_limited(path: &Path) -> io::Result<Limited> {
+    let limit = max_file_size();
+    let file = open_regular(path)?;
+    if file.metadata()?.len() > limit {
+        return Err(too_large(limit));
+    }
+    Ok(Limited {
+        file,
+        limit,
+        read: 0,
+    })
 }
 
 /// [`read`] with an explicit limit.
@@ -228,6 +275,12 @@ mod tests {
         let p = d.path().join("a.yaml");
         std::fs::write(&p, "0123456789").unwrap();
         assert_eq!(read_limited(&p, 10).unwrap(), b"0123456789");
+        let mut streamed = String::new();
+        open_limited(&p)
+            .unwrap()
+            .read_to_string(&mut streamed)
+            .unwrap();
+        assert_eq!(streamed, "0123456789");
         let e = read_limited(&p, 9).unwrap_err();
         assert!(e.to_string().contains("larger than the 9 bytes"), "{e}");
         assert!(e.to_string().contains("--max-file-size"), "{e}");
@@ -244,6 +297,7 @@ mod tests {
         assert!(e.to_string().contains("FIFO"), "{e}");
         let e = read(Path::new("/dev/zero")).unwrap_err();
         assert!(e.to_string().contains("character device"), "{e}");
+        assert!(check(&fifo).is_err() && check(Path::new("/dev/zero")).is_err());
         let link = d.path().join("zero.yaml");
         std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
         assert!(read(&link).unwrap_err().to_string().contains("device"));
@@ -258,6 +312,8 @@ mod tests {
         let f = File::create(&p).unwrap();
         f.set_len(3 << 30).unwrap();
         let e = read(&p).unwrap_err();
+        assert!(e.to_string().contains("256 MiB"), "{e}");
+        let e = check(&p).unwrap_err();
         assert!(e.to_string().contains("256 MiB"), "{e}");
     }
 

@@ -15,10 +15,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::bounded::{Run, run};
+use common::bounded::{assert_mentions, run};
 use common::cli::p;
 use common::demo_bundle::{ANNOTATIONS, CRD, CSV};
-use common::write_tree;
+use common::{mkfifo, write_tree};
 
 /// The bound for the parsing attacks (the acceptance line).
 const PARSE_RSS: u64 = 200 << 20;
@@ -48,20 +48,6 @@ fn bundle_dir(extra: &[(&str, &str)]) -> tempfile::TempDir {
 
 fn upgrade_base() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/upgrade/base")
-}
-
-fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).expect("path");
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
-}
-
-#[track_caller]
-fn assert_mentions(r: &Run, needles: &[&str]) {
-    let all = format!("{}{}", r.stdout, r.stderr);
-    for n in needles {
-        assert!(all.contains(n), "output lacks {n:?}:\n{all}");
-    }
 }
 
 #[test]

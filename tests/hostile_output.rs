@@ -186,14 +186,29 @@ fn fmt_in_place_refuses_a_linked_catalog_file() {
 
 #[test]
 fn fmt_in_place_removes_a_linked_old_file_not_its_target() {
+    // A link leaving the catalog is refused before anything is read or written (issue 28).
     let v = Victim::new();
     let dir = tempfile::tempdir().expect("tmp");
     symlink(v.file("catalog.yaml"), dir.path().join("old.yaml")).expect("symlink");
     let o = olmctl(&["catalog", "fmt", p(dir.path())]);
+    assert_refused(&o, "old.yaml");
+    assert!(stderr(&o).contains("outside"), "{}", stderr(&o));
+    v.assert_untouched();
+    // A link inside it (its target in .indexignore, so read once): the link goes, the target
+    // stays.
+    std::fs::remove_file(dir.path().join("old.yaml")).expect("rm");
+    std::fs::create_dir(dir.path().join("keep")).expect("mkdir");
+    std::fs::write(dir.path().join("keep/catalog.yaml"), CATALOG).expect("write");
+    std::fs::write(dir.path().join(".indexignore"), "keep/\n").expect("write");
+    symlink("keep/catalog.yaml", dir.path().join("old.yaml")).expect("symlink");
+    let o = olmctl(&["catalog", "fmt", p(dir.path())]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(dir.path().join("foo/catalog.yaml").is_file());
     assert!(std::fs::symlink_metadata(dir.path().join("old.yaml")).is_err());
-    v.assert_untouched();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("keep/catalog.yaml")).expect("kept"),
+        CATALOG
+    );
 }
 
 #[test]

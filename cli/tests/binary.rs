@@ -41,12 +41,49 @@ fn kubeconfig(dir: &Path, port: u16) -> std::path::PathBuf {
 }
 
 fn olmctl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_olmctl"))
-        .args(args)
+    olmctl_env(args, &[])
+}
+
+/// Runs the binary with `env` (KUBECONFIG unset unless given) under a 3 GiB address-space
+/// limit (an endless read aborts it instead of filling the machine) and kills it after a
+/// minute: a child still running then is a hang (a kubeconfig that is a FIFO), which fails
+/// the test.
+fn olmctl_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_olmctl"));
+    cmd.args(args)
         .env_remove("KUBECONFIG")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
-        .output()
-        .expect("run olmctl")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 3 << 30,
+                rlim_max: 3 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().expect("run olmctl");
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            let o = child.wait_with_output().expect("output");
+            panic!(
+                "{args:?} {env:?} hung (killed after 60 s): {}",
+                text(&o.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
 }
 
 fn text(b: &[u8]) -> String {
@@ -174,6 +211,44 @@ fn connection_errors_name_the_file_or_context_and_exit_2() {
         assert!(
             err.starts_with("error: ") && err.contains(needle),
             "{args:?}: {err}"
+        );
+    }
+    // Kubeconfig files are read as olmctl's inputs are: a FIFO (given or in $KUBECONFIG), a
+    // link to a device or a file over --max-file-size is an error naming it, not a hang or an
+    // endless read by kube.
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("path");
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let fifo = fifo.to_str().expect("utf-8");
+    let zero = dir.path().join("zero");
+    std::os::unix::fs::symlink("/dev/zero", &zero).expect("link");
+    let zero = zero.to_str().expect("utf-8");
+    let install = ["install", "p", "--catalog-source", "c"];
+    for (flags, env, needle) in [
+        (vec!["--kubeconfig", fifo], vec![], "FIFO"),
+        (
+            vec![],
+            vec![("KUBECONFIG", format!("{missing}:{fifo}"))],
+            "FIFO",
+        ),
+        (vec!["--kubeconfig", zero], vec![], "character device"),
+        (
+            vec!["--kubeconfig", kc, "--max-file-size", "100"],
+            vec![],
+            "--max-file-size",
+        ),
+    ] {
+        let args: Vec<&str> = install.iter().copied().chain(flags).collect();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let o = olmctl_env(&args, &env);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?} {env:?}: {err}");
+        assert!(
+            err.starts_with("error: ")
+                && err.contains(needle)
+                && err.contains(dir.path().to_str().expect("utf-8")),
+            "{args:?} {env:?}: {err}"
         );
     }
     // No configuration anywhere: where it looked and what to pass.

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::fbc::decode::Obj;
 use crate::fbc::node::{Node, Pos, Value};
+use crate::input::tree::Tree;
 
 /// Bundle annotation keys.
 pub mod keys {
@@ -182,6 +183,14 @@ pub fn load_bundle(dir: &Path) -> Result<BundleDir, BundleError> {
             "not a bundle directory: expected manifests/ and metadata/ subdirectories",
         )
     })?;
+    // Files are read only where they resolve inside the directory given (see
+    // [`crate::input::tree`]): `manifests/` itself may be a link.
+    let tree = Tree::new(dir).map_err(|e| err(dir, Pos::default(), e.to_string()))?;
+    let parse = |p: &Path| {
+        tree.check(p)
+            .map_err(|e| err(p, Pos::default(), e.to_string()))
+            .and_then(|()| parse_file(p))
+    };
     let mut manifests = Vec::new();
     let mut skipped = Vec::new();
     let mut problems = Vec::new();
@@ -194,7 +203,7 @@ pub fn load_bundle(dir: &Path) -> Result<BundleDir, BundleError> {
             skipped.push(p);
             continue;
         }
-        match parse_file(&p) {
+        match parse(&p) {
             Ok(docs) => manifests.push(Manifest {
                 path: Arc::from(p.as_path()),
                 docs,
@@ -215,7 +224,7 @@ pub fn load_bundle(dir: &Path) -> Result<BundleDir, BundleError> {
         if p.is_dir() {
             continue;
         }
-        let docs = match parse_file(&p) {
+        let docs = match parse(&p) {
             Ok(d) => d,
             Err(e) => {
                 b.problems.push(e);

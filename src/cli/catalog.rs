@@ -748,9 +748,18 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
         let wanted: BTreeSet<PathBuf> = files.iter().map(|(r, _)| dir.join(r)).collect();
         let mut differ = Vec::new();
         for (rel, text) in &files {
-            let p = dir.join(rel);
-            if std::fs::read_to_string(&p).ok().as_deref() != Some(text.as_str()) {
-                differ.push(p.display().to_string());
+            // Read as every input, and as the write would go (through no link).
+            match crate::input::committed::read_committed(dir, rel) {
+                Ok(c) if c.as_deref() == Some(text.as_bytes()) => {}
+                Ok(_) => differ.push(dir.join(rel).display().to_string()),
+                Err(e) => {
+                    super::error(format_args!(
+                        "{e}; --check compares the catalog with the regular file `olmctl \
+                         catalog fmt {}` writes there",
+                        dir.display()
+                    ));
+                    return EXIT_USAGE;
+                }
             }
         }
         differ.extend(

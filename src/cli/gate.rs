@@ -71,7 +71,7 @@ pub fn run(cmd: GateCmd) -> u8 {
 }
 
 /// The files of `-f`: files as given, directories expanded to their YAML and JSON files (sorted,
-/// not recursive).
+/// not recursive; a linked one must resolve inside the directory, see [`crate::input::tree`]).
 fn object_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for p in paths {
@@ -86,6 +86,11 @@ fn object_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
                 .filter(|f| f.is_file())
                 .collect();
             files.sort();
+            let tree =
+                crate::input::tree::Tree::new(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            for f in &files {
+                tree.check(f).map_err(|e| format!("{}: {e}", f.display()))?;
+            }
             out.extend(files);
         } else {
             out.push(p.clone());

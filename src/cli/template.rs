@@ -206,7 +206,24 @@ pub fn build(
         super::error(e);
         EXIT_USAGE
     };
-    let mappings = match template::ci::read_mapping(&dir.join("ci.yaml")) {
+    // ci.yaml and the templates are read only where they resolve inside the package
+    // directory (a link committed there may point anywhere).
+    let tree = match crate::input::tree::Tree::new(dir) {
+        Ok(t) => t,
+        Err(e) => return fail(format!("{}: {e}", dir.display())),
+    };
+    let inside = |f: &Path| {
+        tree.check(f).or_else(|e| match e.kind() {
+            // A missing file is the reader's error, with its own message.
+            std::io::ErrorKind::NotFound => Ok(()),
+            _ => Err(format!("{}: {e}", f.display())),
+        })
+    };
+    let ci = dir.join("ci.yaml");
+    if let Err(e) = inside(&ci) {
+        return fail(e);
+    }
+    let mappings = match template::ci::read_mapping(&ci) {
         Ok(m) => m,
         Err(e) => return fail(e),
     };
@@ -227,6 +244,9 @@ pub fn build(
     let mut dirs: HashMap<String, PathBuf> = HashMap::new();
     for m in &mappings {
         let file = dir.join("catalog-templates").join(&m.template);
+        if let Err(e) = inside(&file) {
+            return fail(e);
+        }
         let doc = match read_template(&file) {
             Ok(d) => d,
             Err(e) => return fail(e),
@@ -299,8 +319,19 @@ pub fn build(
     // Everything rendered: now compare or write.
     for (i, catalog, rel, text) in outputs {
         if check {
-            let committed = std::fs::read(catalogs_root.join(&rel)).unwrap_or_default();
-            if committed != text.as_bytes() {
+            // Read as every input, and as the write below would go (through no link).
+            let committed = match crate::input::committed::read_committed(&catalogs_root, &rel) {
+                Ok(c) => c,
+                Err(e) => {
+                    return fail(format!(
+                        "{e}; --check compares what {} renders with the regular file \
+                         `olmctl catalog build {}` writes there",
+                        docs[i].0.display(),
+                        dir.display()
+                    ));
+                }
+            };
+            if committed.as_deref() != Some(text.as_bytes()) {
                 differs.push(format!(
                     "{} differs from what {} renders",
                     catalogs_root.join(&rel).display(),

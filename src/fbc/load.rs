@@ -86,6 +86,12 @@ pub fn list_files(root: &Path) -> Result<Vec<PathBuf>, LoadError> {
             ),
         });
     }
+    // A linked file is read only when it resolves inside the catalog (see
+    // [`crate::input::tree`]); directories are walked without following links.
+    let tree = crate::input::tree::Tree::new(root).map_err(|e| LoadError {
+        path: root.to_path_buf(),
+        message: e.to_string(),
+    })?;
     let mut files = Vec::new();
     let walker = ignore::WalkBuilder::new(root)
         .standard_filters(false)
@@ -96,9 +102,16 @@ pub fn list_files(root: &Path) -> Result<Vec<PathBuf>, LoadError> {
             path: root.to_path_buf(),
             message: e.to_string(),
         })?;
-        let is_file = entry.file_type().is_some_and(|t| t.is_file())
-            || entry.file_type().is_some_and(|t| t.is_symlink()) && entry.path().is_file();
+        let is_link = entry.file_type().is_some_and(|t| t.is_symlink());
+        let is_file =
+            entry.file_type().is_some_and(|t| t.is_file()) || is_link && entry.path().is_file();
         if is_file && entry.file_name() != INDEX_IGNORE {
+            if is_link {
+                tree.check(entry.path()).map_err(|e| LoadError {
+                    path: entry.path().to_path_buf(),
+                    message: e.to_string(),
+                })?;
+            }
             files.push(entry.into_path());
         }
     }

@@ -89,7 +89,8 @@ pub fn canonical_registry(host: &str) -> String {
 pub fn lookup(registry: &str, files: &[PathBuf]) -> Result<Option<Found>, String> {
     let want = canonical_registry(registry);
     for f in files {
-        let text = match std::fs::read(f) {
+        // Read as every input (a FIFO or device here would hang or fill memory).
+        let text = match crate::input::read(f) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(format!("{}: cannot read auth file: {e}", f.display())),

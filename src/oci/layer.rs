@@ -127,7 +127,7 @@ impl LayerBuilder {
                     self.dir(&target);
                     stack.push((p, target));
                 } else if ft.is_file() {
-                    let data = std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                    let data = read(&p)?;
                     let exec = is_exec(&meta);
                     self.file(&target, data, exec);
                 } else {
@@ -193,7 +193,7 @@ impl LayerBuilder {
                             links(&meta)
                         ));
                     }
-                    let data = std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                    let data = read(&p)?;
                     self.parents(&target);
                     self.entries.insert(
                         target,
@@ -326,6 +326,12 @@ fn links(meta: &std::fs::Metadata) -> u64 {
 #[cfg(not(unix))]
 fn links(_: &std::fs::Metadata) -> u64 {
     1
+}
+
+/// A file of a tree, read as every input is (a regular file within the size limit, checked on
+/// what is opened: [`crate::input::read`]).
+fn read(p: &Path) -> Result<Vec<u8>, String> {
+    crate::input::read(p).map_err(|e| format!("{}: {e}", p.display()))
 }
 
 /// The target a symlink at `at` (its path components below the root) gets in a layer: an

@@ -49,6 +49,24 @@ pub fn write(dir: &Path, tag: &str, art: &Artifact) -> Result<(), String> {
     for rel in &rels {
         outdir::check(dir, rel).map_err(|e| e.to_string())?;
     }
+    let index_file = dir.join(index_path);
+    // The index is read as every input, before anything is written (a FIFO there would hang
+    // the write); one that exists but cannot be read is an error, not an empty index.
+    let mut entries: Vec<Value> = match crate::input::read(&index_file) {
+        Ok(b) => serde_json::from_slice::<Value>(&b)
+            .map_err(|e| format!("{}: not JSON: {e}", index_file.display()))?
+            .get("manifests")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            return Err(format!(
+                "{}: {e}; remove it or choose another layout directory",
+                index_file.display()
+            ));
+        }
+    };
     let write = |rel: &Path, data: &[u8]| outdir::write(dir, rel, data).map_err(|e| e.to_string());
     write(
         Path::new("oci-layout"),
@@ -62,16 +80,6 @@ pub fn write(dir: &Path, tag: &str, art: &Artifact) -> Result<(), String> {
         }
         write(&rel, data)?;
     }
-    let index_file = dir.join(index_path);
-    let mut entries: Vec<Value> = match fs::read(&index_file) {
-        Ok(b) => serde_json::from_slice::<Value>(&b)
-            .map_err(|e| format!("{}: not JSON: {e}", index_file.display()))?
-            .get("manifests")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default(),
-        Err(_) => Vec::new(),
-    };
     entries.retain(|e| {
         e.pointer(&format!("/annotations/{}", REF_NAME.replace('/', "~1")))
             .and_then(Value::as_str)

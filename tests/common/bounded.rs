@@ -60,11 +60,17 @@ impl Run {
 }
 
 /// Runs `olmctl args...` with `stdin` closed.
+pub fn run(args: &[&str]) -> Run {
+    run_env(args, &[])
+}
+
+/// [`run`] with extra environment variables.
 // The child is reaped by `wait4` (which also gives its own peak RSS), not by `Child::wait`.
 #[allow(clippy::zombie_processes)]
-pub fn run(args: &[&str]) -> Run {
+pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut cmd = Command::new(crate::common::olmctl_bin());
     cmd.args(args)
+        .envs(env.iter().copied())
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -124,5 +130,14 @@ pub fn run(args: &[&str]) -> Run {
         max_rss: usage.ru_maxrss as u64 * 1024,
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
+    }
+}
+
+/// Asserts that what `r` printed (stdout and stderr) contains every needle.
+#[track_caller]
+pub fn assert_mentions(r: &Run, needles: &[&str]) {
+    let all = format!("{}{}", r.stdout, r.stderr);
+    for n in needles {
+        assert!(all.contains(n), "output lacks {n:?}:\n{all}");
     }
 }

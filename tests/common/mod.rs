@@ -182,6 +182,14 @@ pub fn write_blobs(docs: &[serde_json::Value]) -> tempfile::TempDir {
     dir
 }
 
+/// Makes a FIFO at `path`.
+#[cfg(unix)]
+pub fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).expect("path");
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
 /// A TCP port free on 127.0.0.1 (for a server a test starts).
 #[allow(dead_code)]
 pub fn free_port() -> u16 {

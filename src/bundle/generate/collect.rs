@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::bundle::load::{BundleError, err, field, kind_of, list_at, parse_file, str_at};
 use crate::checks::bundle::SUPPORTED_KINDS;
 use crate::fbc::node::{Node, Pos, Value};
+use crate::input::tree::Tree;
 
 /// One input object and where it came from.
 #[derive(Debug, Clone)]
@@ -78,7 +79,8 @@ pub fn input_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, BundleError> {
         let meta = std::fs::metadata(p)
             .map_err(|e| err(p, Pos::default(), format!("cannot read: {e}")))?;
         if meta.is_dir() {
-            walk(p, &mut out)?;
+            let tree = Tree::new(p).map_err(|e| err(p, Pos::default(), e.to_string()))?;
+            walk(&tree, p, &mut out)?;
         } else {
             out.insert(p.clone());
         }
@@ -86,7 +88,9 @@ pub fn input_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, BundleError> {
     Ok(out.into_iter().collect())
 }
 
-fn walk(dir: &Path, out: &mut BTreeSet<PathBuf>) -> Result<(), BundleError> {
+/// The YAML and JSON files below `dir`; a linked one must resolve inside `tree` (see
+/// [`crate::input::tree`]), linked directories are not entered.
+fn walk(tree: &Tree, dir: &Path, out: &mut BTreeSet<PathBuf>) -> Result<(), BundleError> {
     let rd = std::fs::read_dir(dir)
         .map_err(|e| err(dir, Pos::default(), format!("cannot list directory: {e}")))?;
     for entry in rd {
@@ -100,11 +104,15 @@ fn walk(dir: &Path, out: &mut BTreeSet<PathBuf>) -> Result<(), BundleError> {
             .file_type()
             .map_err(|e| err(&p, Pos::default(), e.to_string()))?;
         if ft.is_dir() {
-            walk(&p, out)?;
+            walk(tree, &p, out)?;
         } else if matches!(
             p.extension().and_then(|e| e.to_str()),
             Some("yaml" | "yml" | "json")
         ) {
+            if ft.is_symlink() {
+                tree.check(&p)
+                    .map_err(|e| err(&p, Pos::default(), e.to_string()))?;
+            }
             out.insert(p);
         }
     }

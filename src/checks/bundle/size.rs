@@ -10,6 +10,7 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 
 use super::Ctx;
+use super::codes::UNREADABLE;
 use crate::diag::Severity::{Error, Warning};
 use crate::fbc::node::Pos;
 
@@ -34,9 +35,10 @@ impl Write for Counter {
     }
 }
 
-/// One file's sizes: raw bytes and base64(gzip) length.
+/// One file's sizes: raw bytes and base64(gzip) length. Opened as every input is (a regular
+/// file within the size limit, never blocking: [`crate::input::open_limited`]).
 fn file_sizes(path: &Path) -> io::Result<(u64, u64)> {
-    let mut f = std::fs::File::open(path)?;
+    let mut f = crate::input::open_limited(path)?;
     let mut gz = GzEncoder::new(Counter(0), Compression::default());
     let mut buf = vec![0u8; 64 << 10];
     let mut raw = 0u64;
@@ -105,10 +107,23 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
     if bound as f64 <= MAX_BUNDLE_SIZE as f64 * 0.85 {
         return;
     }
-    let files: Vec<(PathBuf, u64, u64)> = listed
-        .into_iter()
-        .filter_map(|(p, _)| file_sizes(&p).ok().map(|(raw, packed)| (p, raw, packed)))
-        .collect();
+    let mut files: Vec<(PathBuf, u64, u64)> = Vec::new();
+    for (p, _) in listed {
+        match file_sizes(&p) {
+            Ok((raw, packed)) => files.push((p, raw, packed)),
+            // A file the loader could not read is reported once, by the loader's BND001.
+            Err(_) if cx.bundle.problems.iter().any(|x| x.path == p) => {}
+            Err(e) => {
+                cx.push(
+                    &UNREADABLE,
+                    format!("cannot read it to compute the bundle's size: {e}"),
+                    &p,
+                    Pos::default(),
+                    None,
+                );
+            }
+        }
+    }
     let raw: u64 = files.iter().map(|f| f.1).sum();
     let packed: u64 = files.iter().map(|f| f.2).sum();
     let (code, what) = if packed > MAX_BUNDLE_SIZE {
@@ -124,7 +139,6 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
     } else {
         return;
     };
-    let mut files = files;
     files.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
     let largest: Vec<String> = files
         .iter()

@@ -246,7 +246,10 @@ pub fn load_package(
     // a silent "not semver mode".
     let ci = pkg.join("ci.yaml");
     let semver = if std::fs::symlink_metadata(&ci).is_ok() {
-        let text = crate::input::read_text(&ci).map_err(|e| format!("{}: {e}", ci.display()))?;
+        let text = crate::input::tree::Tree::new(pkg)
+            .and_then(|t| t.check(&ci))
+            .and_then(|()| crate::input::read_text(&ci))
+            .map_err(|e| format!("{}: {e}", ci.display()))?;
         let mut docs = Vec::new();
         crate::fbc::yaml::parse_objects(&text, |d| docs.push(d))
             .map_err(|e| format!("{}:{e}", ci.display()))?;
