@@ -20,7 +20,14 @@ fi
 # testkit/tests/kubectl.rs drives the API double with the real kubectl 1.32: the Cloud SDK's
 # kubectl.1.32 or kubectl on PATH (KUBECTL=path picks another); when neither is 1.32 it is
 # downloaded from dl.k8s.io into target/kubectl and checked against its published SHA-256.
-is_kubectl_132() { "$1" version --client 2>/dev/null | grep -q 'Client Version: v1\.32\.'; }
+# The output is read whole first: `| grep -q` under pipefail failed at random when grep exited
+# before kubectl wrote its last line (SIGPIPE). A "-dispatcher" build (gcloud's kubectl, minor
+# "32+") is not taken: the test wants minor "32".
+is_kubectl_132() {
+  local v
+  v="$("$1" version --client 2>/dev/null)" || return 1
+  [[ "$v" =~ Client\ Version:\ v1\.32\.[0-9]+($|[[:space:]]) ]]
+}
 if [ -z "${KUBECTL:-}" ]; then
   for k in /usr/lib/google-cloud-sdk/bin/kubectl.1.32 "$(command -v kubectl || true)" target/kubectl/kubectl; do
     if [ -n "$k" ] && [ -x "$k" ] && is_kubectl_132 "$k"; then KUBECTL="$k"; break; fi
