@@ -453,6 +453,14 @@ impl ApiServer {
         st.of(group, plural, None).map(|(_, v)| v.clone()).collect()
     }
 
+    /// Every object of a resource in namespace `ns`, in key order (storage version).
+    pub fn list_in(&self, group: &str, plural: &str, ns: &str) -> Vec<Value> {
+        let st = self.inner.state.lock().expect("lock");
+        st.of(group, plural, Some(ns))
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
     /// Applies a merge patch with no admission (a controller double's write): to the main
     /// resource, or only to `status` when `status`. Returns false and writes nothing when the
     /// object is gone: a controller racing a delete gets 404 NotFound on its write, drops it
@@ -547,16 +555,7 @@ impl ApiServer {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
-            let me = self.clone();
-            tokio::spawn(async move {
-                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                    let me = me.clone();
-                    async move { Ok::<_, Infallible>(me.respond_to(req, Transport::Http).await) }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
-                    .await;
-            });
+            tokio::spawn(self.clone().serve_connection(stream));
         }
     }
 
@@ -571,18 +570,25 @@ impl ApiServer {
             let me = self.clone();
             let acceptor = acceptor.clone();
             tokio::spawn(async move {
-                let Ok(stream) = acceptor.accept(stream).await else {
-                    return;
-                };
-                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                    let me = me.clone();
-                    async move { Ok::<_, Infallible>(me.respond_to(req, Transport::Http).await) }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
-                    .await;
+                if let Ok(stream) = acceptor.accept(stream).await {
+                    me.serve_connection(stream).await;
+                }
             });
         }
+    }
+
+    /// Answers the HTTP/1.1 requests of one connection (plain or TLS).
+    async fn serve_connection<IO>(self, io: IO)
+    where
+        IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+            let me = self.clone();
+            async move { Ok::<_, Infallible>(me.respond_to(req, Transport::Http).await) }
+        });
+        let _ = hyper::server::conn::http1::Builder::new()
+            .serve_connection(hyper_util::rt::TokioIo::new(io), svc)
+            .await;
     }
 
     /// Serves over HTTP on a loopback port from a thread of its own (for processes whose

@@ -127,9 +127,8 @@ impl OlmInner {
     pub(super) async fn sync_namespace(&self, ns: &str) {
         let subs: Vec<Value> = self
             .api
-            .list(OLM, "subscriptions")
+            .list_in(OLM, "subscriptions", ns)
             .into_iter()
-            .filter(|x| s(x, "/metadata/namespace") == ns)
             .collect();
         if subs.is_empty() {
             return;
@@ -137,9 +136,8 @@ impl OlmInner {
         // The OperatorGroup's status: the namespaces it targets.
         let groups: Vec<Value> = self
             .api
-            .list(OLM, "operatorgroups")
+            .list_in(OLM, "operatorgroups", ns)
             .into_iter()
-            .filter(|g| s(g, "/metadata/namespace") == ns)
             .collect();
         for g in &groups {
             if g["status"]["namespaces"].is_null() {
@@ -336,9 +334,8 @@ impl OlmInner {
             .filter_map(|x| x["status"]["installPlanGeneration"].as_i64())
             .chain(
                 self.api
-                    .list(OLM, "installplans")
+                    .list_in(OLM, "installplans", ns)
                     .iter()
-                    .filter(|p| s(p, "/metadata/namespace") == ns)
                     .filter_map(|p| p["spec"]["generation"].as_i64()),
             )
             .max()
@@ -442,10 +439,11 @@ impl OlmInner {
             }
         }
         // One plan per generation (`ensureInstallPlan`).
-        let existing =
-            self.api.list(OLM, "installplans").into_iter().find(|p| {
-                s(p, "/metadata/namespace") == ns && p["spec"]["generation"] == generation
-            });
+        let existing = self
+            .api
+            .list_in(OLM, "installplans", ns)
+            .into_iter()
+            .find(|p| p["spec"]["generation"] == generation);
         let plan = match existing {
             Some(p) => p,
             None => {

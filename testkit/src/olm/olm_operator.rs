@@ -187,9 +187,8 @@ impl OlmInner {
         }
         let groups: Vec<Value> = self
             .api
-            .list(OLM, "operatorgroups")
+            .list_in(OLM, "operatorgroups", ns)
             .into_iter()
-            .filter(|g| s(g, "/metadata/namespace") == ns)
             .collect();
         match groups.len() {
             0 => return Err("csv in namespace with no operatorgroups".into()),
@@ -568,9 +567,8 @@ impl OlmInner {
         let name = s(csv, "/metadata/name");
         let all_ns = self
             .api
-            .list(OLM, "operatorgroups")
+            .list_in(OLM, "operatorgroups", ns)
             .into_iter()
-            .filter(|g| s(g, "/metadata/namespace") == ns)
             .any(|g| {
                 g["spec"]["targetNamespaces"]
                     .as_array()
@@ -579,9 +577,11 @@ impl OlmInner {
         if !all_ns {
             return;
         }
-        let mut owned: Vec<Value> = self.api.list("rbac.authorization.k8s.io", "roles");
-        owned.extend(self.api.list("rbac.authorization.k8s.io", "rolebindings"));
-        owned.retain(|o| s(o, "/metadata/namespace") == ns);
+        let mut owned: Vec<Value> = self.api.list_in("rbac.authorization.k8s.io", "roles", ns);
+        owned.extend(
+            self.api
+                .list_in("rbac.authorization.k8s.io", "rolebindings", ns),
+        );
         for o in crate::olm::rbac::lift(name, ns, &owned, false) {
             let plural = if o["kind"] == "ClusterRole" {
                 "clusterroles"
