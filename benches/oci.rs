@@ -4,9 +4,6 @@
 //! `skopeo copy` of the same image from an OCI layout to a fresh repository (push only, no
 //! build), and the build alone. Prints medians of 5 runs.
 
-#[path = "../tests/common/registry.rs"]
-mod registry;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -62,7 +59,7 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
     let bundle = root.join("operators/kube-green/0.7.1");
     let catalog = root.join("catalogs/v4.18");
-    let reg = registry::TestRegistry::start();
+    let reg = olmctl_testkit::registry::TestRegistry::start();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -71,7 +68,6 @@ fn main() {
         let r = parse_ref(tag).expect("ref");
         Registry::new(
             Options {
-                progress: false,
                 ..Options::default()
             },
             &[&r],

@@ -1,11 +1,12 @@
 //! olmctl: package Kubernetes operators for OLM and manage their lifecycle.
 //!
-//! The library holds everything; the `olmctl` binary is a thin command line over it.
+//! The library exposes functions and types only (no command line, no printing, no exit
+//! statuses); the `olmctl` binary (`cli/`) is the command line over it.
 
 pub mod bundle;
+pub mod catalog;
 #[macro_use]
 pub mod checks;
-pub mod cli;
 pub mod diag;
 pub mod diff;
 pub mod fbc;

@@ -12,7 +12,7 @@
 //!
 //! [`escape`] is the one function every text writer puts such values through: findings
 //! ([`crate::diag::render_text`]), graphs, paths, listings, `catalog diff` (text, and Markdown by
-//! way of [`crate::markdown`]) and the command line's messages ([`crate::cli::error`]).
+//! way of [`crate::markdown`]) and the command line's messages.
 //! `tests/hostile_output.rs` runs every command of the command line (clap's list, so a new one
 //! fails the test until it is added) with hostile values and finds no raw control character.
 
@@ -86,5 +86,33 @@ mod tests {
         assert_eq!(escape("x\u{202e}y\u{2066}z"), "x\\u{202e}y\\u{2066}z");
         assert_eq!(escape("é ü 日本"), "é ü 日本");
         assert_eq!(format!("[{:<6}]", esc("a\nb")), "[a\\nb  ]");
+    }
+}
+
+/// An API server's URL as errors and logs name it: `scheme://host:port/path`, without the
+/// user information a URL may carry (credentials never appear in errors).
+pub fn server_name(url: &http::Uri) -> String {
+    format!(
+        "{}://{}{}{}",
+        url.scheme_str().unwrap_or("https"),
+        url.host().unwrap_or_default(),
+        url.port_u16().map(|p| format!(":{p}")).unwrap_or_default(),
+        url.path().trim_end_matches('/')
+    )
+}
+
+#[cfg(test)]
+mod server_name_tests {
+    use super::server_name;
+
+    #[test]
+    fn server_names_leave_credentials_out() {
+        let name = |u: &str| server_name(&u.parse().expect("uri"));
+        assert_eq!(name("https://10.96.0.1:443/"), "https://10.96.0.1:443");
+        assert_eq!(
+            name("https://user:secret@api.example.com:6443/k8s/clusters/c-1/"),
+            "https://api.example.com:6443/k8s/clusters/c-1"
+        );
+        assert_eq!(name("http://[::1]:8080"), "http://[::1]:8080");
     }
 }

@@ -1,56 +1,179 @@
-//! The `olmctl` binary's cluster side: `olmctl install` and `olmctl uninstall` with kube, on
-//! the olmctl library's command line ([`olmctl::cli::main_with`]). The Kubernetes client lives
-//! here, not in the library, so that the k8s-openapi version feature is set by a binary's crate
-//! only.
+//! The `olmctl` command line over the olmctl library: clap, printing and exit statuses live
+//! here, never in the library. The binary only calls [`main`].
 //!
-//! - [`connect`]: kubeconfig or in-cluster configuration, as kubectl finds it;
-//! - [`install`], [`uninstall`]: the commands, over an untyped [`api`];
-//! - [`ui`]: progress lines and confirmations.
+//! - [`cmd`]: one module per command group, each calling the library and printing its result;
+//! - [`cluster`]: the commands that reach a cluster (install, uninstall) with kube;
+//! - shared by the commands, never a command themselves: [`args`] (flags and values several
+//!   commands take), [`inputs`] (catalogs and image inputs read with the command line's
+//!   messages), [`build`] (one image operation run and printed), [`report`] (findings,
+//!   delivered images, image news on stderr), [`term`] (exit statuses, output, stdout/stderr).
 
-pub mod api;
-pub mod connect;
-pub mod install;
-pub mod ui;
-pub mod uninstall;
+pub mod args;
+pub mod build;
+pub mod cluster;
+pub mod cmd;
+pub mod inputs;
+pub mod report;
+pub mod term;
 
-use olmctl::cli::cluster::{ClusterCommands, InstallRequest, UninstallRequest};
-use olmctl::cli::{EXIT_USAGE, error};
+use std::process::ExitCode;
 
-/// The cluster commands, with kube.
-pub struct Kube;
+use clap::{Parser, Subcommand};
 
-fn block_on<F: std::future::Future<Output = Result<u8, String>>>(f: F) -> u8 {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            error(format_args!("cannot start the runtime: {e}"));
-            return EXIT_USAGE;
-        }
-    };
-    match rt.block_on(f) {
-        Ok(code) => code,
-        Err(e) => {
-            error(e);
-            EXIT_USAGE
-        }
-    }
+use cmd::{bundle, catalog, check, gate, image, install};
+use term::{EXIT_OK, EXIT_USAGE, Output, error, out};
+
+/// Package Kubernetes operators for OLM: validate, format and inspect File-Based Catalogs.
+#[derive(Debug, Parser)]
+#[command(name = "olmctl", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    /// Largest input file read (catalog, bundle, policy and manifest files), e.g. 256M or 1G;
+    /// a larger file is an error naming it.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = args::parse_size,
+          default_value = "256M")]
+    max_file_size: u64,
 }
 
-impl ClusterCommands for Kube {
-    fn install(&self, req: InstallRequest) -> u8 {
-        block_on(async {
-            let cluster = connect::client(&req.connection).await?;
-            install::run(&cluster, &req, &mut ui::Terminal).await
-        })
-    }
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Work with File-Based Catalogs.
+    #[command(subcommand)]
+    Catalog(catalog::CatalogCmd),
+    /// Work with registry+v1 bundles.
+    #[command(subcommand)]
+    Bundle(bundle::BundleCmd),
+    /// Check upgrade safety: semver skew, CRD versions and schemas, Kubernetes API removals.
+    #[command(subcommand)]
+    Check(check::CheckCmd),
+    /// Install a package through OLM: CatalogSource, OperatorGroup, Subscription (and an
+    /// UpgradePolicy with --gate); --print writes them for `kubectl apply` or GitOps.
+    #[command(disable_version_flag = true)]
+    Install(install::InstallArgs),
+    /// Uninstall a package OLM installed: its Subscription and CSV (and, when asked, its CRDs
+    /// and the CatalogSource `olmctl install` created).
+    #[command(disable_version_flag = true)]
+    Uninstall(install::UninstallArgs),
+    /// Build images of binaries (daemonless, as ko does).
+    #[command(subcommand)]
+    Image(image::ImageCmd),
+    /// The upgrade gate (what olmctl-operator decides), offline.
+    #[command(subcommand)]
+    Gate(gate::GateCmd),
+    /// Explain a diagnostic code (e.g. `olmctl explain FBC029`).
+    Explain {
+        /// The code.
+        code: String,
+    },
+    /// List every diagnostic code.
+    Codes {
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+}
 
-    fn uninstall(&self, req: UninstallRequest) -> u8 {
-        block_on(async {
-            let cluster = connect::client(&req.connection).await?;
-            uninstall::run(&cluster, &req, &mut ui::Terminal).await
-        })
+/// Runs the command line with the process arguments and returns the exit status.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            // clap quotes the offending argument; with control characters in the arguments,
+            // the message is the one for the same arguments escaped.
+            let args: Vec<String> = std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            let e = if args
+                .iter()
+                .any(|a| a.chars().any(olmctl::text::needs_escape))
+            {
+                let escaped = args.iter().map(|a| olmctl::text::escape(a).into_owned());
+                match Cli::try_parse_from(escaped) {
+                    Err(escaped) => escaped,
+                    Ok(_) => clap::Error::raw(
+                        clap::error::ErrorKind::InvalidValue,
+                        "an argument is not valid\n",
+                    ),
+                }
+            } else {
+                e
+            };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    // Run on a large stack: catalog values may nest deeply and are walked recursively.
+    let worker = std::thread::Builder::new()
+        .stack_size(olmctl::fbc::load::PARSER_STACK)
+        .spawn(move || run(cli));
+    let code = match worker.map(|h| h.join()) {
+        Ok(Ok(code)) => code,
+        Ok(Err(_)) => EXIT_USAGE,
+        Err(e) => {
+            error(format_args!("cannot start worker thread: {e}"));
+            EXIT_USAGE
+        }
+    };
+    ExitCode::from(code)
+}
+
+/// Runs a parsed command line and returns the exit status.
+pub fn run(cli: Cli) -> u8 {
+    olmctl::input::set_max_file_size(cli.max_file_size);
+    match cli.command {
+        Command::Catalog(c) => cmd::catalog::run(c),
+        Command::Bundle(c) => cmd::bundle::run(c),
+        Command::Check(c) => cmd::check::run(c),
+        Command::Gate(c) => cmd::gate::run(c),
+        Command::Image(c) => cmd::image::run(c),
+        Command::Install(a) => cmd::install::run(a),
+        Command::Uninstall(a) => cmd::install::run_uninstall(a),
+        Command::Explain { code } => match olmctl::checks::find(&code) {
+            Some(c) => {
+                out(&format!(
+                    "{} ({}): {}\n",
+                    c.code,
+                    c.severity.as_str(),
+                    c.summary
+                ));
+                EXIT_OK
+            }
+            None => {
+                error(format_args!(
+                    "unknown code `{code}` (run `olmctl codes` for the list)"
+                ));
+                EXIT_USAGE
+            }
+        },
+        Command::Codes { output } => {
+            let codes = olmctl::checks::all_codes();
+            match output {
+                Output::Text => {
+                    let mut s = String::new();
+                    for c in codes {
+                        s.push_str(&format!(
+                            "{}  {:<7}  {}\n",
+                            c.code,
+                            c.severity.as_str(),
+                            c.summary
+                        ));
+                    }
+                    out(&s);
+                }
+                Output::Json => {
+                    let v: Vec<_> = codes
+                        .iter()
+                        .map(|c| serde_json::json!({"code": c.code, "severity": c.severity.as_str(), "summary": c.summary}))
+                        .collect();
+                    out(&format!(
+                        "{}\n",
+                        serde_json::to_string_pretty(&v).unwrap_or_default()
+                    ));
+                }
+            }
+            EXIT_OK
+        }
     }
 }

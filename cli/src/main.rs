@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    olmctl::cli::main_with(Box::new(olmctl_cli::Kube))
+    olmctl_cli::main()
 }

@@ -1,12 +1,12 @@
 //! The `olmctl` binary against the in-memory API served over HTTP on 127.0.0.1, reached through
 //! a kubeconfig file as kubectl would: install (Manual, approved with --yes) and uninstall.
 
-mod common;
+mod cluster;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use common::*;
+use cluster::*;
 
 /// Serves the fake on a loopback port from a thread of its own; returns the port.
 fn serve(fake: olmctl_testkit::api::ApiServer) -> u16 {

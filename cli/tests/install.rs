@@ -1,18 +1,18 @@
 //! `olmctl install` and `olmctl uninstall` against the in-memory API, with an OLM double moving
 //! the objects through OLM's states: each progress step, Manual approval, OLM's failures.
 
-mod common;
+mod cluster;
 
-use common::*;
-use olmctl::cli::cluster::UninstallRequest;
+use cluster::*;
 use olmctl::install::uninstall::Uninstall;
-use olmctl_cli::ui::{Recorder, Ui};
-use olmctl_cli::{install, uninstall};
+use olmctl_cli::cluster::UninstallRequest;
+use olmctl_cli::cluster::ui::{Recorder, Ui};
+use olmctl_cli::cluster::{install, uninstall};
 use serde_json::json;
 
 fn run_install(
     fake: &olmctl_testkit::api::ApiServer,
-    req: &olmctl::cli::cluster::InstallRequest,
+    req: &olmctl_cli::cluster::InstallRequest,
     ui: &mut dyn Ui,
 ) -> u8 {
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -48,7 +48,7 @@ pub const TRANSPORT_READ_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The client for `config`, every call within `request_timeout` ([`Deadline`]).
 pub fn build(mut config: kube::Config, request_timeout: Duration) -> Result<kube::Client, String> {
-    let server = olmctl::cli::cluster::server_name(&config.cluster_url);
+    let server = olmctl::text::server_name(&config.cluster_url);
     config.connect_timeout = Some(request_timeout.min(CONNECT_TIMEOUT));
     config.write_timeout = Some(request_timeout);
     config.read_timeout = Some(TRANSPORT_READ_TIMEOUT.max(request_timeout));

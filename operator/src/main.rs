@@ -162,7 +162,7 @@ fn serve(args: RunArgs) -> ExitCode {
         let config = kube::Config::infer()
             .await
             .map_err(|e| format!("no cluster configuration (in-cluster or kubeconfig): {e}"))?;
-        tracing::info!(server = %olmctl::cli::cluster::server_name(&config.cluster_url), request_timeout = ?request_timeout, "API server");
+        tracing::info!(server = %olmctl::text::server_name(&config.cluster_url), request_timeout = ?request_timeout, "API server");
         let client = client::build(config, request_timeout)?;
         run::run(client, opts, run::signals()).await
     });

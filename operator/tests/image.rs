@@ -14,8 +14,11 @@ use std::path::{Component, Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use olmctl::cli::Output;
-use olmctl::cli::oci::{Dest, ImageBuild, RegistryArgs, image_build};
+use olmctl::oci::build::{BinarySpec, binary};
+use olmctl::oci::deliver::Dest;
+use olmctl::oci::events::Silent;
+use olmctl::oci::image::Platform;
+use olmctl::oci::registry::Options;
 use olmctl_testkit::api::ApiServer as FakeApi;
 use serde_json::Value;
 
@@ -51,36 +54,38 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// `olmctl image build` in-process, into the OCI layout `layout`; returns the image's digest.
+/// `olmctl image build`'s library operation in-process, into the OCI layout `layout`;
+/// returns the image's digest.
 fn build(root: &Path, layout: &Path) -> String {
-    let binary = format!("{OPERATOR}:{ENTRYPOINT}");
-    let b = ImageBuild {
-        base_image: "scratch",
-        binary: &binary,
+    let spec = BinarySpec {
+        base_image: "scratch".into(),
+        binary: format!("{OPERATOR}:{ENTRYPOINT}"),
         layers: vec![root.to_path_buf()],
         user: Some(USER.into()),
-        dest: Dest {
-            tag: TAG,
-            push: false,
-            layout: Some(layout),
-        },
-        platform: None,
+        platform: Platform::host(),
         labels: Default::default(),
     };
-    let reg = RegistryArgs {
-        plain_http: false,
-        insecure: false,
-        username: None,
-        password_stdin: false,
+    let dest = Dest {
+        tag: TAG.into(),
+        push: false,
+        layout: Some(layout.to_path_buf()),
+    };
+    let opts = Options {
         retries: 0,
         timeout: Duration::from_secs(60),
+        ..Options::default()
     };
-    assert_eq!(image_build(&b, &reg, Output::Text), 0, "image build failed");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let built = rt
+        .block_on(binary(&spec, &dest, &opts, &Silent))
+        .unwrap_or_else(|e| panic!("image build failed: {e:?}"));
     let index = json(&layout.join("index.json"));
-    index["manifests"][0]["digest"]
-        .as_str()
-        .expect("digest")
-        .to_string()
+    let digest = index["manifests"][0]["digest"].as_str().expect("digest");
+    assert_eq!(digest, built.delivered.digest);
+    digest.to_string()
 }
 
 fn json(p: &Path) -> Value {

@@ -6,8 +6,6 @@
 //! bounded; memory and CPU are read from /proc.
 
 mod common;
-#[path = "../../tests/common/procfs.rs"]
-mod procfs;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::pods::*;
 use olmctl_testkit::process::{eventually, http_get};
-use procfs::{cpu_seconds, rss_kib};
+use olmctl_testkit::procfs::{cpu_seconds, rss_kib};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

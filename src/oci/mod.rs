@@ -8,10 +8,13 @@
 pub mod append;
 pub mod auth;
 pub mod binary_image;
+pub mod build;
 pub mod bundle_cache;
 pub mod bundle_image;
 pub mod catalog_image;
+pub mod deliver;
 pub mod digest;
+pub mod events;
 pub mod extract;
 pub mod image;
 pub mod layer;

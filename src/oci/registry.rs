@@ -16,11 +16,10 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::future::Future;
-use std::io::{IsTerminal, Write};
 use std::net::IpAddr;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use oci_client::Reference;
@@ -43,7 +42,7 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 pub const MAX_CONFIG: u64 = 64 << 20;
 
 /// How to reach registries.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Options {
     /// Use plain HTTP for every registry (loopback hosts always use it).
     pub plain_http: bool,
@@ -55,12 +54,26 @@ pub struct Options {
     pub retries: u32,
     /// First backoff delay; doubles on each retry.
     pub backoff: Duration,
-    /// Show upload progress on stderr (only when it is a terminal).
-    pub progress: bool,
+    /// Where retries and upload progress are reported (large blobs only).
+    pub events: super::events::Sink,
     /// Largest blob a pull accepts (compressed bytes).
     pub max_blob: u64,
     /// Longest time one attempt of one operation may take (`--timeout`).
     pub timeout: Duration,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("plain_http", &self.plain_http)
+            .field("insecure", &self.insecure)
+            .field("credentials", &self.credentials.as_ref().map(|_| "<set>"))
+            .field("retries", &self.retries)
+            .field("backoff", &self.backoff)
+            .field("max_blob", &self.max_blob)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Options {
@@ -71,7 +84,7 @@ impl Default for Options {
             credentials: None,
             retries: 4,
             backoff: Duration::from_millis(250),
-            progress: true,
+            events: super::events::silent(),
             max_blob: 2 << 30,
             timeout: DEFAULT_TIMEOUT,
         }
@@ -220,15 +233,15 @@ impl Registry {
                         .map_or(MAX_BACKOFF, |d| d.min(MAX_BACKOFF));
                     attempt += 1;
                     self.retries.fetch_add(1, Ordering::Relaxed);
-                    eprintln!(
-                        "warning: {}; retry {attempt}/{} in {} ms",
+                    self.opts.events.warn(&format!(
+                        "{}; retry {attempt}/{} in {} ms",
                         crate::text::esc(format_args!(
                             "{what}: {}",
                             describe(&e, self.opts.timeout)
                         )),
                         self.opts.retries,
                         delay.as_millis()
-                    );
+                    ));
                     tokio::time::sleep(delay).await;
                 }
                 Err(e) => return Err(format!("{what}: {}", describe(&e, self.opts.timeout))),
@@ -332,20 +345,23 @@ impl Registry {
     /// Uploads one blob; large blobs show progress on a terminal.
     async fn upload(&self, target: &Reference, data: Bytes, d: &str) -> Result<(), String> {
         const CHUNK: usize = 1 << 20;
-        let show = self.opts.progress && data.len() >= 4 * CHUNK && std::io::stderr().is_terminal();
+        let show = data.len() >= 4 * CHUNK;
         let what = format!("uploading {d} to {}", target.whole());
         let total = data.len();
         let short = d.get(7..19).unwrap_or(d).to_string();
-        let started = Instant::now();
+        if show {
+            self.opts.events.upload_started(&short, total as u64);
+        }
         let res = self
             .retry(&what, || async {
                 let authz = self.authorize(target, true).await?;
                 let body = if show {
-                    let (data, short, start) = (data.clone(), short.clone(), Instant::now());
+                    let (data, short, events) =
+                        (data.clone(), short.clone(), self.opts.events.clone());
                     // Lazy: chunk i is produced when the connection asks for it, that is once
                     // chunk i - 1 was handed to it.
                     let chunks = (0..total.div_ceil(CHUNK)).map(move |i| {
-                        progress(&short, (i * CHUNK) as u64, total as u64, start.elapsed());
+                        events.upload_progress(&short, (i * CHUNK) as u64);
                         Ok::<_, std::io::Error>(data.slice(i * CHUNK..((i + 1) * CHUNK).min(total)))
                     });
                     reqwest::Body::wrap_stream(futures_util::stream::iter(chunks))
@@ -357,9 +373,9 @@ impl Registry {
             .await;
         if show {
             if res.is_ok() {
-                progress(&short, total as u64, total as u64, started.elapsed());
+                self.opts.events.upload_progress(&short, total as u64);
             }
-            eprintln!();
+            self.opts.events.upload_finished(&short, res.is_ok());
         }
         res
     }
@@ -722,20 +738,6 @@ fn describe_http(r: &reqwest::Error) -> String {
         s.push_str(" (is this a plain-HTTP registry? pass --plain-http)");
     }
     s
-}
-
-fn progress(short: &str, done: u64, total: u64, elapsed: Duration) {
-    let mb = |b: u64| b as f64 / 1_048_576.0;
-    let rate = mb(done) / elapsed.as_secs_f64().max(0.001);
-    let mut e = std::io::stderr().lock();
-    let _ = write!(
-        e,
-        "\r  {short}  {:>7.1} / {:.1} MiB  {:>6.1} MiB/s",
-        mb(done),
-        mb(total),
-        rate
-    );
-    let _ = e.flush();
 }
 
 #[cfg(test)]

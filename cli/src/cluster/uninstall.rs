@@ -1,0 +1,156 @@
+//! `olmctl uninstall` against a cluster: reads the package's Subscription, CSVs, the custom
+//! resources of the CRDs they own and the CatalogSource, then deletes in the phases of
+//! [`olmctl::install::uninstall`] (Subscription; with `--delete-crds` the custom resources
+//! while the operator still runs; every CSV of the package; the CRDs; the CatalogSource),
+//! waiting for each phase to be gone before the next. `--timeout` bounds the whole command:
+//! every API call has a deadline within it ([`api::Calls`]).
+
+use super::UninstallRequest;
+use crate::term::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE};
+use olmctl::install::uninstall::{Deletion, Found};
+use serde_json::Value;
+
+use super::api::{self, Calls, Cluster};
+use super::ui::Ui;
+
+fn gvkp(d: &Deletion) -> api::Dynamic<'_> {
+    (&d.group, &d.version, &d.kind, &d.plural)
+}
+
+fn s<'a>(v: &'a Value, p: &str) -> &'a str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The storage version of a CRD (its custom resources are listed in it).
+fn storage_version(crd: &Value) -> Option<String> {
+    crd.pointer("/spec/versions")?
+        .as_array()?
+        .iter()
+        .find(|v| v["storage"] == true)
+        .and_then(|v| v["name"].as_str())
+        .map(str::to_string)
+}
+
+/// Runs the uninstall; returns the exit status.
+///
+/// A call the API server does not answer in time is an error (exit 2), as any API error,
+/// except a read of the wait for a phase to go that the end of `--timeout` cuts short: that is
+/// the wait's timeout (exit 1), with the read that got no answer.
+pub async fn run(cluster: &Cluster, req: &UninstallRequest, ui: &mut dyn Ui) -> Result<u8, String> {
+    let mut c = Calls::new(cluster, req.waiting.timeout);
+    let u = &req.uninstall;
+    let ns = u.namespace.as_str();
+    let sub_name = u.subscription_name();
+    let Some(sub) = api::get(&c, api::SUBSCRIPTION, Some(ns), sub_name).await? else {
+        return Err(format!(
+            "Subscription {ns}/{sub_name} not found (pass --subscription NAME when it is not named after the package)"
+        ));
+    };
+    let csvs = api::list(&c, api::CSV, Some(ns)).await?;
+    let mut found = Found {
+        subscription: Some(sub.clone()),
+        csvs,
+        ..Found::default()
+    };
+    let owned =
+        olmctl::install::uninstall::Uninstall::owned_crds(&u.package_csvs(Some(&sub), &found.csvs));
+    for name in &owned {
+        let Some(crd) = api::get(&c, api::CRD, None, name).await? else {
+            continue;
+        };
+        let Some(version) = storage_version(&crd) else {
+            continue;
+        };
+        let items = api::list_all(
+            &c,
+            (
+                s(&crd, "/spec/group"),
+                &version,
+                s(&crd, "/spec/names/kind"),
+                s(&crd, "/spec/names/plural"),
+            ),
+        )
+        .await?;
+        found.custom_resources.push((crd, items));
+    }
+    found.catalog_source = match (
+        sub.pointer("/spec/source").and_then(Value::as_str),
+        sub.pointer("/spec/sourceNamespace").and_then(Value::as_str),
+    ) {
+        (Some(src), Some(sns)) if u.delete_catalog_source => {
+            api::get(&c, api::CATALOG_SOURCE, Some(sns), src).await?
+        }
+        _ => None,
+    };
+    let (phases, notes) = u.plan(&found);
+    let crds: Vec<&Deletion> = phases
+        .iter()
+        .flatten()
+        .filter(|d| d.kind == "CustomResourceDefinition")
+        .collect();
+    if !crds.is_empty() && !req.waiting.yes {
+        let names: Vec<&str> = crds.iter().map(|d| d.name.as_str()).collect();
+        let q = format!(
+            "Delete the CRDs {} and every custom resource of them, in all namespaces?",
+            names.join(", ")
+        );
+        let asked = tokio::time::Instant::now();
+        let answer = ui.confirm(&q);
+        // The time the answer took is not the command's.
+        c.extend(asked.elapsed());
+        match answer {
+            Some(true) => {}
+            Some(false) => {
+                ui.line("nothing deleted");
+                return Ok(EXIT_FINDINGS);
+            }
+            None => {
+                ui.error(
+                    "--delete-crds deletes every custom resource of the CRDs and there is no terminal to ask: pass --yes",
+                );
+                return Ok(EXIT_USAGE);
+            }
+        }
+    }
+    for n in notes.iter().filter(|n| n.starts_with("warning: ")) {
+        ui.line(n);
+    }
+    for phase in &phases {
+        for d in phase {
+            let gone = !api::delete_dynamic(&c, gvkp(d), d.namespace.as_deref(), &d.name).await?;
+            let verb = if gone { "was already gone" } else { "deleted" };
+            ui.line(&format!("{} {verb}", d.describe()));
+        }
+        if req.waiting.no_wait {
+            continue;
+        }
+        // Each phase is gone before the next starts (finalizers may keep objects a while:
+        // a custom resource's, a CRD waiting for its custom resources).
+        for d in phase {
+            let waiting_for = format!("{} to go", d.describe());
+            loop {
+                match api::get_dynamic(&c, gvkp(d), d.namespace.as_deref(), &d.name).await {
+                    Ok(None) => break,
+                    Ok(Some(_)) => {}
+                    Err(e) if c.expired() => {
+                        ui.error(&c.timed_out(&waiting_for, Some(&e)));
+                        return Ok(EXIT_FINDINGS);
+                    }
+                    Err(e) => return Err(e),
+                }
+                if !c.pause(req.waiting.interval).await {
+                    ui.error(&c.timed_out(&waiting_for, None));
+                    return Ok(EXIT_FINDINGS);
+                }
+            }
+        }
+    }
+    for n in notes.iter().filter(|n| !n.starts_with("warning: ")) {
+        ui.line(n);
+    }
+    if req.waiting.no_wait {
+        return Ok(EXIT_OK);
+    }
+    ui.line(&format!("uninstalled {} from namespace {ns}", u.package));
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,416 @@
+//! `olmctl bundle ...`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use olmctl::oci::deliver::{Dest, Want};
+
+use crate::term::{EXIT_USAGE, Output};
+use olmctl::checks::bundle::Options;
+use olmctl::diag::sort_findings;
+use olmctl::text::esc;
+
+#[derive(Debug, Subcommand)]
+pub enum BundleCmd {
+    /// Generate a registry+v1 bundle (CSV, manifests, metadata/annotations.yaml and
+    /// bundle.Dockerfile) from plain manifests and a base CSV, then validate it. Same input,
+    /// same bytes. Exit 0 when the bundle validates, 1 on error-level findings, 2 when the
+    /// input cannot be used.
+    #[command(disable_version_flag = true)]
+    Generate(Box<GenerateArgs>),
+    /// Build a bundle image without a container daemon: one reproducible layer with
+    /// /manifests and /metadata, labels from metadata/annotations.yaml. Prints
+    /// `<repository>@<digest>`. The bundle is validated first; error-level findings stop the
+    /// build unless --force.
+    Build(Box<BuildArgs>),
+    /// Pull a bundle image and extract it into DIR (new or empty), checking every digest and
+    /// refusing unsafe archive entries.
+    Unpack {
+        /// The bundle image.
+        image: String,
+        /// Target directory (created when missing; must be empty).
+        dir: PathBuf,
+        #[command(flatten)]
+        registry: crate::args::RegistryArgs,
+        #[command(flatten)]
+        pull: crate::args::PullArgs,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+    /// Validate bundle directories: the registry+v1 format, owned/bundled CRDs, the CSV, and
+    /// what OLM only finds at runtime. Exit 0 when no error-level finding (1 with --strict and
+    /// warnings), 1 on errors, 2 when a directory cannot be read.
+    Validate {
+        /// Bundle directories (holding manifests/ and metadata/, or a bundle/ subdirectory).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Treat warnings as errors for the exit status.
+        #[arg(long)]
+        strict: bool,
+        /// Kubernetes version the bundle must run on (e.g. 1.29): APIs removed at or before
+        /// it are errors, later removals warnings.
+        #[arg(long, value_name = "X.Y")]
+        k8s_version: Option<String>,
+        /// Run only these suites or codes (comma-separated or repeated): bundle, csv, crd,
+        /// deprecated-apis, operatorhub, good-practices, olm, all, or codes such as CSV005.
+        #[arg(long, value_delimiter = ',', value_name = "SUITE|CODE")]
+        select: Vec<String>,
+        /// Optional suites (or codes) to run besides the selection: objects, community, or
+        /// operator-sdk's selectors (name=community, suite=operatorframework, ...).
+        #[arg(long, value_delimiter = ',', value_name = "SUITE|SELECTOR")]
+        select_optional: Vec<String>,
+        /// Values for the optional suites, as operator-sdk takes them: index-path=FILE (the
+        /// bundle Dockerfile the community suite reads), k8s-version=X.Y (as --k8s-version),
+        /// container-tools=... (accepted and unused: images are read from the registry).
+        #[arg(long, value_delimiter = ',', value_name = "KEY=VALUE")]
+        optional_values: Vec<String>,
+        #[command(flatten)]
+        registry: crate::args::RegistryArgs,
+        /// Custom OperatorHub categories, a JSON file {"categories": [...]} that replaces the
+        /// standard set (default: the file named by $OPERATOR_BUNDLE_CATEGORIES, as
+        /// operator-framework/api reads it).
+        #[arg(long, value_name = "FILE")]
+        categories_file: Option<PathBuf>,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+}
+
+/// Arguments of `bundle generate`.
+#[derive(Debug, clap::Args)]
+pub struct GenerateArgs {
+    /// Manifest files or directories (multi-document YAML, JSON, `kind: List`): CRDs,
+    /// Deployments, ServiceAccounts, RBAC, Services, webhook configurations, sample CRs
+    /// and the other kinds a bundle may carry.
+    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    manifests: Vec<PathBuf>,
+    /// The base ClusterServiceVersion (display name, description, icon, install modes,
+    /// ...); everything it sets is kept. Optional when one CSV is among the manifests.
+    #[arg(long, value_name = "FILE")]
+    csv_base: Option<PathBuf>,
+    /// Package name.
+    #[arg(long)]
+    package: String,
+    /// Bundle version (semver); the CSV is named <package>.v<version>.
+    #[arg(long)]
+    version: String,
+    /// Channels (comma-separated).
+    #[arg(long, value_delimiter = ',', required = true)]
+    channels: Vec<String>,
+    /// The package's default channel.
+    #[arg(long)]
+    default_channel: Option<String>,
+    /// spec.replaces: the CSV this one replaces.
+    #[arg(long, value_name = "CSV")]
+    replaces: Option<String>,
+    /// The olm.skipRange annotation, e.g. '>=1.0.0 <1.2.0'.
+    #[arg(long, value_name = "RANGE")]
+    skip_range: Option<String>,
+    /// Set the createdAt annotation (to TIME, or to now in UTC when no value is given).
+    #[arg(long, value_name = "TIME", num_args = 0..=1, default_missing_value = "now")]
+    created_at: Option<String>,
+    /// More service accounts whose Roles and ClusterRoles go into the CSV.
+    #[arg(long, value_delimiter = ',', value_name = "NAME")]
+    extra_service_accounts: Vec<String>,
+    /// Leave objects of this kind out on purpose (e.g. Namespace); other kinds a bundle
+    /// cannot carry are an error.
+    #[arg(long, value_name = "KIND")]
+    ignore_kind: Vec<String>,
+    /// Keep this Role and the RoleBindings to it namespaced: written as bundle manifests owned
+    /// by the CSV, not CSV permissions (which OLM lifts to cluster scope under an
+    /// AllNamespaces OperatorGroup). For rights the operator needs in its own namespace only,
+    /// such as its leader-election Lease.
+    #[arg(long, value_name = "ROLE")]
+    namespaced_rbac: Vec<String>,
+    /// Output directory (gets manifests/, metadata/ and bundle.Dockerfile).
+    #[arg(long, short = 'O', value_name = "DIR")]
+    output: PathBuf,
+}
+
+/// `bundle build` flags.
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The bundle directory (holding manifests/ and metadata/, or a bundle/ subdirectory).
+    dir: PathBuf,
+    /// Image reference to build (and push) as.
+    #[arg(long, short = 't')]
+    tag: String,
+    /// Push the image to the registry.
+    #[arg(long)]
+    push: bool,
+    /// Also write the image into this OCI layout directory (usable offline and by skopeo as
+    /// oci:DIR:TAG).
+    #[arg(long, value_name = "DIR")]
+    oci_layout: Option<PathBuf>,
+    /// Build even when validation reports error-level findings.
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    registry: crate::args::RegistryArgs,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+    output: Output,
+}
+
+pub fn run(cmd: BundleCmd) -> u8 {
+    match cmd {
+        BundleCmd::Build(a) => build(*a),
+        BundleCmd::Unpack {
+            image,
+            dir,
+            registry,
+            pull,
+            output,
+        } => crate::inputs::pull_to_dir(&image, &dir, &registry, &pull, output, Want::Bundle),
+        BundleCmd::Generate(args) => {
+            let a = *args;
+            let opts = olmctl::bundle::generate::Options {
+                manifests: a.manifests,
+                csv_base: a.csv_base,
+                package: a.package,
+                version: a.version,
+                channels: a.channels,
+                default_channel: a.default_channel,
+                replaces: a.replaces,
+                skip_range: a.skip_range,
+                created_at: a
+                    .created_at
+                    .map(|t| if t == "now" { now_rfc3339() } else { t }),
+                extra_service_accounts: a.extra_service_accounts,
+                namespaced_rbac: a.namespaced_rbac,
+                ignore_kinds: a.ignore_kind,
+            };
+            generate(&opts, &a.output)
+        }
+        BundleCmd::Validate {
+            dirs,
+            strict,
+            k8s_version,
+            select,
+            select_optional,
+            optional_values,
+            categories_file,
+            registry,
+            output,
+        } => {
+            let mut k8s_version = k8s_version;
+            let mut index_file = None;
+            for kv in &optional_values {
+                match kv.split_once('=') {
+                    Some(("k8s-version", v)) => {
+                        k8s_version.get_or_insert_with(|| v.to_string());
+                    }
+                    Some(("index-path", f)) => {
+                        let f = PathBuf::from(f);
+                        match olmctl::input::read_text(&f) {
+                            Ok(t) => index_file = Some((f, t)),
+                            Err(e) => {
+                                crate::term::error(format_args!(
+                                    "--optional-values index-path={}: {e}",
+                                    f.display()
+                                ));
+                                return EXIT_USAGE;
+                            }
+                        }
+                    }
+                    Some(("container-tools", _)) => {}
+                    _ => {
+                        crate::term::error(format_args!(
+                            "--optional-values {kv}: use index-path=FILE, k8s-version=X.Y or container-tools=NAME"
+                        ));
+                        return EXIT_USAGE;
+                    }
+                }
+            }
+            let k8s_version = match k8s_version.as_deref().map(parse_k8s_version).transpose() {
+                Ok(v) => v,
+                Err(e) => {
+                    crate::term::error(e);
+                    return EXIT_USAGE;
+                }
+            };
+            // An empty OPERATOR_BUNDLE_CATEGORIES means the standard set, as upstream.
+            let categories_file = categories_file.or_else(|| {
+                std::env::var_os("OPERATOR_BUNDLE_CATEGORIES")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            });
+            let categories = match categories_file {
+                Some(f) => match olmctl::checks::bundle::hub::CustomCategories::read(&f) {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        crate::term::error(e);
+                        return EXIT_USAGE;
+                    }
+                },
+                None => None,
+            };
+            let mut opts = Options {
+                k8s_version,
+                select,
+                optional: select_optional,
+                categories,
+                index_file,
+                image_platforms: None,
+            };
+            if let Err(e) = opts.check_select() {
+                crate::term::error(e);
+                return EXIT_USAGE;
+            }
+            validate(&dirs, opts, Some(&registry), strict, output)
+        }
+    }
+}
+
+fn generate(opts: &olmctl::bundle::generate::Options, out: &std::path::Path) -> u8 {
+    let g = match olmctl::bundle::generate::generate(opts) {
+        Ok(g) => g,
+        Err(e) => {
+            crate::term::error(e);
+            return EXIT_USAGE;
+        }
+    };
+    for n in &g.notes {
+        eprintln!("note: {}", esc(n));
+    }
+    if let Err(e) = olmctl::bundle::generate::write(out, &g) {
+        crate::term::error(e);
+        return EXIT_USAGE;
+    }
+    eprintln!("wrote {} files to {}", g.files.len(), esc(out.display()));
+    validate(
+        &[out.to_path_buf()],
+        Options::default(),
+        None,
+        false,
+        Output::Text,
+    )
+}
+
+/// The current time as RFC 3339 UTC (`2026-11-23T10:00:00Z`).
+fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    olmctl::oci::image::rfc3339(secs)
+}
+
+/// Reads `--k8s-version` (`1.29`, `v1.29`, `1.29.0`); trailing text is an error.
+pub fn parse_k8s_version(s: &str) -> Result<semver::Version, String> {
+    olmctl::checks::bundle::apis::parse_kube_version_strict(s).ok_or_else(|| {
+        format!("--k8s-version {s}: expected a Kubernetes version such as 1.29 or 1.29.0")
+    })
+}
+
+fn validate(
+    dirs: &[PathBuf],
+    mut opts: Options,
+    registry: Option<&crate::args::RegistryArgs>,
+    strict: bool,
+    output: Output,
+) -> u8 {
+    let mut bundles = Vec::new();
+    for d in dirs {
+        match olmctl::bundle::load::load_bundle(d) {
+            Ok(b) => bundles.push(b),
+            Err(e) => {
+                crate::term::error(e);
+                return EXIT_USAGE;
+            }
+        }
+    }
+    if let Some(registry) = registry.filter(|_| opts.runs("ARC")) {
+        match image_platforms(&bundles, registry) {
+            Ok(p) => opts.image_platforms = Some(std::sync::Arc::new(p)),
+            Err(code) => return code,
+        }
+    }
+    let mut findings = Vec::new();
+    for b in &bundles {
+        findings.extend(olmctl::checks::bundle::validate_with(b, &opts));
+    }
+    sort_findings(&mut findings);
+    let what = format!(
+        "{} bundle{}",
+        dirs.len(),
+        if dirs.len() == 1 { "" } else { "s" }
+    );
+    crate::report::findings_of(&findings, &what, output, strict)
+}
+
+/// The platforms of every image of the bundles' CSVs, read from their registries (8 at a
+/// time); an image that cannot be read is recorded with why (ARC001), not an error.
+fn image_platforms(
+    bundles: &[olmctl::bundle::load::BundleDir],
+    args: &crate::args::RegistryArgs,
+) -> Result<olmctl::checks::bundle::multiarch::ImagePlatforms, u8> {
+    use futures_util::StreamExt;
+    let mut images = std::collections::BTreeSet::new();
+    for b in bundles {
+        if let Some((_, csv)) = b.csv() {
+            images.extend(
+                olmctl::checks::bundle::multiarch::images(csv)
+                    .into_iter()
+                    .map(|u| u.image),
+            );
+        }
+    }
+    let mut out = olmctl::checks::bundle::multiarch::ImagePlatforms::new();
+    let mut refs = Vec::new();
+    for i in images {
+        match olmctl::oci::registry::parse_ref(&i) {
+            Ok(r) => refs.push((i, r)),
+            Err(e) => {
+                out.insert(i, Err(e));
+            }
+        }
+    }
+    if refs.is_empty() {
+        return Ok(out);
+    }
+    let all: Vec<&oci_client::Reference> = refs.iter().map(|(_, r)| r).collect();
+    let opts = crate::args::registry_options(args, 64 << 20).map_err(|e| {
+        crate::term::error(e);
+        EXIT_USAGE
+    })?;
+    let reg = olmctl::oci::deliver::client(&opts, &[], &all);
+    let rt = crate::term::runtime()?;
+    let reg = &reg;
+    let results: Vec<Result<Vec<(String, String)>, String>> = rt.block_on(
+        futures_util::stream::iter(
+            refs.iter()
+                .map(|(_, r)| async move { olmctl::oci::platforms::platforms(reg, r).await }),
+        )
+        .buffered(8)
+        .collect::<Vec<_>>(),
+    );
+    for ((i, _), res) in refs.into_iter().zip(results) {
+        out.insert(i, res);
+    }
+    Ok(out)
+}
+
+/// `bundle build`: one library operation ([`olmctl::oci::build::bundle`]), printed.
+fn build(a: BuildArgs) -> u8 {
+    let opts = match crate::args::registry_options(&a.registry, u64::MAX) {
+        Ok(o) => o,
+        Err(e) => {
+            crate::term::error(e);
+            return EXIT_USAGE;
+        }
+    };
+    let dest = Dest {
+        tag: a.tag.clone(),
+        push: a.push,
+        layout: a.oci_layout.clone(),
+    };
+    let events = crate::report::stderr_events();
+    crate::build::run(
+        olmctl::oci::build::bundle(&a.dir, &dest, a.force, &opts, events.as_ref()),
+        a.output,
+        |b| (&b.delivered, serde_json::json!({"labels": b.labels})),
+    )
+}

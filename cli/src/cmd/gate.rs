@@ -1,0 +1,211 @@
+//! `olmctl gate ...`: the upgrade gate offline, over objects given as YAML.
+
+use std::path::{Path, PathBuf};
+
+use clap::Subcommand;
+use jiff::Timestamp;
+
+use crate::term::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, error, out};
+use olmctl::gate::decide::{Context, Decision, Verdict, evaluate};
+use olmctl::gate::objects::Objects;
+use olmctl::text::esc;
+
+/// `olmctl gate` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum GateCmd {
+    /// Decide, as the operator would, for every pending InstallPlan an UpgradePolicy covers:
+    /// approve, hold or wait, with reasons. Exit 0 when every pending plan would be approved,
+    /// 1 when one is held or waiting, 2 on bad input.
+    Evaluate {
+        /// The UpgradePolicy document (olmctl.dev/v1, or the deprecated v1alpha1).
+        #[arg(long, value_name = "FILE")]
+        policy: PathBuf,
+        /// Cluster objects: YAML or JSON files (`kubectl get -o yaml` dumps or multi-document
+        /// files of Subscriptions, InstallPlans, CSVs, CRDs and ConfigMaps; other kinds are
+        /// ignored), or directories of such files.
+        #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+        /// The clock, as RFC 3339 (e.g. 2026-09-20T10:00:00Z); default: now.
+        #[arg(long)]
+        now: Option<String>,
+        /// The cluster's Kubernetes version (e.g. 1.30); without it minKubeVersion is not
+        /// checked.
+        #[arg(long, value_name = "X.Y")]
+        kube_version: Option<String>,
+        /// Output format.
+        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+        output: Output,
+    },
+}
+
+/// Runs a `gate` subcommand.
+pub fn run(cmd: GateCmd) -> u8 {
+    match cmd {
+        GateCmd::Evaluate {
+            policy,
+            files,
+            now,
+            kube_version,
+            output,
+        } => match evaluate_files(&policy, &files, now.as_deref(), kube_version.as_deref()) {
+            Ok(decisions) => {
+                match output {
+                    Output::Text => out(&text(&decisions)),
+                    Output::Json => out(&format!(
+                        "{}\n",
+                        serde_json::to_string_pretty(&json(&decisions)).unwrap_or_default()
+                    )),
+                }
+                if decisions.iter().all(|d| d.decision == Verdict::Approve) {
+                    EXIT_OK
+                } else {
+                    EXIT_FINDINGS
+                }
+            }
+            Err(e) => {
+                error(e);
+                EXIT_USAGE
+            }
+        },
+    }
+}
+
+/// The files of `-f`: files as given, directories expanded to their YAML and JSON files (sorted,
+/// not recursive; a linked one must resolve inside the directory, see [`olmctl::input::tree`]).
+fn object_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| format!("{}: {e}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| {
+                    f.extension()
+                        .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+                })
+                .filter(|f| f.is_file())
+                .collect();
+            files.sort();
+            let tree =
+                olmctl::input::tree::Tree::new(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            for f in &files {
+                tree.check(f).map_err(|e| format!("{}: {e}", f.display()))?;
+            }
+            out.extend(files);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Reads the policy and the objects and decides; errors name the file (and line).
+pub fn evaluate_files(
+    policy: &Path,
+    files: &[PathBuf],
+    now: Option<&str>,
+    kube: Option<&str>,
+) -> Result<Vec<Decision>, String> {
+    let text =
+        olmctl::input::read_text(policy).map_err(|e| format!("{}: {e}", policy.display()))?;
+    let p = olmctl::gate::policy::parse(&text).map_err(|e| {
+        format!(
+            "{}:{}:{}: {}",
+            policy.display(),
+            e.pos.line,
+            e.pos.col,
+            e.message
+        )
+    })?;
+    let mut objects = Objects::default();
+    for f in object_files(files)? {
+        let text = olmctl::input::read_text(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+        objects.add_text(&f, &text).map_err(|e| e.to_string())?;
+    }
+    let now = match now {
+        Some(s) => s
+            .parse::<Timestamp>()
+            .map_err(|e| format!("--now {s:?} is not an RFC 3339 time ({e})"))?,
+        None => Timestamp::now(),
+    };
+    let kube = match kube {
+        Some(k) => Some(
+            olmctl::checks::bundle::apis::parse_kube_version_strict(k)
+                .ok_or_else(|| format!("--kube-version {k:?} is not a version (e.g. 1.30)"))?,
+        ),
+        None => None,
+    };
+    Ok(evaluate(&Context {
+        policies: std::slice::from_ref(&p),
+        objects: &objects,
+        now,
+        kube: kube.as_ref(),
+    }))
+}
+
+/// The decisions as JSON: one entry per InstallPlan.
+pub fn json(decisions: &[Decision]) -> serde_json::Value {
+    serde_json::Value::Array(
+        decisions
+            .iter()
+            .map(|d| {
+                serde_json::json!({
+                    "installPlan": d.install_plan,
+                    "namespace": d.namespace,
+                    "resourceVersion": d.resource_version,
+                    "subscriptions": d.subscriptions,
+                    "from": d.from,
+                    "to": d.to,
+                    "decision": d.decision.as_str(),
+                    "reasons": d.reasons.iter().map(|r| serde_json::json!({
+                        "code": r.code,
+                        "effect": r.effect.as_str(),
+                        "message": r.message,
+                    })).collect::<Vec<_>>(),
+                    "requeueAt": d.requeue_at.map(|t| t.to_string()),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The decisions for people.
+pub fn text(decisions: &[Decision]) -> String {
+    let mut s = String::new();
+    let mut counts = [0usize; 3];
+    for d in decisions {
+        counts[d.decision as usize] += 1;
+        s.push_str(&format!(
+            "{}/{}: {}\n  {} -> {}\n  subscriptions: {}\n",
+            esc(&d.namespace),
+            esc(&d.install_plan),
+            d.decision.as_str(),
+            if d.from.is_empty() {
+                "(new install)".to_string()
+            } else {
+                esc(d.from.join(", ")).to_string()
+            },
+            esc(d.to.join(", ")),
+            esc(d.subscriptions.join(", ")),
+        ));
+        for r in &d.reasons {
+            s.push_str(&format!(
+                "  {:<4}  {}  {}\n",
+                r.effect.as_str(),
+                r.code,
+                esc(&r.message)
+            ));
+        }
+        if let Some(t) = d.requeue_at {
+            s.push_str(&format!("  look again at {t}\n"));
+        }
+    }
+    s.push_str(&format!(
+        "{} pending plan(s): {} approve, {} wait, {} hold\n",
+        decisions.len(),
+        counts[Verdict::Approve as usize],
+        counts[Verdict::Wait as usize],
+        counts[Verdict::Hold as usize],
+    ));
+    s
+}

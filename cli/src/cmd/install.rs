@@ -1,0 +1,220 @@
+//! `olmctl install`: what OLM needs to install a package (CatalogSource, OperatorGroup,
+//! Subscription, and an UpgradePolicy with `--gate`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::args::parse_duration;
+use crate::cluster::{Connection, InstallRequest, UninstallRequest, Waiting};
+use crate::term::{EXIT_OK, EXIT_USAGE, error, out};
+use olmctl::install::uninstall::Uninstall;
+use olmctl::install::{Catalog, Install};
+
+/// Cluster connection and waiting flags, shared by install and uninstall.
+#[derive(Debug, Args)]
+pub struct LiveArgs {
+    /// The kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service
+    /// account).
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (default: its current context).
+    #[arg(long, value_name = "NAME")]
+    context: Option<String>,
+    /// Give up after this long (e.g. 90s, 10m): every API call and the wait for OLM end within
+    /// it (one call within 60s at most); a confirmation's wait for its answer is not counted.
+    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    timeout: Duration,
+    /// How often to read the objects OLM writes.
+    #[arg(long, default_value = "2s", value_parser = parse_duration, hide = true)]
+    interval: Duration,
+    /// Answer yes to confirmations (approving the InstallPlan; deleting CRDs).
+    #[arg(long, short = 'y')]
+    yes: bool,
+    /// Return once the objects are written, without waiting for OLM.
+    #[arg(long)]
+    no_wait: bool,
+}
+
+impl LiveArgs {
+    fn split(self) -> (Connection, Waiting) {
+        (
+            Connection {
+                kubeconfig: self.kubeconfig,
+                context: self.context,
+            },
+            Waiting {
+                timeout: self.timeout,
+                interval: self.interval,
+                yes: self.yes,
+                no_wait: self.no_wait,
+            },
+        )
+    }
+}
+
+/// `olmctl install` arguments.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// The package to install.
+    package: String,
+    /// A catalog (index) image: a CatalogSource is created for it.
+    #[arg(
+        long,
+        value_name = "IMAGE",
+        conflicts_with = "catalog_source",
+        required_unless_present = "catalog_source"
+    )]
+    catalog: Option<String>,
+    /// An existing CatalogSource to install from.
+    #[arg(long, value_name = "NAME")]
+    catalog_source: Option<String>,
+    /// The CatalogSource's namespace (OLM's global catalog namespace).
+    #[arg(long, default_value = "olm")]
+    catalog_namespace: String,
+    /// The channel (default: the package's default channel).
+    #[arg(long)]
+    channel: Option<String>,
+    /// The version to install (startingCSV <package>.v<version>).
+    #[arg(long)]
+    version: Option<String>,
+    /// The starting CSV by name, when it does not follow <package>.v<version>.
+    #[arg(long, value_name = "CSV", conflicts_with = "version")]
+    starting_csv: Option<String>,
+    /// The install namespace.
+    #[arg(long, short = 'n', default_value = "operators")]
+    namespace: String,
+    /// A namespace the operator watches (repeatable; default: all namespaces).
+    #[arg(long, value_name = "NS")]
+    target_namespace: Vec<String>,
+    /// Do not create an OperatorGroup (the namespace has one).
+    #[arg(long)]
+    no_operator_group: bool,
+    /// Also create the Namespace.
+    #[arg(long)]
+    create_namespace: bool,
+    /// InstallPlan approval (default: Automatic; Manual with --version or --starting-csv, which
+    /// pin the install to that version: only its plan is approved, and newer versions wait).
+    /// `--version X --approval Automatic` starts at X and then follows the channel.
+    #[arg(long, value_parser = ["Automatic", "Manual"])]
+    approval: Option<String>,
+    /// An UpgradePolicy for olmctl-operator to approve this namespace's upgrades by (approval
+    /// becomes Manual).
+    #[arg(long, value_name = "POLICY.yaml")]
+    gate: Option<PathBuf>,
+    /// Registry poll interval of a catalog image given by tag.
+    #[arg(long, default_value = "30m")]
+    poll_interval: String,
+    /// Write the manifests to stdout instead of applying them (for GitOps, or `kubectl apply -f -`).
+    #[arg(long)]
+    print: bool,
+    #[command(flatten)]
+    live: LiveArgs,
+}
+
+/// `olmctl uninstall` arguments.
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// The package.
+    package: String,
+    /// The install namespace.
+    #[arg(long, short = 'n', default_value = "operators")]
+    namespace: String,
+    /// The Subscription's name (default: the package's, as `olmctl install` names it).
+    #[arg(long, value_name = "NAME")]
+    subscription: Option<String>,
+    /// Also delete the CRDs the CSV owns, and with them every custom resource of them.
+    #[arg(long)]
+    delete_crds: bool,
+    /// Also delete the CatalogSource, when `olmctl install` created it.
+    #[arg(long)]
+    delete_catalog_source: bool,
+    #[command(flatten)]
+    live: LiveArgs,
+}
+
+/// Runs `olmctl uninstall`.
+pub fn run_uninstall(a: UninstallArgs) -> u8 {
+    let (connection, waiting) = a.live.split();
+    let uninstall = Uninstall {
+        package: a.package,
+        subscription: a.subscription,
+        namespace: a.namespace,
+        delete_crds: a.delete_crds,
+        delete_catalog_source: a.delete_catalog_source,
+    };
+    crate::cluster::run_uninstall(UninstallRequest {
+        uninstall,
+        connection,
+        waiting,
+    })
+}
+
+/// Runs `olmctl install`.
+pub fn run(a: InstallArgs) -> u8 {
+    let gate = match &a.gate {
+        Some(f) => match read_gate(f) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                error(e);
+                return EXIT_USAGE;
+            }
+        },
+        None => None,
+    };
+    let pinning = a.version.is_some() || a.starting_csv.is_some();
+    let approval = a
+        .approval
+        .unwrap_or_else(|| if pinning { "Manual" } else { "Automatic" }.into());
+    let i = Install {
+        package: a.package,
+        catalog: match (a.catalog, a.catalog_source) {
+            (Some(img), _) => Catalog::Image(img),
+            (None, Some(s)) => Catalog::Source(s),
+            (None, None) => unreachable!("clap requires one"),
+        },
+        catalog_namespace: a.catalog_namespace,
+        channel: a.channel,
+        version: a.version,
+        starting_csv: a.starting_csv,
+        namespace: a.namespace,
+        target_namespaces: a.target_namespace,
+        operator_group: !a.no_operator_group,
+        create_namespace: a.create_namespace,
+        approval,
+        gate,
+        poll_interval: a.poll_interval,
+    };
+    if let Err(e) = i.check() {
+        error(e);
+        return EXIT_USAGE;
+    }
+    if a.print {
+        out(&i.yaml());
+        return EXIT_OK;
+    }
+    let (connection, waiting) = a.live.split();
+    crate::cluster::run_install(InstallRequest {
+        install: i,
+        connection,
+        waiting,
+    })
+}
+
+/// The policy file, checked by the gate's reader, as JSON.
+fn read_gate(f: &std::path::Path) -> Result<serde_json::Value, String> {
+    // Read and parsed once: the gate's reader checks the document the manifests carry.
+    let doc = olmctl::fbc::yaml::read_first_document(f)?
+        .ok_or_else(|| format!("{}:1:1: empty policy document", f.display()))?;
+    olmctl::gate::policy::from_node(&doc).map_err(|e| {
+        format!(
+            "{}:{}:{}: {}",
+            f.display(),
+            e.pos.line,
+            e.pos.col,
+            e.message
+        )
+    })?;
+    serde_json::from_str(&doc.to_json()).map_err(|e| format!("{}: {e}", f.display()))
+}

@@ -1,0 +1,112 @@
+//! Reading a command's inputs, with the messages and exit statuses of the command line: catalogs
+//! (whole or not), and inputs that name images, pulled into scratch directories.
+
+use std::path::PathBuf;
+
+use olmctl::catalog::NotWhole;
+use olmctl::fbc::load::Loaded;
+use olmctl::oci::deliver::{PulledInputs, Want};
+
+use crate::args::{PullArgs, RegistryArgs, pull_options, registry_options};
+use crate::term::{EXIT_FINDINGS, EXIT_USAGE, error, runtime};
+
+/// Loads a catalog; an unreadable one is an error printed, exit status 2.
+pub fn catalog(dirs: &[PathBuf]) -> Result<Loaded, u8> {
+    olmctl::catalog::load(dirs).map_err(|e| {
+        error(e);
+        EXIT_USAGE
+    })
+}
+
+/// Loads a catalog for a command that shows it ([`olmctl::catalog::load_whole`]): files that
+/// do not load are reported on stderr, as `validate` reports them, with exit status 1.
+pub fn whole_catalog(dirs: &[PathBuf]) -> Result<Loaded, u8> {
+    match olmctl::catalog::load_whole(dirs) {
+        Ok(l) => Ok(l),
+        Err(NotWhole::Unreadable(e)) => {
+            error(e);
+            Err(EXIT_USAGE)
+        }
+        Err(NotWhole::Partial(errors)) => {
+            eprint!("{}", olmctl::diag::render_text(&errors, false));
+            error(NotWhole::partial_message(errors.len()));
+            Err(EXIT_FINDINGS)
+        }
+    }
+}
+
+/// Pulls every input that names an image into its own scratch directory
+/// ([`olmctl::oci::deliver::pull_inputs`]).
+pub fn pulled(
+    inputs: &[&str],
+    reg_args: &RegistryArgs,
+    pull: &PullArgs,
+    want: Want,
+) -> Result<PulledInputs, String> {
+    if !inputs.iter().any(|s| olmctl::oci::deliver::is_image(s)) {
+        return Ok((vec![None; inputs.len()], Vec::new()));
+    }
+    let opts = registry_options(reg_args, pull.max_size)?;
+    let pull = pull_options(pull)?;
+    let rt = runtime().map_err(|_| "cannot start the async runtime".to_string())?;
+    rt.block_on(olmctl::oci::deliver::pull_inputs(
+        inputs, &opts, &pull, want,
+    ))
+}
+
+/// `catalog pull` and `bundle unpack`: extracts `image` into `dir` and prints what was pulled.
+pub fn pull_to_dir(
+    image: &str,
+    dir: &std::path::Path,
+    reg_args: &RegistryArgs,
+    pull: &PullArgs,
+    output: crate::term::Output,
+    want: Want,
+) -> u8 {
+    use crate::term::{EXIT_OK, Output, out};
+    use olmctl::text::esc;
+    let run = || -> Result<(), String> {
+        let r = olmctl::oci::registry::parse_ref(image)?;
+        let opts = registry_options(reg_args, pull.max_size)?;
+        let pull = pull_options(pull)?;
+        let reg = olmctl::oci::deliver::client(&opts, &[&r], &[&r]);
+        let rt = runtime().map_err(|_| "cannot start the async runtime".to_string())?;
+        let (_, p) = rt.block_on(olmctl::oci::deliver::pull_image(
+            &reg, image, dir, &pull, want,
+        ))?;
+        eprintln!(
+            "pulled {} ({} files, {} bytes uncompressed) into {}",
+            p.image.top_digest(),
+            p.files,
+            p.bytes,
+            esc(dir.display())
+        );
+        match output {
+            Output::Text => out(&format!(
+                "{}\n",
+                esc(olmctl::oci::deliver::pinned(&r, p.image.top_digest()))
+            )),
+            Output::Json => out(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "reference": image,
+                    "digest": p.image.top_digest(),
+                    "manifestDigest": p.image.manifest_digest,
+                    "labels": p.image.labels(),
+                    "files": p.files,
+                    "bytes": p.bytes,
+                    "dir": dir.display().to_string(),
+                }))
+                .unwrap_or_default()
+            )),
+        }
+        Ok(())
+    };
+    match run() {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            error(e);
+            EXIT_USAGE
+        }
+    }
+}

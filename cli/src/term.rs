@@ -1,0 +1,51 @@
+//! The terminal side of every command: exit statuses, the output format flag, writing to
+//! stdout and stderr, and the async runtime one command runs on.
+
+use std::io::{IsTerminal, Write};
+
+use clap::ValueEnum;
+
+/// Exit status: no error-level findings.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: error-level findings.
+pub const EXIT_FINDINGS: u8 = 1;
+/// Exit status: usage or I/O error.
+pub const EXIT_USAGE: u8 = 2;
+
+/// Text for people or JSON for machines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// Human-readable text.
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+/// Whether to colour text written to stdout.
+pub fn use_color() -> bool {
+    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+}
+
+/// Writes `s` to stdout, ignoring a closed pipe.
+pub fn out(s: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(s.as_bytes());
+    let _ = o.flush();
+}
+
+/// Prints `error: <message>` to stderr, the message's control characters escaped (it names
+/// files and values from the input).
+pub fn error(message: impl std::fmt::Display) {
+    eprintln!("error: {}", olmctl::text::esc(message));
+}
+
+/// A tokio runtime for one command.
+pub fn runtime() -> Result<tokio::runtime::Runtime, u8> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            error(format_args!("cannot start the async runtime: {e}"));
+            EXIT_USAGE
+        })
+}
