@@ -3,10 +3,13 @@
 //! versions laid out by semver, lets a reader pick a package, search, and click a version to see
 //! its properties and the OLM v0 and v1 paths from it to the head.
 //!
-//! The drawing is an arc diagram: entries newest first down a column, `replaces` arcs on the
-//! right, `skips` arcs on the left, and each skipRange as a bracket beside the entries it
-//! covers, so a package of a hundred versions stays legible. The script is `report.js`, the
-//! styles `report.css`; no library.
+//! A package opens on its overview: every version of the package (`Package::versions`, newest
+//! first) a row, every channel a lane, each channel's edges in its lane and the edges from
+//! bundles of other channels (`Channel::outside`) across lanes (see `drawOverview` in
+//! `report.js`). One channel alone is an arc diagram: entries newest first down a column,
+//! `replaces` arcs on the right, `skips` arcs on the left, and each skipRange as a bracket
+//! beside the entries it covers, so a package of a hundred versions stays legible. The script
+//! is `report.js`, the styles `report.css`; no library.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -15,8 +18,12 @@ use serde::Serialize;
 
 use super::path::{Semantics, Stop, resolve};
 use super::render::named_edges;
-use super::{CatalogGraphs, ChannelGraph, EdgeKind, Installed, compare_versions};
+use super::{
+    CatalogGraphs, ChannelGraph, EdgeKind, Installed, VersionInfo, compare_versions,
+    package_versions,
+};
 use crate::fbc::decl::DeclarativeConfig;
+use crate::model::PackageView;
 
 /// Property values longer than this are cut in the page (the full catalog is in the files).
 pub const VALUE_CHARS: usize = 400;
@@ -84,6 +91,13 @@ struct Channel {
     nodes: Vec<Node>,
     edges: Vec<Edge>,
     ranges: Vec<Range>,
+    /// Edges whose older end is not an entry of this channel (a `replaces` or `skips` naming a
+    /// bundle of another channel, or none): the overview draws them across lanes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    outside: Vec<Edge>,
+    /// The channel's `olm.deprecations` message, when it is deprecated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deprecated: Option<String>,
     /// Per entry: the paths under OLM v0 and v1 (in the new catalog when both have it).
     paths: BTreeMap<String, [Path; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -94,6 +108,9 @@ struct Channel {
 struct Bundle {
     image: String,
     properties: Vec<(String, String)>,
+    /// The bundle's `olm.deprecations` message, when it is deprecated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deprecated: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -103,6 +120,12 @@ struct Package {
     default_channel: Option<String>,
     channels: Vec<Channel>,
     bundles: BTreeMap<String, Bundle>,
+    /// Every version of the package (channel entries and bundles), newest first by semver: the
+    /// rows of the overview. Each is (name, version).
+    versions: Vec<(String, Option<String>)>,
+    /// The package's `olm.deprecations` message, when it is deprecated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deprecated: Option<String>,
     /// In a diff page: what changed, one line each (empty when nothing did).
     changes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -181,11 +204,16 @@ fn channel(old: Option<Graph<'_, '_>>, new: Option<Graph<'_, '_>>, diff: bool) -
         .collect();
     // Edges and ranges of each side, keyed so both sides' copies meet.
     let mut edges: BTreeMap<(String, String, EdgeKind), (bool, bool)> = BTreeMap::new();
+    let mut outside: BTreeMap<(String, String, EdgeKind), (bool, bool)> = BTreeMap::new();
     let mut ranges: BTreeMap<RangeKey, (bool, bool)> = BTreeMap::new();
     for (g, is_new) in [(old, false), (new, true)] {
         let Some(g) = g else { continue };
         for e in named_edges(g) {
             let slot = edges.entry((e.from, e.to, e.kind)).or_default();
+            if is_new { slot.1 = true } else { slot.0 = true }
+        }
+        for (from, to, kind) in outside_edges(g) {
+            let slot = outside.entry((from, to, kind)).or_default();
             if is_new { slot.1 = true } else { slot.0 = true }
         }
         for n in g.graph.node_indices() {
@@ -221,19 +249,23 @@ fn channel(old: Option<Graph<'_, '_>>, new: Option<Graph<'_, '_>>, diff: bool) -
             )
         })
         .collect();
-    Some(Channel {
-        name: main.channel.clone(),
-        head: main.head.map(|h| main.graph[h].name.clone()),
-        nodes,
-        edges: edges
-            .into_iter()
+    let edge_list = |m: BTreeMap<(String, String, EdgeKind), (bool, bool)>| -> Vec<Edge> {
+        m.into_iter()
             .map(|((from, to, kind), (o, n))| Edge {
                 from,
                 to,
                 kind,
                 status: status(o, n, diff),
             })
-            .collect(),
+            .collect()
+    };
+    Some(Channel {
+        name: main.channel.clone(),
+        head: main.head.map(|h| main.graph[h].name.clone()),
+        nodes,
+        edges: edge_list(edges),
+        outside: edge_list(outside),
+        deprecated: None,
         ranges: ranges
             .into_iter()
             .map(|((to, range, runs), (o, n))| Range {
@@ -248,8 +280,36 @@ fn channel(old: Option<Graph<'_, '_>>, new: Option<Graph<'_, '_>>, diff: bool) -
     })
 }
 
-fn bundles(idx: &crate::model::Index<'_>, package: &str, into: &mut BTreeMap<String, Bundle>) {
-    let Some(v) = idx.packages.get(package) else {
+/// The `replaces` and `skips` of `g`'s entries that name no entry of `g` (older end first).
+fn outside_edges(g: Graph<'_, '_>) -> Vec<(String, String, EdgeKind)> {
+    let mut out = Vec::new();
+    for n in g.graph.node_indices() {
+        let e = g.entry(n);
+        let to = &g.graph[n].name;
+        let named = std::iter::once((&e.replaces, EdgeKind::Replaces))
+            .chain(e.skips.iter().map(|s| (s, EdgeKind::Skips)));
+        for (from, kind) in named {
+            if !from.is_empty() && g.node(from).is_none() {
+                out.push((from.clone(), to.clone(), kind));
+            }
+        }
+    }
+    out
+}
+
+/// The message of the `olm.deprecations` entry of `view` for `schema` and `name` (empty for
+/// the package), if any.
+fn deprecation(view: Option<&PackageView<'_>>, schema: &str, name: &str) -> Option<String> {
+    view?
+        .deprecations
+        .iter()
+        .flat_map(|d| &d.entries)
+        .find(|e| e.reference.schema == schema && e.reference.name == name)
+        .map(|e| cut(e.message.clone()))
+}
+
+fn bundles(view: Option<&PackageView<'_>>, into: &mut BTreeMap<String, Bundle>) {
+    let Some(v) = view else {
         return;
     };
     for (n, bs) in &v.bundles {
@@ -261,8 +321,40 @@ fn bundles(idx: &crate::model::Index<'_>, package: &str, into: &mut BTreeMap<Str
                 .iter()
                 .map(|p| (p.type_.clone(), cut(p.value.to_json())))
                 .collect(),
+            deprecated: deprecation(Some(v), "olm.bundle", n),
         });
     }
+}
+
+/// Every version of a package, newest first (then by name): the entries of its channels on
+/// either side and its bundles (versions from `idx`, as the graphs take them).
+fn versions<'g>(
+    chans: impl Iterator<Item = &'g ChannelGraph<'g>>,
+    views: [Option<&PackageView<'_>>; 2],
+) -> Vec<(String, Option<String>)> {
+    let mut all: BTreeMap<String, VersionInfo> = BTreeMap::new();
+    for g in chans {
+        for e in g.graph.node_weights() {
+            all.entry(e.name.clone())
+                .or_insert_with(|| (e.version.clone(), e.release.clone()));
+        }
+    }
+    for v in views.into_iter().flatten() {
+        for (name, info) in package_versions(v) {
+            all.entry(name.to_string()).or_insert(info);
+        }
+    }
+    let mut rows: Vec<(String, VersionInfo)> = all.into_iter().collect();
+    rows.sort_by(|(an, a), (bn, b)| {
+        compare_versions(
+            (b.0.as_ref(), b.1.as_deref()),
+            (a.0.as_ref(), a.1.as_deref()),
+        )
+        .then_with(|| an.cmp(bn))
+    });
+    rows.into_iter()
+        .map(|(n, (v, _))| (n, v.map(|v| v.to_string())))
+        .collect()
 }
 
 /// The page's data: every package of `new` (and, in a diff, of `old`) with its channels and
@@ -289,11 +381,15 @@ fn doc<'a>(
             let mut chans: std::collections::BTreeSet<&String> =
                 nc.map(|c| c.keys().collect()).unwrap_or_default();
             chans.extend(oc.unwrap_or(&empty).keys());
+            let nv = new_idx.packages.get(name.as_str());
+            let ov = old_idx.as_ref().and_then(|i| i.packages.get(name.as_str()));
             let mut bs = BTreeMap::new();
-            bundles(&new_idx, name, &mut bs);
-            if let Some(idx) = &old_idx {
-                bundles(idx, name, &mut bs);
-            }
+            bundles(nv, &mut bs);
+            bundles(ov, &mut bs);
+            let graphs = [nc, oc].into_iter().flatten().flat_map(|m| m.values());
+            let dep = |schema: &str, n: &str| {
+                deprecation(nv, schema, n).or_else(|| deprecation(ov, schema, n))
+            };
             Package {
                 name: name.clone(),
                 default_channel: new
@@ -305,10 +401,15 @@ fn doc<'a>(
                 channels: chans
                     .into_iter()
                     .filter_map(|c| {
-                        channel(oc.and_then(|m| m.get(c)), nc.and_then(|m| m.get(c)), diff)
+                        let mut ch =
+                            channel(oc.and_then(|m| m.get(c)), nc.and_then(|m| m.get(c)), diff)?;
+                        ch.deprecated = dep("olm.channel", c);
+                        Some(ch)
                     })
                     .collect(),
                 bundles: bs,
+                versions: versions(graphs, [nv, ov]),
+                deprecated: dep("olm.package", ""),
                 changes: changes.get(name).cloned().unwrap_or_default(),
                 status: status(oc.is_some(), nc.is_some(), diff),
             }
@@ -392,4 +493,60 @@ fn page(d: &Doc<'_>, out: &mut dyn Write) -> io::Result<()> {
         data = data,
         js = include_str!("report.js"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The overview's data: every version of the package newest first (an entry of two
+    /// channels once, a bundle of no channel too), edges from outside a channel, and the
+    /// package, channel and bundle deprecations.
+    #[test]
+    fn overview_data_lists_versions_outside_edges_and_deprecations() {
+        let bundle = |n: &str, v: &str| {
+            format!(
+                "---\nschema: olm.bundle\npackage: foo\nname: {n}\nimage: q.io/f:{v}\nproperties:\n- type: olm.package\n  value: {{packageName: foo, version: {v}}}\n"
+            )
+        };
+        let text = [
+            "---\nschema: olm.package\nname: foo\ndefaultChannel: fast\n".to_string(),
+            bundle("a", "1.0.0"),
+            bundle("b", "1.1.0"),
+            bundle("c", "1.10.0"),
+            bundle("lone", "0.9.0"),
+            "---\nschema: olm.channel\npackage: foo\nname: fast\nentries:\n- name: c\n  replaces: b\n".into(),
+            "---\nschema: olm.channel\npackage: foo\nname: old\nentries:\n- name: a\n- name: b\n  replaces: a\n".into(),
+            "---\nschema: olm.deprecations\npackage: foo\nentries:\n- reference: {schema: olm.package}\n  message: gone\n- reference: {schema: olm.channel, name: old}\n  message: use fast\n- reference: {schema: olm.bundle, name: a}\n  message: broken\n".into(),
+        ]
+        .concat();
+        let mut cfg = DeclarativeConfig::default();
+        let file: std::sync::Arc<std::path::Path> = std::path::Path::new("c.yaml").into();
+        let problems = crate::fbc::load::parse_text(&text, &file, &mut cfg);
+        assert!(problems.is_empty(), "{problems:?}");
+        let graphs = CatalogGraphs::build(&cfg, None);
+        let d = serde_json::to_value(doc(None, (&cfg, &graphs), &BTreeMap::new(), "t")).unwrap();
+        let p = &d["packages"][0];
+        assert_eq!(
+            p["versions"],
+            serde_json::json!([
+                ["c", "1.10.0"],
+                ["b", "1.1.0"],
+                ["a", "1.0.0"],
+                ["lone", "0.9.0"]
+            ])
+        );
+        assert_eq!(p["deprecated"], "gone");
+        assert_eq!(p["bundles"]["a"]["deprecated"], "broken");
+        assert!(p["bundles"]["b"].get("deprecated").is_none());
+        let fast = &p["channels"][0];
+        assert_eq!(
+            fast["outside"],
+            serde_json::json!([{"from": "b", "to": "c", "kind": "replaces"}])
+        );
+        assert!(fast.get("deprecated").is_none());
+        let old = &p["channels"][1];
+        assert_eq!(old["deprecated"], "use fast");
+        assert!(old.get("outside").is_none(), "{old}");
+    }
 }
