@@ -8,6 +8,7 @@ pub mod checks;
 pub mod cli;
 pub mod diag;
 pub mod diff;
+pub mod encoding;
 pub mod fbc;
 pub mod gate;
 pub mod gosort;
