@@ -2,11 +2,14 @@
 //!
 //! The library holds everything; the `olmctl` binary is a thin command line over it.
 
-pub mod bundle;
+// First: its `codes!` macro is used by the modules declared after it.
 #[macro_use]
+pub mod diag;
+
+pub mod bundle;
 pub mod checks;
 pub mod cli;
-pub mod diag;
+pub mod codes;
 pub mod diff;
 pub mod encoding;
 pub mod fbc;

@@ -1,5 +1,5 @@
 //! The declarative config: typed FBC blobs as the files state them (operator-registry's
-//! `alpha/declcfg`). No cross-blob rules live here; those are in [`crate::model`].
+//! `alpha/declcfg`). No cross-blob rules live here; those are in the `model` module, a layer above.
 
 use std::path::Path;
 use std::sync::Arc;
