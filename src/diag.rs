@@ -9,6 +9,63 @@ use serde::Serialize;
 
 use crate::text::esc;
 
+/// Declares diagnostic codes: one `static` per code and a `CODES` table of the group. Each
+/// module that reports findings declares its own; the list of all of them is assembled at the
+/// top of the library (the `codes` module), never here.
+macro_rules! codes {
+    ($($name:ident = $code:literal, $sev:expr, $summary:literal;)*) => {
+        $(
+            #[doc = $summary]
+            pub static $name: $crate::diag::Code = $crate::diag::Code {
+                code: $code,
+                severity: $sev,
+                summary: $summary,
+            };
+        )*
+        /// Every code of this group.
+        pub static CODES: &[&$crate::diag::Code] = &[$(&$name),*];
+    };
+}
+
+/// A diagnostic code.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Code {
+    /// Stable identifier such as `FBC001`.
+    pub code: &'static str,
+    /// Default severity.
+    pub severity: Severity,
+    /// One line: what the check looks for.
+    pub summary: &'static str,
+}
+
+/// A set of codes, sorted by code: what `olmctl codes` lists and `olmctl explain` looks up.
+#[derive(Debug, Default)]
+pub struct Registry {
+    codes: Vec<&'static Code>,
+}
+
+impl Registry {
+    /// The registry of `codes` (the groups of every module that reports findings).
+    pub fn new(codes: impl IntoIterator<Item = &'static Code>) -> Self {
+        let mut codes: Vec<&'static Code> = codes.into_iter().collect();
+        codes.sort_by_key(|c| c.code);
+        Registry { codes }
+    }
+
+    /// Every code, sorted by code.
+    pub fn all(&self) -> &[&'static Code] {
+        &self.codes
+    }
+
+    /// Looks a code up (case-insensitively).
+    pub fn find(&self, code: &str) -> Option<&'static Code> {
+        self.codes
+            .iter()
+            .find(|c| c.code.eq_ignore_ascii_case(code))
+            .copied()
+    }
+}
+
 /// How bad a finding is. Ordered from least to most severe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -146,7 +203,7 @@ pub struct Finding {
 
 impl Finding {
     /// A new finding with the code's default severity.
-    pub fn new(code: &'static crate::checks::Code, message: impl Into<String>) -> Self {
+    pub fn new(code: &'static Code, message: impl Into<String>) -> Self {
         Finding {
             code: code.code,
             severity: code.severity,

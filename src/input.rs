@@ -189,7 +189,7 @@ pub struct ObjectText {
 /// [`read`] for files whose documents must be objects: a file larger than [`PEEK`] whose first
 /// document is a list (`[` or `- ` at the root) is read only up to `PEEK` bytes (cut at a
 /// character boundary), so a huge top-level list costs neither memory nor time before the
-/// parser rejects it by its kind ([`crate::fbc::yaml::Roots::Objects`] ends the file there).
+/// parser rejects it by its kind (`fbc::yaml::Roots::Objects` ends the file there).
 pub fn read_objects(path: &Path) -> io::Result<ObjectText> {
     let limit = max_file_size();
     let f = open_regular(path)?;

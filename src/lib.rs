@@ -3,12 +3,17 @@
 //! The library exposes functions and types only (no command line, no printing, no exit
 //! statuses); the `olmctl` binary (`cli/`) is the command line over it.
 
+// First: its `codes!` macro is used by the modules declared after it.
+#[macro_use]
+pub mod diag;
+
+pub mod build;
 pub mod bundle;
 pub mod catalog;
-#[macro_use]
 pub mod checks;
-pub mod diag;
+pub mod codes;
 pub mod diff;
+pub mod encoding;
 pub mod fbc;
 pub mod gate;
 pub mod gosort;

@@ -39,10 +39,7 @@ pub fn cell(value: &str) -> String {
 
 /// `value` as `<code>` in raw HTML (a `<details>` summary), HTML-escaped.
 pub fn html_code(value: &str) -> String {
-    format!(
-        "<code>{}</code>",
-        crate::graph::html::escape(&escape(value))
-    )
+    format!("<code>{}</code>", crate::text::html_escape(&escape(value)))
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ pub fn render(findings: &[Finding], base: Option<&std::path::Path>) -> String {
     let rules: Vec<Value> = codes
         .iter()
         .map(|c| {
-            let code = crate::checks::find(c);
+            let code = crate::codes::find(c);
             json!({
                 "id": c,
                 "shortDescription": {"text": code.map_or("", |k| k.summary)},

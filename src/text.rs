@@ -11,13 +11,22 @@
 //! encoding. JSON output needs none of this (serde_json escapes controls itself).
 //!
 //! [`escape`] is the one function every text writer puts such values through: findings
-//! ([`crate::diag::render_text`]), graphs, paths, listings, `catalog diff` (text, and Markdown by
-//! way of [`crate::markdown`]) and the command line's messages.
+//! (`diag::render_text`), graphs, paths, listings, `catalog diff` (text, and Markdown by way of
+//! the `markdown` module) and the command line's messages. The modules above
+//! call it; this bottom layer names them in plain text, not as links.
 //! `tests/hostile_output.rs` runs every command of the command line (clap's list, so a new one
 //! fails the test until it is added) with hostile values and finds no raw control character.
 
 use std::borrow::Cow;
 use std::fmt;
+
+/// Escapes text for HTML element content and attribute values.
+pub fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
 
 /// Whether `c` is escaped by [`escape`].
 pub fn needs_escape(c: char) -> bool {

@@ -56,9 +56,9 @@ pub fn tenfold(out: &Path) -> (usize, usize) {
                     }
                     if let Some(data) = v["icon"]["base64data"].as_str() {
                         let mut bytes =
-                            olmctl::checks::bundle::hub::decode_base64(data).unwrap_or_default();
+                            olmctl::encoding::decode_forgiving(data).unwrap_or_default();
                         bytes.extend(std::iter::repeat_n(b' ', i));
-                        v["icon"]["base64data"] = olmctl::bundle::render::base64(&bytes).into();
+                        v["icon"]["base64data"] = olmctl::encoding::base64(&bytes).into();
                     }
                 }
                 _ => {

@@ -1,7 +1,7 @@
-//! Running one image operation of the library ([`olmctl::oci::build`]) and printing its
+//! Running one image operation of the library ([`olmctl::build`]) and printing its
 //! outcome: refused findings and their message, or the delivered image.
 
-use olmctl::oci::build::Refused;
+use olmctl::build::Refused;
 
 use crate::term::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, error, runtime};
 

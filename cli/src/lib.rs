@@ -130,7 +130,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Image(c) => cmd::image::run(c),
         Command::Install(a) => cmd::install::run(a),
         Command::Uninstall(a) => cmd::install::run_uninstall(a),
-        Command::Explain { code } => match olmctl::checks::find(&code) {
+        Command::Explain { code } => match olmctl::codes::find(&code) {
             Some(c) => {
                 out(&format!(
                     "{} ({}): {}\n",
@@ -148,7 +148,7 @@ pub fn run(cli: Cli) -> u8 {
             }
         },
         Command::Codes { output } => {
-            let codes = olmctl::checks::all_codes();
+            let codes = olmctl::codes::all_codes();
             match output {
                 Output::Text => {
                     let mut s = String::new();

@@ -6,8 +6,9 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::demo_bundle::{codes, run, same};
-use olmctl::checks::bundle::hub::{CODES, check_base64, check_email, check_url, decode_base64};
+use olmctl::checks::bundle::hub::{CODES, check_email, check_url};
 use olmctl::diag::{Finding, Severity};
+use olmctl::encoding::decode_forgiving;
 
 const ICON: &str = "  - {base64data: iVBORw0KGgo=, mediatype: image/png}\n";
 
@@ -319,7 +320,7 @@ fn base64_syntax() {
         "QUI=",
         "",
     ] {
-        assert!(check_base64(ok).is_ok(), "{ok:?}");
+        assert!(decode_forgiving(ok).is_ok(), "{ok:?}");
     }
     for bad in [
         "iVBORw0KGgo===",
@@ -330,15 +331,15 @@ fn base64_syntax() {
         "Q===",
         "QUI==",
     ] {
-        assert!(check_base64(bad).is_err(), "{bad:?}");
+        assert!(decode_forgiving(bad).is_err(), "{bad:?}");
     }
     assert_eq!(
-        decode_base64("iVBORw0KGgo=").as_deref(),
+        decode_forgiving("iVBORw0KGgo=").ok().as_deref(),
         Some(&b"\x89PNG\r\n\x1a\n"[..])
     );
-    assert_eq!(decode_base64("QUI").as_deref(), Some(&b"AB"[..]));
-    assert_eq!(decode_base64("TWFu").as_deref(), Some(&b"Man"[..]));
-    assert_eq!(decode_base64("@@"), None);
+    assert_eq!(decode_forgiving("QUI").ok().as_deref(), Some(&b"AB"[..]));
+    assert_eq!(decode_forgiving("TWFu").ok().as_deref(), Some(&b"Man"[..]));
+    assert!(decode_forgiving("@@").is_err());
 }
 
 /// The community bundles: (code, severity) → count of HUB findings.

@@ -109,7 +109,7 @@ fn explain_and_codes() {
     let mut uniq = codes.clone();
     uniq.dedup();
     assert_eq!(codes, uniq);
-    assert_eq!(codes.len(), olmctl::checks::all_codes().len());
+    assert_eq!(codes.len(), olmctl::codes::all_codes().len());
     assert!(codes.contains(&"GRAPH008") && codes.contains(&"UPG001") && codes.contains(&"FBC001"));
 }
 

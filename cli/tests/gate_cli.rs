@@ -253,7 +253,7 @@ fn an_inflating_bundle_config_map_is_a_hold_not_a_crash() {
     gz.write_all(&b"1,".repeat(32 << 20)).expect("gzip");
     gz.write_all(b"]\n").expect("gzip");
     let gz = gz.finish().expect("gzip");
-    let bomb = olmctl::bundle::render::base64(olmctl::bundle::render::base64(&gz).as_bytes());
+    let bomb = olmctl::encoding::base64(olmctl::encoding::base64(&gz).as_bytes());
     let mut docs = t::example_docs();
     let cm = t::find(
         &mut docs,

@@ -135,9 +135,19 @@ fn bad_flags_are_exit_2_naming_the_flag() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(needle), "{flags:?}: {err}");
     }
-    // Without --print it applies to a cluster: this package's command line has no cluster
-    // client and says how to apply instead (cli/tests run the olmctl binary's).
-    let o = olmctl(&["install", "olmctl-operator", "--catalog-source", "c"]);
+    // Without --print it applies to a cluster: with no kubeconfig and not in a pod, it says
+    // where the configuration comes from, exit 2, before anything is written.
+    let o = std::process::Command::new(common::olmctl_bin())
+        .args(["install", "olmctl-operator", "--catalog-source", "c"])
+        .env_clear()
+        .env("HOME", "/nonexistent")
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .output()
+        .expect("run olmctl");
     assert_eq!(code(&o), 2);
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--print | kubectl apply -f -"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no cluster configuration") && err.contains("pass --kubeconfig"),
+        "{err}"
+    );
 }

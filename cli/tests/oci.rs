@@ -769,7 +769,7 @@ fn credentials_from_flags_and_auth_files_and_never_printed() {
     // An auth file as docker/podman login write it.
     let d = tempfile::tempdir().unwrap();
     let auth = d.path().join("auth.json");
-    let token = olmctl::bundle::render::base64(format!("{USER}:{PASSWORD}").as_bytes());
+    let token = olmctl::encoding::base64(format!("{USER}:{PASSWORD}").as_bytes());
     std::fs::write(
         &auth,
         format!(r#"{{"auths":{{"{}":{{"auth":"{token}"}}}}}}"#, reg.addr),

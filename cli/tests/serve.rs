@@ -984,7 +984,7 @@ fn deeply_nested_values_do_not_crash_the_server() {
         "{{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"data\":{}}}",
         deep(3000)
     );
-    let data = olmctl::bundle::render::base64(manifest.as_bytes());
+    let data = olmctl::encoding::base64(manifest.as_bytes());
     let bundle = format!(
         r#"{{"schema":"olm.bundle","package":"p","name":"p.v1.0.0","image":"","properties":[{{"type":"olm.package","value":{{"packageName":"p","version":"1.0.0"}}}},{{"type":"olm.bundle.object","value":{{"data":"{data}"}}}}]}}"#
     );

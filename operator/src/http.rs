@@ -133,7 +133,7 @@ pub async fn serve_probes(
                     Ok::<_, Infallible>(match req.uri().path() {
                         "/metrics" => reply(
                             StatusCode::OK,
-                            "text/plain; version=0.0.4",
+                            crate::metrics::CONTENT_TYPE,
                             metrics.render(),
                         ),
                         "/healthz" => reply(StatusCode::OK, "text/plain", "ok\n"),

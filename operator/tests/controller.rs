@@ -370,7 +370,7 @@ async fn an_inflating_bundle_is_held_and_decoded_once() {
     gz.write_all(&b"1,".repeat(5 << 20)).expect("gzip");
     gz.write_all(b"]\n").expect("gzip");
     let gz = gz.finish().expect("gzip");
-    let bomb = olmctl::bundle::render::base64(olmctl::bundle::render::base64(&gz).as_bytes());
+    let bomb = olmctl::encoding::base64(olmctl::encoding::base64(&gz).as_bytes());
     let mut docs = safe_docs();
     let cm = t::find(
         &mut docs,

@@ -14,7 +14,7 @@ use std::path::{Component, Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use olmctl::oci::build::{BinarySpec, binary};
+use olmctl::build::{BinarySpec, binary};
 use olmctl::oci::deliver::Dest;
 use olmctl::oci::events::Silent;
 use olmctl::oci::image::Platform;

@@ -74,28 +74,6 @@ fn go_marshal(node: &Node) -> String {
     out
 }
 
-/// Standard base64 with padding (Go's `base64.StdEncoding`).
-pub fn base64(data: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let v = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(A[(v >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 /// The `type`/`value` pairs of a properties or dependencies list (malformed items skipped, as
 /// they fail opm's decoding of the whole file; validation reports them).
 fn typed_items(list: &Node) -> Vec<(String, Node)> {
@@ -337,7 +315,7 @@ pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, 
         ObjectMode::BundleObjects => {
             let mut objs: Vec<String> = objects
                 .iter()
-                .map(|(_, d)| base64(go_marshal(d).as_bytes()))
+                .map(|(_, d)| crate::encoding::base64(go_marshal(d).as_bytes()))
                 .collect();
             objs.sort();
             for data in objs {
@@ -408,16 +386,6 @@ pub fn render(b: &BundleDir, image: &str, mode: ObjectMode) -> Result<Rendered, 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_the_standard_alphabet_with_padding() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foob"), "Zm9vYg==");
-        assert_eq!(base64(&[0xff, 0xfe, 0xfd]), "//79");
-    }
 
     #[test]
     fn go_marshal_escapes_html() {

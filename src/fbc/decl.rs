@@ -1,5 +1,5 @@
 //! The declarative config: typed FBC blobs as the files state them (operator-registry's
-//! `alpha/declcfg`). No cross-blob rules live here; those are in [`crate::model`].
+//! `alpha/declcfg`). No cross-blob rules live here; those are in the `model` module, a layer above.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -371,7 +371,7 @@ fn decode_package(o: &Obj<'_>, src: Src, issues: &mut Vec<Issue>) -> Package {
         let (base64data, data_pos) = io
             .string("base64data", issues)
             .unwrap_or((String::new(), e.value.pos));
-        if let Err(at) = property::check_base64(&base64data) {
+        if let Err(at) = crate::encoding::check_go_std(&base64data) {
             issues.push(Issue::Invalid {
                 path: "icon.base64data".into(),
                 message: format!("illegal base64 data at input byte {at}"),

@@ -6,6 +6,7 @@
 pub mod decl;
 pub mod decode;
 pub mod emit_yaml;
+pub mod index;
 pub mod json;
 pub mod load;
 pub mod node;

@@ -194,7 +194,7 @@ fn decode_value(type_: &str, value: &Node, vpath: &str, issues: &mut Vec<Issue>)
             Some(o) => {
                 o.check_keys(&["data"], issues);
                 if let Some((data, pos)) = o.string("data", issues)
-                    && let Err(at) = check_base64(&data)
+                    && let Err(at) = crate::encoding::check_go_std(&data)
                 {
                     issues.push(Issue::Invalid {
                         path: format!("{vpath}.data"),
@@ -234,28 +234,6 @@ fn decode_value(type_: &str, value: &Node, vpath: &str, issues: &mut Vec<Issue>)
         return Typed::Broken;
     }
     typed
-}
-
-/// Checks standard base64 (with padding) as Go's `encoding/base64` decodes `[]byte` JSON fields:
-/// `\r` and `\n` are ignored. Returns the offending byte offset on error.
-pub fn check_base64(s: &str) -> Result<(), usize> {
-    let mut n = 0usize;
-    let mut pad = 0usize;
-    let mut last = 0usize;
-    for (i, b) in s.bytes().enumerate() {
-        match b {
-            b'\r' | b'\n' => continue,
-            b'=' => pad += 1,
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'+' | b'/' if pad == 0 => {}
-            _ => return Err(i),
-        }
-        n += 1;
-        last = i;
-    }
-    if !n.is_multiple_of(4) || pad > 2 {
-        return Err(if n == 0 { 0 } else { last });
-    }
-    Ok(())
 }
 
 /// Whether `s` is `<digits>.<digits>` (what OLM accepts for `olm.maxOpenShiftVersion`).
@@ -315,14 +293,5 @@ mod tests {
         assert!(
             matches!(&issues[0], Issue::Type { path, .. } if path == "properties[0].value.version")
         );
-    }
-
-    #[test]
-    fn base64_checks() {
-        assert_eq!(check_base64("aGVsbG8="), Ok(()));
-        assert_eq!(check_base64("aGVs\nbG8="), Ok(()));
-        assert_eq!(check_base64(""), Ok(()));
-        assert_eq!(check_base64("aGVsbG8"), Err(6));
-        assert_eq!(check_base64("aGV$bG8="), Err(3));
     }
 }

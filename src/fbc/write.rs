@@ -6,9 +6,9 @@
 
 use super::decl::{Bundle, Channel, DeclarativeConfig, Deprecations, Other, Package};
 use super::emit_yaml;
+use super::index::Index;
 use super::node::{Entry, Node, Pos, Value, sorted_unique, write_go_float, write_json_string};
 use super::property::Property;
-use crate::model::Index;
 
 /// Output encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

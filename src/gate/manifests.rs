@@ -181,12 +181,12 @@ fn decode_file(
     if !gzip {
         return Ok(raw.to_string());
     }
-    let b64 = crate::checks::bundle::hub::decode_base64(raw.trim())
-        .ok_or_else(|| format!("{}: not base64", what()))?;
+    let b64 = crate::encoding::decode_forgiving(raw.trim())
+        .map_err(|_| format!("{}: not base64", what()))?;
     let b64 = String::from_utf8(b64)
         .map_err(|_| format!("{}: inner content is not base64 text", what()))?;
-    let gz = crate::checks::bundle::hub::decode_base64(b64.trim())
-        .ok_or_else(|| format!("{}: inner content is not base64", what()))?;
+    let gz = crate::encoding::decode_forgiving(b64.trim())
+        .map_err(|_| format!("{}: inner content is not base64", what()))?;
     inflate(&gz, limit, &what)
 }
 
@@ -558,7 +558,7 @@ mod tests {
         use std::io::Write;
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
         e.write_all(text).expect("gzip");
-        let b = crate::bundle::render::base64;
+        let b = crate::encoding::base64;
         b(b(&e.finish().expect("gzip")).as_bytes())
     }
 

@@ -422,13 +422,7 @@ fn doc<'a>(
     }
 }
 
-/// Escapes text for HTML element content and attribute values.
-pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+pub use crate::text::html_escape as escape;
 
 /// JSON that is safe inside a `<script>` element: `</` and `<!--` cannot close or open
 /// anything (`\/` and `\u003c` are the same JSON strings).

@@ -147,7 +147,7 @@ fn entry(v: &Value, file: &Path, key: &str) -> Result<Option<Credential>, String
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
     {
-        let bytes = crate::checks::bundle::hub::decode_base64(a).ok_or_else(|| {
+        let bytes = crate::encoding::decode_forgiving(a).map_err(|_| {
             format!(
                 "{}: auths[{key:?}].auth is not base64; log in again",
                 file.display()

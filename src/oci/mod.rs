@@ -8,7 +8,6 @@
 pub mod append;
 pub mod auth;
 pub mod binary_image;
-pub mod build;
 pub mod bundle_cache;
 pub mod bundle_image;
 pub mod catalog_image;

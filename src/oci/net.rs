@@ -20,7 +20,6 @@ use reqwest::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, WWW_AUTHEN
 use serde_json::Value;
 
 use super::auth::Credential;
-use super::registry::redact;
 
 /// Connecting (TCP and TLS) to a registry or token server may take this long.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -115,7 +114,7 @@ pub enum Authz {
 /// Cached tokens: (registry, repository, push) to the token and when to renew it.
 type Tokens = HashMap<(String, String, bool), (String, Instant)>;
 
-/// The HTTP side of a [`super::registry::Registry`].
+/// The HTTP side of the registry client (`registry::Registry` drives it).
 pub struct Net {
     http: Result<reqwest::Client, String>,
     protocol: ClientProtocol,
@@ -628,6 +627,15 @@ fn auth_params(s: &str) -> HashMap<String, String> {
             }
         }
         out.insert(key.trim().to_ascii_lowercase(), val.trim().to_string());
+    }
+}
+
+/// A URL without its query: blob downloads may be redirected to presigned storage URLs whose
+/// query holds a signature, which must not be printed.
+pub fn redact(url: &str) -> String {
+    match url.split_once('?') {
+        Some((base, _)) => format!("{base}?<redacted>"),
+        None => url.to_string(),
     }
 }
 

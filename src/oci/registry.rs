@@ -32,6 +32,7 @@ use super::image::{Artifact, Blob, BlobData, Descriptor, Platform, is_attestatio
 use super::media;
 use super::net::{
     Authz, Failure, IDLE_TIMEOUT, MAX_MANIFEST, Net, human_duration, human_size, read_limited,
+    redact,
 };
 
 /// Default of `--timeout`: generous enough for a 2 GiB blob over a slow (~4 MB/s) link.
@@ -669,15 +670,6 @@ pub fn choose_platform<'a>(entries: &'a [Descriptor], want: &Platform) -> Option
         })
         .or_else(|| (runnable.len() == 1).then(|| &runnable[0]))
         .copied()
-}
-
-/// A URL without its query: blob downloads may be redirected to presigned storage URLs whose
-/// query holds a signature, which must not be printed.
-pub fn redact(url: &str) -> String {
-    match url.split_once('?') {
-        Some((base, _)) => format!("{base}?<redacted>"),
-        None => url.to_string(),
-    }
 }
 
 /// A one-line description of a failure, naming the timeout or limit that was hit.

@@ -138,7 +138,7 @@ impl BundleData {
                 )),
                 Typed::BundleObject => {
                     let data = crate::bundle::load::str_at(&p.value, &["data"])
-                        .and_then(crate::checks::bundle::hub::decode_base64)
+                        .and_then(|d| crate::encoding::decode_forgiving(d).ok())
                         .and_then(|bytes| object_json(&bytes));
                     if let Some(json) = data {
                         objects.push(json);

@@ -135,9 +135,9 @@ impl PackageInfo {
 /// Go's `[]byte` round trip does), or nothing.
 pub fn icon(pkg: &Package) -> Option<Node> {
     let icon = pkg.icon.as_ref()?;
-    let data = crate::checks::bundle::hub::decode_base64(&icon.base64data)
-        .map(|bytes| crate::bundle::render::base64(&bytes))
-        .unwrap_or_else(|| icon.base64data.to_string());
+    let data = crate::encoding::decode_forgiving(&icon.base64data)
+        .map(|bytes| crate::encoding::base64(&bytes))
+        .unwrap_or_else(|_| icon.base64data.to_string());
     Some(node(Value::Seq(vec![object(vec![
         ("base64data", text(&data)),
         ("mediatype", text(&icon.mediatype)),
@@ -303,7 +303,7 @@ properties:
     #[test]
     fn only_without_a_csv_object_and_with_one_metadata_property() {
         let csv = r#"{"apiVersion":"operators.coreos.com/v1alpha1","kind":"ClusterServiceVersion","metadata":{"name":"p.v1.0.0"}}"#;
-        let data = crate::bundle::render::base64(csv.as_bytes());
+        let data = crate::encoding::base64(csv.as_bytes());
         let with_object = CATALOG.replace(
             "- type: olm.csv.metadata",
             &format!(

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use olmctl::oci::build::BinarySpec;
+use olmctl::build::BinarySpec;
 use olmctl::oci::deliver::Dest;
 
 use crate::term::{EXIT_USAGE, Output};
@@ -99,7 +99,7 @@ pub fn run(cmd: ImageCmd) -> u8 {
             };
             let events = crate::report::stderr_events();
             crate::build::run(
-                olmctl::oci::build::binary(&spec, &dest, &opts, events.as_ref()),
+                olmctl::build::binary(&spec, &dest, &opts, events.as_ref()),
                 output,
                 |b| {
                     let extra = serde_json::json!({

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::bundle::SUPPORTED_KINDS;
 use crate::bundle::load::{BundleError, err, field, kind_of, list_at, parse_file, str_at};
-use crate::checks::bundle::SUPPORTED_KINDS;
 use crate::fbc::node::{Node, Pos, Value};
 use crate::input::tree::Tree;
 

@@ -79,8 +79,7 @@ pub fn generate(opts: &Options) -> Result<Generated, BundleError> {
             opts.version
         ))
     })?;
-    if !crate::checks::bundle::name_problems(&opts.package).is_empty() || opts.package.contains('.')
-    {
+    if !crate::bundle::name_problems(&opts.package).is_empty() || opts.package.contains('.') {
         return Err(usage(format!(
             "--package {}: must be a lowercase DNS-1123 label (letters, digits and '-')",
             opts.package

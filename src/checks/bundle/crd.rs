@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 
 use super::Ctx;
 use crate::bundle::load::{field, kind_of, list_at, pos_at, str_at};
-use crate::checks::Code;
+use crate::diag::Code;
 use crate::diag::Severity::{Error, Warning};
 use crate::fbc::node::{Entry, Node, Pos, Value};
 

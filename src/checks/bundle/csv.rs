@@ -4,10 +4,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use super::Ctx;
 use super::codes::*;
-use super::{Ctx, name_problems};
 use crate::bundle::csv_types::{api_services, crd_descriptions};
 use crate::bundle::load::{field, keys, list_at, pos_at, str_at};
+use crate::bundle::name_problems;
 use crate::fbc::node::{Node, Value};
 
 /// Reserved annotation keys OLM reads with this exact case.

@@ -4,35 +4,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::Ctx;
 use super::codes::*;
+use crate::bundle::SUPPORTED_KINDS;
 use crate::bundle::csv_types::crd_descriptions;
 use crate::bundle::load::{crd_versions, keys, kind_of, list_at, pos_at, str_at};
 use crate::fbc::node::{Pos, Value};
-
-/// The kinds operator-registry accepts in a registry+v1 bundle (`supported_resources.go`).
-pub const SUPPORTED_KINDS: [&str; 22] = [
-    "ClusterServiceVersion",
-    "CustomResourceDefinition",
-    "Secret",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "ConfigMap",
-    "ServiceAccount",
-    "Service",
-    "Role",
-    "RoleBinding",
-    "PrometheusRule",
-    "ServiceMonitor",
-    "PodDisruptionBudget",
-    "PriorityClass",
-    "VerticalPodAutoscaler",
-    "ConsoleYAMLSample",
-    "ConsoleQuickStart",
-    "ConsoleCLIDownload",
-    "ConsoleLink",
-    "ConsolePlugin",
-    "NetworkPolicy",
-    "PodMonitor",
-];
 
 pub(super) fn check(cx: &mut Ctx<'_>) {
     let b = cx.bundle;

@@ -287,9 +287,8 @@ fn icon(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
                 Some(&format!("{at}.mediatype")),
             );
         }
-        if let Some(d) = data
-            && let Err(why) = check_base64(d)
-        {
+        let decoded = data.map(crate::encoding::decode_forgiving);
+        if let Some(Err(why)) = &decoded {
             cx.push(
                 &ICON_DATA,
                 format!("icon {i} base64data does not decode: {why}"),
@@ -300,11 +299,10 @@ fn icon(cx: &mut Ctx<'_>, file: &Path, csv: &Node) {
             .help = Some(
                 "put the standard base64 encoding of the image file (no `data:` prefix) in base64data".into(),
             );
-        } else if let (Some(d), Some(m)) = (data, mt)
+        } else if let (Some(Ok(bytes)), Some(m)) = (&decoded, mt)
             && ICON_MEDIATYPES.contains(&m)
-            && let Some(bytes) = decode_base64(d)
         {
-            let found = sniff_image(&bytes);
+            let found = sniff_image(bytes);
             if found != Some(m) {
                 cx.push(
                     &ICON_CONTENT,
@@ -459,55 +457,6 @@ pub fn check_url(u: &str) -> Result<(), String> {
         return Err("no host".into());
     }
     Ok(())
-}
-
-/// Whether `data` decodes as base64 the way a browser's `atob` (WHATWG forgiving-base64) reads
-/// the `data:` URL OperatorHub builds: ASCII whitespace ignored, padding optional, standard
-/// alphabet only.
-pub fn check_base64(data: &str) -> Result<(), String> {
-    let mut n = 0usize;
-    let mut pad = 0usize;
-    for (i, b) in data.bytes().enumerate() {
-        match b {
-            b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' => continue,
-            b'=' => pad += 1,
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'+' | b'/' if pad == 0 => n += 1,
-            _ if pad > 0 => return Err(format!("data after padding at byte {i}")),
-            _ => return Err(format!("invalid character {:?} at byte {i}", b as char)),
-        }
-    }
-    if pad > 2 || (pad > 0 && !(n + pad).is_multiple_of(4)) {
-        return Err("bad padding".into());
-    }
-    if n % 4 == 1 {
-        return Err(format!("truncated ({n} base64 characters)"));
-    }
-    Ok(())
-}
-
-/// Decodes `data` as [`check_base64`] reads it (`None` when it does not decode).
-pub fn decode_base64(data: &str) -> Option<Vec<u8>> {
-    check_base64(data).ok()?;
-    let mut out = Vec::with_capacity(data.len() / 4 * 3);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for b in data.bytes() {
-        let v = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => continue,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
 }
 
 /// The image media type of `bytes` by its signature (SVG: an `<svg` element near the start).

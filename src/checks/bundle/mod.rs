@@ -8,11 +8,10 @@
 
 pub mod apis;
 pub mod codes;
+pub mod community;
 pub mod crd;
 mod csv;
 mod format;
-pub use format::SUPPORTED_KINDS;
-pub mod community;
 pub mod hub;
 pub mod multiarch;
 pub mod objects;
@@ -25,7 +24,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::bundle::load::{BundleDir, str_at};
-use crate::checks::Code;
+use crate::diag::Code;
 use crate::diag::{Finding, Location, Subject, sort_findings};
 use crate::fbc::node::Pos;
 
@@ -332,28 +331,6 @@ pub fn validate_with(b: &BundleDir, opts: &Options) -> Vec<Finding> {
     f.retain(|x| opts.selects(x.code));
     sort_findings(&mut f);
     f
-}
-
-/// DNS-1123 subdomain that is also a valid label value: at most 63 characters of lowercase
-/// letters, digits, `-` and `.`, starting and ending with a letter or digit. The messages are
-/// the Kubernetes validation messages.
-pub(crate) fn name_problems(n: &str) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    if n.len() > 63 {
-        out.push("must be no more than 63 characters");
-    }
-    let ok_chars = n
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
-    let ends = n
-        .chars()
-        .next()
-        .zip(n.chars().last())
-        .is_some_and(|(a, b)| a.is_ascii_alphanumeric() && b.is_ascii_alphanumeric());
-    if !ok_chars || !ends || n.split('.').any(str::is_empty) {
-        out.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character");
-    }
-    out
 }
 
 /// Kubernetes `IsDNS1123Subdomain`: at most 253 characters, dot-separated labels of lowercase

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 pub use codes::CODES;
 
-use crate::checks::Code;
+use crate::diag::Code;
 use crate::diag::{Finding, Location, Subject, sort_findings};
 use crate::fbc::load::Loaded;
 use crate::fbc::node::Pos;

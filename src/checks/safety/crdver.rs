@@ -12,7 +12,7 @@ use super::facts::Facts;
 use super::policy::Policy;
 use super::schema::{self, Change};
 use crate::bundle::crd::{Crd, compare_version_priority};
-use crate::checks::Code;
+use crate::diag::Code;
 use crate::diag::Severity::{Error, Warning};
 use crate::diag::{Finding, Location};
 use crate::fbc::node::{Node, Pos, Value};

@@ -17,7 +17,7 @@ pub mod skew;
 pub mod walk;
 
 use crate::bundle::load::BundleDir;
-use crate::checks::Code;
+use crate::diag::Code;
 use crate::diag::{Finding, sort_findings};
 
 pub use crdver::History;

@@ -103,15 +103,20 @@ impl Default for Policy {
     }
 }
 
+/// How a policy looks a code up (case-insensitively).
+pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<&'static crate::diag::Code>;
+
 impl Policy {
-    /// Reads a policy file.
-    pub fn load(path: &Path) -> Result<Policy, String> {
+    /// Reads a policy file; `find` looks the codes of `severity` up (`Policy::load` passes
+    /// every code olmctl has).
+    pub fn load_with(path: &Path, find: Lookup) -> Result<Policy, String> {
         let text = crate::input::read_text(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        Policy::parse(&text).map_err(|e| format!("{}:{e}", path.display()))
+        Policy::parse_with(&text, find).map_err(|e| format!("{}:{e}", path.display()))
     }
 
-    /// Parses policy text; errors start with `line:column: `.
-    pub fn parse(text: &str) -> Result<Policy, String> {
+    /// Parses policy text; errors start with `line:column: `. `find` looks the codes of
+    /// `severity` up (`Policy::parse` passes every code olmctl has).
+    pub fn parse_with(text: &str, find: Lookup) -> Result<Policy, String> {
         let mut docs = Vec::new();
         crate::fbc::yaml::parse_objects(text, |d| docs.push(d))
             .map_err(|e| format!("{}:{}: {}", e.line, e.column, e.message))?;
@@ -141,7 +146,7 @@ impl Policy {
                         _ => return Err(at(v, "preflight must be olmv1 or none")),
                     }
                 }
-                "severity" => severity(v, &mut p)?,
+                "severity" => severity(v, &mut p, find)?,
                 other => {
                     return Err(at(
                         v,
@@ -216,12 +221,12 @@ fn crdify(n: &Node, p: &mut Policy) -> Result<(), String> {
     Ok(())
 }
 
-fn severity(n: &Node, p: &mut Policy) -> Result<(), String> {
+fn severity(n: &Node, p: &mut Policy, find: Lookup) -> Result<(), String> {
     let Value::Map(m) = &n.value else {
         return Err(at(n, "severity must be a mapping of code to level"));
     };
     for e in m {
-        let Some(code) = crate::checks::find(&e.key) else {
+        let Some(code) = find(&e.key) else {
             return Err(at(
                 &e.value,
                 &format!("unknown code {:?} (run `olmctl codes` for the list)", e.key),
@@ -253,10 +258,17 @@ fn severity(n: &Node, p: &mut Policy) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    /// Policy text read with the checks' own codes (`Policy::parse`, with every code, is
+    /// defined above the checks).
+    fn parse(text: &str) -> Result<Policy, String> {
+        let codes = crate::diag::Registry::new(crate::checks::codes());
+        Policy::parse_with(text, &|c| codes.find(c))
+    }
+
     #[test]
     fn defaults_and_overrides() {
-        assert_eq!(Policy::parse("").unwrap(), Policy::default());
-        let p = Policy::parse("allowMajorUpgrades: true\nk8sVersion: \"1.28-1.31\"\ncrdify:\n  conversion: None\n  enumAdditions: Disallow\nseverity:\n  sch011: warning\n  SKW003: off\n").unwrap();
+        assert_eq!(parse("").unwrap(), Policy::default());
+        let p = parse("allowMajorUpgrades: true\nk8sVersion: \"1.28-1.31\"\ncrdify:\n  conversion: None\n  enumAdditions: Disallow\nseverity:\n  sch011: warning\n  SKW003: off\n").unwrap();
         assert!(p.allow_major_upgrades && !p.enum_additions_allowed);
         assert!(!p.ignore_served_under_webhook);
         assert_eq!(
@@ -269,11 +281,11 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
-        let e = Policy::parse("severity:\n  NOPE1: error\n").unwrap_err();
+        let e = parse("severity:\n  NOPE1: error\n").unwrap_err();
         assert!(e.starts_with("2:") && e.contains("NOPE1"), "{e}");
-        let e = Policy::parse("k8sVersion: 1.30\n").unwrap_err();
+        let e = parse("k8sVersion: 1.30\n").unwrap_err();
         assert!(e.contains("quote"), "{e}");
-        let e = Policy::parse("allowMajorUpgrade: true\n").unwrap_err();
+        let e = parse("allowMajorUpgrade: true\n").unwrap_err();
         assert!(e.contains("unknown key"), "{e}");
     }
 

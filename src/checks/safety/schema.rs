@@ -33,7 +33,7 @@
 use std::collections::BTreeMap;
 
 use super::schema_diff::{compare_property, get, same};
-use crate::checks::Code;
+use crate::diag::Code;
 use crate::diag::Severity::{Error, Warning};
 use crate::fbc::node::{Node, Pos, Value};
 codes! {

@@ -8,7 +8,7 @@ use super::schema::{
     CEL, Change, DEFAULT, ENUM, MAXIMUM, MINIMUM, NULLABLE, ONE_OF, Options, PATTERN,
     PREFLIGHT_ONLY, REQUIRED, TYPE, UNHANDLED,
 };
-use crate::checks::Code;
+use crate::diag::Code;
 use crate::fbc::node::{Node, Value, write_go_float, write_json_string};
 
 /// How many characters of a value a message shows.

@@ -5,7 +5,7 @@ use semver::Version;
 
 use super::facts::Facts;
 use super::policy::{K8sRange, Policy};
-use crate::checks::Code;
+use crate::diag::Code;
 use crate::diag::Finding;
 use crate::diag::Severity::{Error, Warning};
 use crate::fbc::node::{Pos, Value};

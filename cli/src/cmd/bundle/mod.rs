@@ -393,7 +393,7 @@ fn image_platforms(
     Ok(out)
 }
 
-/// `bundle build`: one library operation ([`olmctl::oci::build::bundle`]), printed.
+/// `bundle build`: one library operation ([`olmctl::build::bundle`]), printed.
 fn build(a: BuildArgs) -> u8 {
     let opts = match crate::args::registry_options(&a.registry, u64::MAX) {
         Ok(o) => o,
@@ -409,7 +409,7 @@ fn build(a: BuildArgs) -> u8 {
     };
     let events = crate::report::stderr_events();
     crate::build::run(
-        olmctl::oci::build::bundle(&a.dir, &dest, a.force, &opts, events.as_ref()),
+        olmctl::build::bundle(&a.dir, &dest, a.force, &opts, events.as_ref()),
         a.output,
         |b| (&b.delivered, serde_json::json!({"labels": b.labels})),
     )

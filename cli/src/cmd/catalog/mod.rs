@@ -10,7 +10,7 @@ mod diff;
 mod graph;
 mod template;
 
-use olmctl::oci::build::CatalogSpec;
+use olmctl::build::CatalogSpec;
 use olmctl::oci::deliver::{Dest, Want};
 
 use crate::args::{
@@ -882,7 +882,7 @@ fn render(
     EXIT_OK
 }
 
-/// `catalog push`: one library operation ([`olmctl::oci::build::catalog`]), printed.
+/// `catalog push`: one library operation ([`olmctl::build::catalog`]), printed.
 fn push(a: PushArgs) -> u8 {
     let prepared = (|| -> Result<_, String> {
         let spec = CatalogSpec {
@@ -912,7 +912,7 @@ fn push(a: PushArgs) -> u8 {
     };
     let events = crate::report::stderr_events();
     crate::build::run(
-        olmctl::oci::build::catalog(&spec, &dest, &opts, events.as_ref()),
+        olmctl::build::catalog(&spec, &dest, &opts, events.as_ref()),
         a.output,
         |b| {
             let extra = serde_json::json!({

@@ -1,5 +1,5 @@
 //! The image commands as single operations: load and check the source, build the image, deliver
-//! it ([`super::deliver`]). The command line calls one of these once and prints the result.
+//! it ([`crate::oci::deliver`]). The command line calls one of these once and prints the result.
 //!
 //! - [`bundle`]: `bundle build`, a bundle directory as a bundle image;
 //! - [`catalog`]: `catalog push`, a catalog directory as a catalog image (standalone or on a
@@ -9,13 +9,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::binary_image as bin;
-use super::deliver::{Delivered, Dest, append_to_base, client, deliver};
-use super::events::Events;
-use super::image::Platform;
-use super::layer::{Layer, source_date_epoch};
-use super::registry::{Options, parse_ref};
 use crate::diag::{Finding, Severity};
+use crate::oci::binary_image as bin;
+use crate::oci::deliver::{Delivered, Dest, append_to_base, client, deliver};
+use crate::oci::events::Events;
+use crate::oci::image::Platform;
+use crate::oci::layer::{Layer, source_date_epoch};
+use crate::oci::registry::{Options, parse_ref};
 use crate::text::esc;
 
 /// Why an image was not built.
@@ -120,7 +120,7 @@ pub async fn bundle(
         events,
     )?;
     let (epoch, created) = epoch_and_created();
-    let img = super::bundle_image::build(&b, epoch, created)?;
+    let img = crate::oci::bundle_image::build(&b, epoch, created)?;
     events.note(&format!(
         "built bundle image {} ({} entries, {} labels)",
         img.artifact.digest(),
@@ -149,7 +149,7 @@ pub struct CatalogSpec {
     /// Encoding of the FBC files.
     pub format: crate::fbc::write::Format,
     /// What serves the catalog in the image (with a base image).
-    pub server: super::catalog_image::Server,
+    pub server: crate::oci::catalog_image::Server,
 }
 
 /// A built catalog image, delivered.
@@ -191,8 +191,8 @@ pub async fn catalog(
     let files = crate::fbc::write::canonical_files(&loaded.cfg, spec.format);
     drop(loaded);
     let (epoch, created) = epoch_and_created();
-    let layer = super::catalog_image::configs_layer(&files, epoch)?;
-    let labels = super::catalog_image::labels(&spec.labels);
+    let layer = crate::oci::catalog_image::configs_layer(&files, epoch)?;
+    let labels = crate::oci::catalog_image::labels(&spec.labels);
     events.note(&format!(
         "catalog layer {} ({} files, {} bytes compressed)",
         layer.digest,
@@ -204,11 +204,11 @@ pub async fn catalog(
     let reg = (dest.push || base.is_some()).then(|| client(opts, &[&target], &refs));
     let art = match (&base, &reg) {
         (Some(b), Some(reg)) => {
-            let exec = super::catalog_image::exec(spec.server);
-            let added = [(&layer, super::catalog_image::CREATED_BY)];
+            let exec = crate::oci::catalog_image::exec(spec.server);
+            let added = [(&layer, crate::oci::catalog_image::CREATED_BY)];
             append_to_base(reg, b, &added, &labels, &exec, None, events).await?
         }
-        _ => super::catalog_image::standalone(&layer, &labels, created),
+        _ => crate::oci::catalog_image::standalone(&layer, &labels, created),
     };
     let delivered = deliver(reg.as_ref(), art, dest, events).await?;
     Ok(CatalogBuilt {
