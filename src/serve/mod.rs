@@ -39,6 +39,16 @@ pub mod api_server {
 /// server reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("gen/registry.bin");
 
+/// Gives freed heap pages back to the system (glibc keeps them): called once the parsed catalog
+/// is dropped and only the served index remains.
+pub fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator; no pointer is involved.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// The generated code is from the proto as checked in (rerun scripts/grpc-gen.sh after
@@ -53,15 +63,5 @@ mod tests {
             Some(want),
             "proto/registry.proto changed: run scripts/grpc-gen.sh"
         );
-    }
-}
-
-/// Gives freed heap pages back to the system (glibc keeps them): called once the parsed catalog
-/// is dropped and only the served index remains.
-pub fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory of the allocator; no pointer is involved.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
