@@ -27,18 +27,15 @@ pub fn find(code: &str) -> Option<&'static Code> {
     registry().find(code)
 }
 
-/// A safety policy's `severity` may name any code, so the policy is read here, where every
-/// code is known.
-impl Policy {
-    /// Reads a policy file.
-    pub fn load(path: &Path) -> Result<Policy, String> {
-        Policy::load_with(path, &find)
-    }
+/// Reads an upgrade-safety policy file. Its `severity` may name any code, so the policy is
+/// read here, where every code is known.
+pub fn load_policy(path: &Path) -> Result<Policy, String> {
+    Policy::load_with(path, &find)
+}
 
-    /// Parses policy text; errors start with `line:column: `.
-    pub fn parse(text: &str) -> Result<Policy, String> {
-        Policy::parse_with(text, &find)
-    }
+/// Parses upgrade-safety policy text with every code known; errors start with `line:column: `.
+pub fn parse_policy(text: &str) -> Result<Policy, String> {
+    Policy::parse_with(text, &find)
 }
 
 #[cfg(test)]

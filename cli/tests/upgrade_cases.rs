@@ -144,7 +144,7 @@ fn every_case() {
             assert!(h.help.is_some(), "{code}: no help: {h:#?}");
         }
         let policy = match case.join("policy.yaml") {
-            p if p.exists() => Policy::load(&p).expect("policy"),
+            p if p.exists() => olmctl::codes::load_policy(&p).expect("policy"),
             _ => Policy::default(),
         };
         let good = pair(&case, "old-good", "good");

@@ -114,7 +114,7 @@ pub fn run(cmd: CheckCmd) -> u8 {
 
 fn options(c: &Common) -> Result<Options, String> {
     let mut policy = match &c.policy {
-        Some(p) => Policy::load(p).map_err(|e| format!("policy {e}"))?,
+        Some(p) => olmctl::codes::load_policy(p).map_err(|e| format!("policy {e}"))?,
         None => Policy::default(),
     };
     if let Some(p) = &c.preflight {

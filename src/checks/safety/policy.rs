@@ -107,7 +107,7 @@ impl Default for Policy {
 pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<&'static crate::diag::Code>;
 
 impl Policy {
-    /// Reads a policy file; `find` looks the codes of `severity` up (`Policy::load` passes
+    /// Reads a policy file; `find` looks the codes of `severity` up (`codes::load_policy` passes
     /// every code olmctl has).
     pub fn load_with(path: &Path, find: Lookup) -> Result<Policy, String> {
         let text = crate::input::read_text(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -115,7 +115,7 @@ impl Policy {
     }
 
     /// Parses policy text; errors start with `line:column: `. `find` looks the codes of
-    /// `severity` up (`Policy::parse` passes every code olmctl has).
+    /// `severity` up (`codes::parse_policy` passes every code olmctl has).
     pub fn parse_with(text: &str, find: Lookup) -> Result<Policy, String> {
         let mut docs = Vec::new();
         crate::fbc::yaml::parse_objects(text, |d| docs.push(d))
@@ -258,7 +258,7 @@ fn severity(n: &Node, p: &mut Policy, find: Lookup) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    /// Policy text read with the checks' own codes (`Policy::parse`, with every code, is
+    /// Policy text read with the checks' own codes (`codes::parse_policy`, with every code, is
     /// defined above the checks).
     fn parse(text: &str) -> Result<Policy, String> {
         let codes = crate::diag::Registry::new(crate::checks::codes());
