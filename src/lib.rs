@@ -30,3 +30,4 @@ pub mod sarif;
 pub mod serve;
 pub mod template;
 pub mod text;
+pub mod validate;

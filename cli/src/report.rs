@@ -91,8 +91,8 @@ pub fn delivered(d: &Delivered, output: Output, extra: serde_json::Value) {
     }
 }
 
-/// Image operations' news on stderr: notes as lines, warnings as `warning: ...`, and a progress
-/// bar per large upload, drawn only when stderr is a terminal.
+/// Image operations' news on stderr: notes as lines, warnings as `warning: ...`; steps and a
+/// progress bar per large upload only when stderr is a terminal.
 pub struct Stderr {
     bars: Mutex<HashMap<String, ProgressBar>>,
     terminal: bool,
@@ -113,6 +113,12 @@ impl Events for Stderr {
 
     fn warn(&self, line: &str) {
         eprintln!("warning: {line}");
+    }
+
+    fn step(&self, line: &str) {
+        if self.terminal {
+            eprintln!("{line}");
+        }
     }
 
     fn upload_started(&self, blob: &str, total: u64) {

@@ -11,6 +11,9 @@ pub trait Events: Send + Sync {
     fn note(&self, _line: &str) {}
     /// A warning: the operation goes on (a retry, a push forced over findings).
     fn warn(&self, _line: &str) {}
+    /// A step of a long operation, worth showing only to a person watching (the command line
+    /// shows it when stderr is a terminal): "pulling 12 bundle images", "[3/12] IMAGE".
+    fn step(&self, _line: &str) {}
     /// An upload of `total` bytes of blob `blob` (a short digest) starts.
     fn upload_started(&self, _blob: &str, _total: u64) {}
     /// `done` bytes of the upload were handed to the connection.

@@ -20,6 +20,7 @@ pub mod listen;
 pub mod registry;
 pub mod reply;
 pub mod rope;
+pub mod run;
 pub mod server;
 
 /// The registry API's messages and client, generated from `proto/registry.proto` by

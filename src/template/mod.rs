@@ -3,14 +3,18 @@
 //! (`olm.template.basic`, `olm.semver`), bundle images are rendered to `olm.bundle` blobs, and
 //! the result is a [`DeclarativeConfig`] that the canonical writer prints as `catalog fmt` does.
 //!
-//! Rendering is split in two so that the caller decides where bundles come from:
-//! [`images`] lists every bundle image the template names (with its position), the caller finds
-//! a bundle directory for each (a `--bundles` map, or a pull), and [`render`] renders the
-//! template from those directories. Nothing here touches the network.
+//! Rendering is split in two so that where bundles come from is decided apart: [`images`] lists
+//! every bundle image the template names (with its position), [`pull`] finds a bundle
+//! directory for each (a `--bundles` map, the bundle cache, a registry), and [`render`] renders
+//! the template from those directories without touching the network. [`file`] (`catalog
+//! template`) and [`catalogs`] (`catalog build`) are the commands' operations over them.
 
 pub mod basic;
+pub mod catalogs;
 pub mod ci;
 pub mod convert;
+pub mod file;
+pub mod pull;
 pub mod semver;
 pub mod sources;
 pub mod substitutes;

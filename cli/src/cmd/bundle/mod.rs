@@ -8,7 +8,6 @@ use olmctl::oci::deliver::{Dest, Want};
 
 use crate::term::{EXIT_USAGE, Output};
 use olmctl::checks::bundle::Options;
-use olmctl::diag::sort_findings;
 use olmctl::text::esc;
 
 #[derive(Debug, Subcommand)]
@@ -305,92 +304,37 @@ pub fn parse_k8s_version(s: &str) -> Result<semver::Version, String> {
     })
 }
 
+/// `bundle validate`: one library operation ([`olmctl::validate::bundles`]), printed.
 fn validate(
     dirs: &[PathBuf],
-    mut opts: Options,
+    opts: Options,
     registry: Option<&crate::args::RegistryArgs>,
     strict: bool,
     output: Output,
 ) -> u8 {
-    let mut bundles = Vec::new();
-    for d in dirs {
-        match olmctl::bundle::load::load_bundle(d) {
-            Ok(b) => bundles.push(b),
-            Err(e) => {
-                crate::term::error(e);
-                return EXIT_USAGE;
-            }
+    let findings = (|| {
+        // The registries are asked (and --password-stdin read) only when ARC checks run.
+        let reg = registry
+            .filter(|_| opts.runs("ARC"))
+            .map(|r| crate::args::registry_options(r, 64 << 20))
+            .transpose()?;
+        let rt =
+            crate::term::runtime().map_err(|_| "cannot start the async runtime".to_string())?;
+        rt.block_on(olmctl::validate::bundles(dirs, opts, reg.as_ref()))
+    })();
+    let findings = match findings {
+        Ok(f) => f,
+        Err(e) => {
+            crate::term::error(e);
+            return EXIT_USAGE;
         }
-    }
-    if let Some(registry) = registry.filter(|_| opts.runs("ARC")) {
-        match image_platforms(&bundles, registry) {
-            Ok(p) => opts.image_platforms = Some(std::sync::Arc::new(p)),
-            Err(code) => return code,
-        }
-    }
-    let mut findings = Vec::new();
-    for b in &bundles {
-        findings.extend(olmctl::checks::bundle::validate_with(b, &opts));
-    }
-    sort_findings(&mut findings);
+    };
     let what = format!(
         "{} bundle{}",
         dirs.len(),
         if dirs.len() == 1 { "" } else { "s" }
     );
     crate::report::findings_of(&findings, &what, output, strict)
-}
-
-/// The platforms of every image of the bundles' CSVs, read from their registries (8 at a
-/// time); an image that cannot be read is recorded with why (ARC001), not an error.
-fn image_platforms(
-    bundles: &[olmctl::bundle::load::BundleDir],
-    args: &crate::args::RegistryArgs,
-) -> Result<olmctl::checks::bundle::multiarch::ImagePlatforms, u8> {
-    use futures_util::StreamExt;
-    let mut images = std::collections::BTreeSet::new();
-    for b in bundles {
-        if let Some((_, csv)) = b.csv() {
-            images.extend(
-                olmctl::checks::bundle::multiarch::images(csv)
-                    .into_iter()
-                    .map(|u| u.image),
-            );
-        }
-    }
-    let mut out = olmctl::checks::bundle::multiarch::ImagePlatforms::new();
-    let mut refs = Vec::new();
-    for i in images {
-        match olmctl::oci::registry::parse_ref(&i) {
-            Ok(r) => refs.push((i, r)),
-            Err(e) => {
-                out.insert(i, Err(e));
-            }
-        }
-    }
-    if refs.is_empty() {
-        return Ok(out);
-    }
-    let all: Vec<&oci_client::Reference> = refs.iter().map(|(_, r)| r).collect();
-    let opts = crate::args::registry_options(args, 64 << 20).map_err(|e| {
-        crate::term::error(e);
-        EXIT_USAGE
-    })?;
-    let reg = olmctl::oci::deliver::client(&opts, &[], &all);
-    let rt = crate::term::runtime()?;
-    let reg = &reg;
-    let results: Vec<Result<Vec<(String, String)>, String>> = rt.block_on(
-        futures_util::stream::iter(
-            refs.iter()
-                .map(|(_, r)| async move { olmctl::oci::platforms::platforms(reg, r).await }),
-        )
-        .buffered(8)
-        .collect::<Vec<_>>(),
-    );
-    for ((i, _), res) in refs.into_iter().zip(results) {
-        out.insert(i, res);
-    }
-    Ok(out)
 }
 
 /// `bundle build`: one library operation ([`olmctl::build::bundle`]), printed.

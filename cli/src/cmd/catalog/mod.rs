@@ -12,6 +12,7 @@ mod template;
 
 use olmctl::build::CatalogSpec;
 use olmctl::oci::deliver::{Dest, Want};
+use olmctl::serve::run::NotServed;
 
 use crate::args::{
     DiffOutput, FmtFormat, GraphFormat, MigrateArg, PullArgs, RegistryArgs, SemanticsArg,
@@ -526,62 +527,22 @@ pub fn run(cmd: CatalogCmd) -> u8 {
     }
 }
 
+/// `catalog serve`: one library operation ([`olmctl::serve::run::serve_dir`]), its refusal
+/// printed.
 fn serve(dir: &std::path::Path, port: u16, limits: olmctl::serve::server::Limits) -> u8 {
-    let started = std::time::Instant::now();
-    let loaded = match crate::inputs::catalog(&[dir.to_path_buf()]) {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
-    let load_ms = started.elapsed().as_millis();
-    let findings = olmctl::checks::fbc::validate(&loaded);
-    let validate_ms = started.elapsed().as_millis() - load_ms;
-    if crate::report::exit_status(&findings, false) != EXIT_OK {
-        crate::report::catalog_findings(&findings, &loaded, Output::Text);
-        crate::term::error(format_args!(
-            "{}: the catalog does not validate; not serving it",
-            esc(dir.display())
-        ));
-        return EXIT_USAGE;
-    }
-    let catalog = std::sync::Arc::new(olmctl::serve::catalog::ServedCatalog::new(&loaded.cfg));
-    drop(loaded);
-    drop(findings);
-    // The parsed catalog is gone: give its pages back to the system.
-    olmctl::serve::release_freed_memory();
-    // Workers with the loader's stack: custom-schema blobs nest as deep as it allows, and
-    // answering with them recurses.
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_stack_size(olmctl::fbc::load::PARSER_STACK)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            crate::term::error(format_args!("cannot start the runtime: {e}"));
-            return EXIT_USAGE;
-        }
-    };
-    let addr = olmctl::serve::server::address(port);
-    let result = rt.block_on(async move {
-        // Handlers first: a SIGTERM from the moment the port is open is a graceful stop.
-        let shutdown = olmctl::serve::server::signalled();
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let bound = listener.local_addr().map_err(|e| e.to_string())?;
-        let ready_ms = started.elapsed().as_millis();
-        eprintln!(
-            "serving {} packages on {bound} (ready in {ready_ms} ms: load {load_ms}, validate {validate_ms}, index {})",
-            catalog.packages.len(),
-            ready_ms - load_ms - validate_ms
-        );
-        olmctl::serve::server::serve(catalog, listener, limits, shutdown).await
-    });
-    match result {
+    let events = crate::report::stderr_events();
+    match olmctl::serve::run::serve_dir(dir, port, limits, events.as_ref()) {
         Ok(()) => EXIT_OK,
-        Err(e) => {
+        Err(NotServed::Failed(e)) => {
             crate::term::error(e);
+            EXIT_USAGE
+        }
+        Err(NotServed::Invalid { findings, what }) => {
+            crate::report::findings_of(&findings, &what, Output::Text, false);
+            crate::term::error(format_args!(
+                "{}: the catalog does not validate; not serving it",
+                esc(dir.display())
+            ));
             EXIT_USAGE
         }
     }

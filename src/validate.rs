@@ -1,0 +1,75 @@
+//! `bundle validate` as one operation: the bundle directories read, the platforms of every
+//! image their CSVs name read from the registries when the multi-arch checks (ARC) run, and
+//! every selected check run, findings sorted.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+
+use crate::bundle::load::{BundleDir, load_bundle};
+use crate::checks::bundle::Options;
+use crate::checks::bundle::multiarch::{ImagePlatforms, images};
+use crate::diag::{Finding, sort_findings};
+use crate::oci::registry::{self, parse_ref};
+
+/// Validates the bundles at `dirs` with `opts`; `registry` reaches the images' registries for
+/// the ARC checks (without it, or when ARC does not run, no registry is asked).
+pub async fn bundles(
+    dirs: &[PathBuf],
+    mut opts: Options,
+    registry: Option<&registry::Options>,
+) -> Result<Vec<Finding>, String> {
+    let mut bundles = Vec::new();
+    for d in dirs {
+        bundles.push(load_bundle(d).map_err(|e| e.to_string())?);
+    }
+    if let Some(registry) = registry.filter(|_| opts.runs("ARC")) {
+        opts.image_platforms = Some(Arc::new(image_platforms(&bundles, registry).await));
+    }
+    let mut findings = Vec::new();
+    for b in &bundles {
+        findings.extend(crate::checks::bundle::validate_with(b, &opts));
+    }
+    sort_findings(&mut findings);
+    Ok(findings)
+}
+
+/// The platforms of every image of the bundles' CSVs, read from their registries (8 at a
+/// time); an image that cannot be read is recorded with why (ARC001), not an error.
+pub async fn image_platforms(bundles: &[BundleDir], opts: &registry::Options) -> ImagePlatforms {
+    let mut names = BTreeSet::new();
+    for b in bundles {
+        if let Some((_, csv)) = b.csv() {
+            names.extend(images(csv).into_iter().map(|u| u.image));
+        }
+    }
+    let mut out = ImagePlatforms::new();
+    let mut refs = Vec::new();
+    for i in names {
+        match parse_ref(&i) {
+            Ok(r) => refs.push((i, r)),
+            Err(e) => {
+                out.insert(i, Err(e));
+            }
+        }
+    }
+    if refs.is_empty() {
+        return out;
+    }
+    let all: Vec<&oci_client::Reference> = refs.iter().map(|(_, r)| r).collect();
+    let reg = crate::oci::deliver::client(opts, &[], &all);
+    let reg = &reg;
+    let results: Vec<Result<Vec<(String, String)>, String>> = futures_util::stream::iter(
+        refs.iter()
+            .map(|(_, r)| async move { crate::oci::platforms::platforms(reg, r).await }),
+    )
+    .buffered(8)
+    .collect::<Vec<_>>()
+    .await;
+    for ((i, _), res) in refs.into_iter().zip(results) {
+        out.insert(i, res);
+    }
+    out
+}
