@@ -23,26 +23,6 @@ const LAYERS: &[&[&str]] = &[
     &["sarif"],
 ];
 
-/// TEMPORARY exceptions, each to be deleted with what it excuses.
-const ALLOWED: &[Allowed] = &[
-    // File-level cycles found when this test was written, not fixed yet (issue 29 follow-up).
-    Allowed::Cycle(
-        "src/checks/safety/schema.rs",
-        "src/checks/safety/schema_diff.rs",
-    ),
-    Allowed::Cycle("src/gate/convert.rs", "src/gate/policy.rs"),
-    Allowed::Cycle("src/gate/manifests.rs", "src/gate/objects.rs"),
-    Allowed::Cycle("src/gate/manifests.rs", "src/gate/testing.rs"),
-    Allowed::Cycle("src/gate/objects.rs", "src/gate/testing.rs"),
-    Allowed::Cycle("src/oci/extract.rs", "src/oci/layer.rs"),
-    Allowed::Cycle("src/serve/catalog.rs", "src/serve/csv.rs"),
-];
-
-enum Allowed {
-    /// These two files may use each other.
-    Cycle(&'static str, &'static str),
-}
-
 fn layer(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))
 }
@@ -386,12 +366,7 @@ fn check(files: &[(String, String)]) -> Vec<String> {
         let from_a = reach(a);
         for b in &from_a {
             if a < b && reach(b).contains(a) {
-                let excused = ALLOWED.iter().any(|x| {
-                    matches!(x, Allowed::Cycle(p, q) if (p == a && q == b) || (p == b && q == a))
-                });
-                if !excused {
-                    cycles.insert(format!("{a} and {b} use each other (a file-level cycle)"));
-                }
+                cycles.insert(format!("{a} and {b} use each other (a file-level cycle)"));
             }
         }
     }

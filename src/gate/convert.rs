@@ -247,7 +247,7 @@ pub fn review(req: &Value) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
@@ -349,7 +349,8 @@ mod tests {
             })
     }
 
-    fn v1_policy() -> impl Strategy<Value = Value> {
+    /// v1 UpgradePolicies with any of the spec fields set.
+    pub(in crate::gate) fn v1_policy() -> impl Strategy<Value = Value> {
         (
             prop::option::of(prop::sample::select(vec!["patch", "minor", "major"])),
             prop::option::of(prop::sample::select(vec!["Enforce", "Warn", "Ignore"])),
@@ -388,8 +389,8 @@ mod tests {
     }
 
     proptest! {
-        /// v1 -> v1alpha1 -> v1 and v1alpha1 -> v1 -> v1alpha1 give the object back, and the
-        /// v1alpha1 form is read by the policy reader as the same policy.
+        /// v1 -> v1alpha1 -> v1 and v1alpha1 -> v1 -> v1alpha1 give the object back (the policy
+        /// reader reads both forms as the same policy: `policy::tests`).
         #[test]
         fn conversion_round_trips(v1 in v1_policy()) {
             let alpha = convert(&v1, V1ALPHA1).expect("to v1alpha1");
@@ -398,9 +399,6 @@ mod tests {
             prop_assert_eq!(&back, &v1);
             let again = convert(&back, V1ALPHA1).expect("to v1alpha1 again");
             prop_assert_eq!(&again, &alpha);
-            let a = crate::gate::policy::parse(&v1.to_string()).expect("v1 reads");
-            let b = crate::gate::policy::parse(&alpha.to_string()).expect("v1alpha1 reads");
-            prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
         }
     }
 }

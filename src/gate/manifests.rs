@@ -24,9 +24,12 @@
 //! key and the budget, which the gate turns into a hold (GATE004), never a crash.
 
 use std::io::Read;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+pub use super::budget::{
+    InflateBudget, MAX_CONFIGMAP_INFLATED, MAX_CONFIGMAP_NODES, MAX_FILE_INFLATED,
+    MAX_SNAPSHOT_INFLATED,
+};
 use super::objects::{Object, Objects};
 use crate::bundle::load::str_at;
 use crate::fbc::node::{Node, Value};
@@ -80,18 +83,6 @@ pub fn referenced_config_map(manifest: &str) -> Option<(String, String)> {
     Some((r.namespace, r.name))
 }
 
-/// Bytes one file of an unpacked-bundle ConfigMap may inflate to.
-pub const MAX_FILE_INFLATED: u64 = 8 << 20;
-/// Bytes all files of one ConfigMap may inflate to together.
-pub const MAX_CONFIGMAP_INFLATED: u64 = 16 << 20;
-/// Parsed nodes (every map, list and scalar) of one ConfigMap's files together.
-pub const MAX_CONFIGMAP_NODES: u64 = 1_000_000;
-/// Bytes all ConfigMaps of one evaluation (one [`Objects`]) may inflate to together.
-pub const MAX_SNAPSHOT_INFLATED: u64 = 48 << 20;
-
-// One ConfigMap fits an evaluation.
-const _: () = assert!(MAX_SNAPSHOT_INFLATED >= MAX_CONFIGMAP_INFLATED);
-
 /// The string entries of `section` (`binaryData` or `data`) of a ConfigMap, sorted by key.
 fn files<'a>(cm: &'a Object, section: &str) -> Vec<(&'a str, &'a str)> {
     let mut files: Vec<(&str, &str)> =
@@ -107,42 +98,6 @@ fn files<'a>(cm: &'a Object, section: &str) -> Vec<(&'a str, &'a str)> {
         };
     files.sort();
     files
-}
-
-/// What is left of the inflate budget of one evaluation ([`MAX_SNAPSHOT_INFLATED`]); shared
-/// by the clones of an [`Objects`].
-#[derive(Debug)]
-pub struct InflateBudget {
-    left: AtomicU64,
-}
-
-impl Default for InflateBudget {
-    fn default() -> Self {
-        InflateBudget::new(MAX_SNAPSHOT_INFLATED)
-    }
-}
-
-impl InflateBudget {
-    /// A budget of `bytes`.
-    pub fn new(bytes: u64) -> Self {
-        InflateBudget {
-            left: AtomicU64::new(bytes),
-        }
-    }
-
-    /// Bytes left.
-    pub fn left(&self) -> u64 {
-        self.left.load(Ordering::Acquire)
-    }
-
-    /// Takes `bytes`, or nothing and false when fewer are left.
-    fn take(&self, bytes: u64) -> bool {
-        self.left
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |l| {
-                l.checked_sub(bytes)
-            })
-            .is_ok()
-    }
 }
 
 fn nodes(n: &Node) -> u64 {
@@ -237,6 +192,23 @@ pub fn bundle_objects(cm: &Object, snapshot: &InflateBudget) -> Result<Vec<Node>
         }
     }
     Ok(out)
+}
+
+impl Object {
+    /// The bundle objects of this unpacked-bundle ConfigMap, decoded on first use within
+    /// `budget` (the evaluation's, [`Objects::inflate`]).
+    pub fn bundle_objects(&self, budget: &InflateBudget) -> Result<&[Node], String> {
+        self.bundle
+            .get_or_init(|| bundle_objects(self, budget))
+            .as_deref()
+            .map_err(Clone::clone)
+    }
+
+    /// Shares `decoded` as this ConfigMap's decoded bundle (a cache of decodings by content,
+    /// [`content_key`]): the first user decodes, every later one reads.
+    pub fn share_bundle(&mut self, decoded: Arc<OnceLock<Result<Vec<Node>, String>>>) {
+        self.bundle = decoded;
+    }
 }
 
 /// The marker of the one refusal that depends on the other ConfigMaps of an evaluation (not

@@ -2,9 +2,11 @@
 //! by `olmctl gate evaluate` and the operator. This module grows piece by piece; each piece is a
 //! pure function of its inputs (no clock, no cluster), so both callers and the tests agree.
 
+mod budget;
 pub mod convert;
 pub mod crds;
 pub mod decide;
+mod fixture;
 pub mod jump;
 pub mod manifests;
 pub mod objects;

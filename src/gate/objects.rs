@@ -20,7 +20,7 @@ pub struct Object {
     pub node: Arc<Node>,
     /// For an unpacked-bundle ConfigMap: its decoded files, decoded once however many steps
     /// of however many plans refer to it ([`super::manifests::bundle_objects`]).
-    bundle: Arc<OnceLock<Result<Vec<Node>, String>>>,
+    pub(super) bundle: Arc<OnceLock<Result<Vec<Node>, String>>>,
 }
 
 impl Object {
@@ -47,24 +47,6 @@ impl Object {
     pub fn str(&self, path: &[&str]) -> Option<&str> {
         str_at(&self.node, path)
     }
-
-    /// The bundle objects of this unpacked-bundle ConfigMap, decoded on first use within
-    /// `budget` (the evaluation's, [`Objects::inflate`]).
-    pub fn bundle_objects(
-        &self,
-        budget: &super::manifests::InflateBudget,
-    ) -> Result<&[Node], String> {
-        self.bundle
-            .get_or_init(|| super::manifests::bundle_objects(self, budget))
-            .as_deref()
-            .map_err(Clone::clone)
-    }
-
-    /// Shares `decoded` as this ConfigMap's decoded bundle (a cache of decodings by content,
-    /// [`super::manifests::content_key`]): the first user decodes, every later one reads.
-    pub fn share_bundle(&mut self, decoded: Arc<OnceLock<Result<Vec<Node>, String>>>) {
-        self.bundle = decoded;
-    }
 }
 
 /// The objects the gate reads, each list in input order.
@@ -83,7 +65,7 @@ pub struct Objects {
     /// How many objects of other kinds were ignored.
     pub ignored: usize,
     /// What is left of this evaluation's budget for decoding unpacked bundles.
-    pub inflate: Arc<super::manifests::InflateBudget>,
+    pub inflate: Arc<super::budget::InflateBudget>,
 }
 
 /// An input error: file, place, message.
@@ -181,7 +163,7 @@ impl Objects {
 /// The example cluster state of `shared/fixtures/olm/objects`, for tests.
 #[cfg(test)]
 pub(crate) fn example_objects() -> Objects {
-    let dir = super::testing::example_dir();
+    let dir = super::fixture::example_dir();
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("objects")
         .map(|e| e.expect("e").path())

@@ -565,4 +565,16 @@ mod tests {
         assert!(!s.matches(&l(&[("team", "a"), ("tier", "gold"), ("legacy", "y")])));
         assert!(!s.matches(&l(&[("tier", "gold")])));
     }
+
+    proptest::proptest! {
+        /// The policy reader reads a v1 policy and its v1alpha1 form ([`super::super::convert`])
+        /// as the same policy.
+        #[test]
+        fn both_versions_read_as_the_same_policy(v1 in super::super::convert::tests::v1_policy()) {
+            let alpha = super::super::convert::convert(&v1, V1ALPHA1).expect("to v1alpha1");
+            let a = parse(&v1.to_string()).expect("v1 reads");
+            let b = parse(&alpha.to_string()).expect("v1alpha1 reads");
+            proptest::prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        }
+    }
 }

@@ -7,12 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub use super::fixture::example_dir;
 use super::objects::Objects;
-
-/// The fixture directory of the example objects.
-pub fn example_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/olm/objects")
-}
 
 /// One object of a scenario: its file name and the object as JSON.
 pub type Doc = (String, Value);

@@ -451,4 +451,34 @@ mod tests {
         let e = apply_layer(&blob, "l", None, d.path(), &Select::default(), &mut b).unwrap_err();
         assert!(e.contains("size cap"), "{e}");
     }
+
+    /// A layer of a root tree ([`LayerBuilder::rootfs`]) unpacks with olmctl's own extraction,
+    /// symlinks as symlinks.
+    #[cfg(unix)]
+    #[test]
+    fn a_root_tree_layer_unpacks_symlinks_as_symlinks() {
+        let a = tempfile::tempdir().unwrap();
+        crate::oci::layer::tests::debian_like_tree(a.path(), false);
+        let mut la = LayerBuilder::new(7);
+        la.rootfs(a.path()).unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let built = la.build();
+        apply_layer(
+            &built.blob,
+            "rootfs",
+            Some(&built.diff_id),
+            out.path(),
+            &Select::default(),
+            &mut Budget::new(Limits::default()),
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::read_link(out.path().join("lib64/ld.so")).unwrap(),
+            Path::new("../lib/x86_64-linux-gnu/ld.so")
+        );
+        assert_eq!(
+            std::fs::read(out.path().join("lib64/ld.so")).unwrap(),
+            b"\x7fELF"
+        );
+    }
 }

@@ -370,3 +370,102 @@ impl ServedCatalog {
         ServedCatalog { packages, custom }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::ServedCatalog;
+    use crate::fbc::decl::DeclarativeConfig;
+
+    fn served(text: &str) -> ServedCatalog {
+        let mut cfg = DeclarativeConfig::default();
+        let problems =
+            crate::fbc::load::parse_text(text, &Arc::from(Path::new("c.yaml")), &mut cfg);
+        assert!(problems.is_empty(), "{problems:?}");
+        ServedCatalog::new(&cfg)
+    }
+
+    const CATALOG: &str = r#"---
+schema: olm.package
+name: p
+defaultChannel: stable
+description: From the package & its <blob>
+icon: {base64data: "PHN2Zz48L3N2Zz4=", mediatype: image/svg+xml}
+---
+schema: olm.channel
+package: p
+name: stable
+entries: [{name: p.v1.0.0}]
+---
+schema: olm.bundle
+package: p
+name: p.v1.0.0
+image: quay.io/p/b:1
+relatedImages: [{name: op, image: quay.io/p/op:1}]
+properties:
+- {type: olm.package, value: {packageName: p, version: 1.0.0}}
+- type: olm.csv.metadata
+  value:
+    provider: {name: P}
+    displayName: P
+    labels: {z: "1", a: "2"}
+    keywords: [k]
+    installModes: [{type: AllNamespaces, supported: true}]
+    crdDescriptions:
+      owned:
+      - {name: ps.p.io, version: v1, kind: P, specDescriptors: [{path: size, value: {z: 1, a: 2}}]}
+    annotations: {alm-examples: "[]", capabilities: Basic Install}
+    unknownField: dropped
+"#;
+
+    /// The bytes Go's json.Marshal gives for the v1alpha1 CSV opm builds: struct field order,
+    /// omitempty fields out, maps and the RawMessage descriptor value sorted, the package's
+    /// description and icon, HTML escaping, and no creationTimestamp.
+    #[test]
+    fn the_csv_opm_synthesizes_byte_for_byte() {
+        let c = served(CATALOG);
+        let e = &c.packages["p"].channels["stable"].entries["p.v1.0.0"];
+        let want = concat!(
+            r#"{"kind":"ClusterServiceVersion","apiVersion":"operators.coreos.com/v1alpha1","#,
+            r#""metadata":{"name":"p.v1.0.0","labels":{"a":"2","z":"1"},"#,
+            r#""annotations":{"alm-examples":"[]","capabilities":"Basic Install"}},"#,
+            r#""spec":{"install":{"strategy":"deployment","spec":{"deployments":null}},"#,
+            r#""version":"1.0.0","customresourcedefinitions":{"owned":[{"name":"ps.p.io","#,
+            r#""version":"v1","kind":"P","specDescriptors":[{"path":"size","value":{"a":2,"z":1}}]}]},"#,
+            r#""apiservicedefinitions":{},"displayName":"P","#,
+            r#""description":"From the package \u0026 its \u003cblob\u003e","keywords":["k"],"#,
+            r#""provider":{"name":"P"},"#,
+            r#""icon":[{"base64data":"PHN2Zz48L3N2Zz4=","mediatype":"image/svg+xml"}],"#,
+            r#""installModes":[{"type":"AllNamespaces","supported":true}],"#,
+            r#""cleanup":{"enabled":false},"relatedImages":[{"name":"op","image":"quay.io/p/op:1"}]},"#,
+            r#""status":{"cleanup":{}}}"#,
+        );
+        assert_eq!(e.data.csv_json.to_string(), want);
+        assert_eq!(e.data.objects, vec![e.data.csv_json.clone()]);
+    }
+
+    /// A bundle with manifests serves its own CSV; one without either serves none.
+    #[test]
+    fn only_without_a_csv_object_and_with_one_metadata_property() {
+        let csv = r#"{"apiVersion":"operators.coreos.com/v1alpha1","kind":"ClusterServiceVersion","metadata":{"name":"p.v1.0.0"}}"#;
+        let data = crate::encoding::base64(csv.as_bytes());
+        let with_object = CATALOG.replace(
+            "- type: olm.csv.metadata",
+            &format!(
+                "- {{type: olm.bundle.object, value: {{data: {data}}}}}\n- type: olm.csv.metadata"
+            ),
+        );
+        let c = served(&with_object);
+        let e = &c.packages["p"].channels["stable"].entries["p.v1.0.0"];
+        assert_eq!(e.data.csv_json.to_string(), csv);
+        assert_eq!(e.data.objects, vec![e.data.csv_json.clone()]);
+
+        let bare = CATALOG.split("- type: olm.csv.metadata").next().unwrap();
+        let c = served(bare);
+        let e = &c.packages["p"].channels["stable"].entries["p.v1.0.0"];
+        assert!(e.data.csv_json.is_empty());
+        assert!(e.data.objects.is_empty());
+    }
+}

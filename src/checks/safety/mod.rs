@@ -12,6 +12,7 @@ pub mod crdver;
 pub mod facts;
 pub mod policy;
 pub mod schema;
+mod schema_change;
 mod schema_diff;
 pub mod skew;
 pub mod walk;

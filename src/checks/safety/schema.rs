@@ -32,63 +32,12 @@
 
 use std::collections::BTreeMap;
 
+pub use super::schema_change::{
+    CEL, CODES, Change, DEFAULT, ENUM, FIELD_REMOVED, MAXIMUM, MINIMUM, NULLABLE, ONE_OF, Options,
+    PATTERN, PREFLIGHT_ONLY, REQUIRED, TOO_DEEP, TYPE, UNHANDLED,
+};
 use super::schema_diff::{compare_property, get, same};
-use crate::diag::Code;
-use crate::diag::Severity::{Error, Warning};
-use crate::fbc::node::{Node, Pos, Value};
-codes! {
-    FIELD_REMOVED = "SCH001", Error, "A field of an existing CRD version was removed (crdify existingFieldRemoval): stored objects lose it, clients writing it are rejected or pruned.";
-    DEFAULT = "SCH002", Error, "A default was added, changed or removed (crdify default): existing objects change meaning on the next write.";
-    ENUM = "SCH003", Error, "An enum constraint was added to a field that had none, or allowed enum values were removed (crdify enum; adding values is allowed).";
-    MAXIMUM = "SCH004", Error, "A maximum, maxItems, maxLength or maxProperties was added or lowered (crdify max*): existing values may no longer validate.";
-    MINIMUM = "SCH005", Error, "A minimum, minItems, minLength or minProperties was added or raised (crdify min*): existing values may no longer validate.";
-    REQUIRED = "SCH006", Error, "A field became required (crdify required): existing objects without it no longer validate.";
-    TYPE = "SCH007", Error, "A field's type changed (crdify type).";
-    PATTERN = "SCH008", Error, "A pattern was added, changed or removed (crdify pattern).";
-    NULLABLE = "SCH009", Error, "nullable was added or removed (crdify nullable).";
-    ONE_OF = "SCH010", Error, "A oneOf constraint was added or oneOf schemas were removed (crdify oneOf).";
-    CEL = "SCH011", Error, "x-kubernetes-validations (CEL) rules were added or changed: existing objects may fail the new rules (crdify reports these as unhandled).";
-    UNHANDLED = "SCH012", Error, "Any other schema change (crdify unhandled), shown as a field-level diff.";
-    TOO_DEEP = "SCH013", Error, "A schema nests deeper than the comparison limit and differs below it: the change is not compared, so it is reported rather than passed.";
-    PREFLIGHT_ONLY = "SCH014", Warning, "A change OLM v1's CRD preflight (crdify) refuses although it only loosens validation (a CEL rule or exclusiveMaximum/exclusiveMinimum removed, string to int-or-string, a field missing from a higher served version, a change inside additionalProperties reported on its parent): an error with --preflight olmv1.";
-}
-
-/// Knobs of the comparison (OLM v1's preflight settings are the defaults).
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// Adding enum values is allowed (OLM v1: `additionPolicy: Allow`).
-    pub enum_additions_allowed: bool,
-    /// Report removed fields (true for same-version comparisons; crdify's served-version
-    /// validator does not run field removal between different versions, and compares a field
-    /// missing from the higher version with an empty schema: SCH014).
-    pub field_removal: bool,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            enum_additions_allowed: true,
-            field_removal: true,
-        }
-    }
-}
-
-/// One incompatible difference.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    /// The SCH code.
-    pub code: &'static Code,
-    /// The property path in crdify's form: `^` for the root, `^.spec.replicas`,
-    /// `^.spec.containers[*].name` for array items, `^.spec.labels[*]` for
-    /// additionalProperties values.
-    pub path: String,
-    /// What changed, worded like crdify (`default value changed: "a" -> "b"`,
-    /// `allowed enum values removed: [x]`, `type changed : "string" -> "integer"`, ...).
-    pub message: String,
-    /// Where the change is in the new schema (the node of the property), or in the old one when
-    /// the property is gone.
-    pub pos: Pos,
-}
+use crate::fbc::node::{Node, Value};
 
 /// Compares the `openAPIV3Schema` nodes of two versions.
 pub fn compare(old: &Node, new: &Node, opts: &Options) -> Vec<Change> {
@@ -182,22 +131,20 @@ fn flatten(root: &Node) -> BTreeMap<String, Flat<'_>> {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
+    use crate::checks::safety::schema_diff::SHOWN_CHARS;
+    use crate::fbc::node::Pos;
     use crate::fbc::yaml::parse_documents;
 
-    pub(in crate::checks::safety) fn schema(text: &str) -> Node {
+    fn schema(text: &str) -> Node {
         let mut doc = None;
         parse_documents(text, |n| doc = Some(n)).expect("yaml");
         doc.expect("one document")
     }
 
     /// `(path, code, message)` of every change between two YAML schemas.
-    pub(in crate::checks::safety) fn diff_with(
-        old: &str,
-        new: &str,
-        opts: &Options,
-    ) -> Vec<(String, &'static str, String)> {
+    fn diff_with(old: &str, new: &str, opts: &Options) -> Vec<(String, &'static str, String)> {
         let changes = compare(&schema(old), &schema(new), opts);
         changes
             .into_iter()
@@ -205,28 +152,25 @@ pub(super) mod tests {
             .collect()
     }
 
-    pub(in crate::checks::safety) fn diff(
-        old: &str,
-        new: &str,
-    ) -> Vec<(String, &'static str, String)> {
+    fn diff(old: &str, new: &str) -> Vec<(String, &'static str, String)> {
         diff_with(old, new, &Options::default())
     }
 
     /// The single change between two schemas, as `path code message`.
-    pub(in crate::checks::safety) fn one(old: &str, new: &str) -> String {
+    fn one(old: &str, new: &str) -> String {
         let d = diff(old, new);
         assert_eq!(d.len(), 1, "{d:#?}");
         format!("{} {} {}", d[0].0, d[0].1, d[0].2)
     }
 
     /// A `spec.x` property with the given keywords (flow style).
-    pub(in crate::checks::safety) fn x(keywords: &str) -> String {
+    fn x(keywords: &str) -> String {
         format!(
             "type: object\nproperties:\n  spec:\n    type: object\n    properties:\n      x: {{{keywords}}}\n"
         )
     }
 
-    pub(in crate::checks::safety) const CRD: &str = r#"
+    const CRD: &str = r#"
 type: object
 description: A widget.
 required: [spec]
@@ -410,6 +354,326 @@ properties:
         let (old, new) = (nest("{type: string}", deep), nest("{type: integer}", deep));
         assert_eq!(codes(&old, &new), vec![(MAX_SCHEMA_DEPTH, "SCH013")]);
         assert!(codes(&old, &nest("{type: string}", deep)).is_empty());
+    }
+
+    // The keyword checks of one property (`schema_diff`).
+
+    #[test]
+    fn default_added_changed_removed() {
+        assert_eq!(
+            one(&x("type: string"), &x("type: string, default: a")),
+            "^.spec.x SCH002 default added when there was none previously"
+        );
+        assert_eq!(
+            one(&x("default: a"), &x("default: b")),
+            r#"^.spec.x SCH002 default value changed: "a" -> "b""#
+        );
+        assert_eq!(
+            one(&x("default: {a: 1}"), &x("")),
+            "^.spec.x SCH002 default value removed"
+        );
+        // Structural equality: key order and number spelling do not matter.
+        assert_eq!(
+            diff(
+                &x("default: {a: 1, b: [x]}"),
+                &x("default: {b: [x], a: 1.0}")
+            ),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn enum_additions_allowed_removals_flagged() {
+        let more = CRD.replace("[fast, slow]", "[fast, slow, medium]");
+        assert_eq!(diff(CRD, &more), vec![]);
+        let strict = Options {
+            enum_additions_allowed: false,
+            ..Options::default()
+        };
+        let d = diff_with(CRD, &more, &strict);
+        assert_eq!(d[0].2, r#"allowed enum values added: ["medium"]"#);
+        let fewer = CRD.replace("[fast, slow]", "[slow]");
+        assert_eq!(
+            one(CRD, &fewer),
+            r#"^.spec.mode SCH003 allowed enum values removed: ["fast"]"#
+        );
+        assert_eq!(
+            one(&x("enum: [1, 2, c]"), &x("enum: [3]")),
+            r#"^.spec.x SCH003 allowed enum values removed: ["c" 1 2]"#
+        );
+        assert_eq!(
+            one(&x("type: string"), &x("type: string, enum: [a]")),
+            "^.spec.x SCH003 enum constraint added when there was none previously"
+        );
+        // Reordering is no change; dropping the constraint counts as removing its values, as
+        // crdify reports it.
+        assert_eq!(diff(&x("enum: [a, b]"), &x("enum: [b, a]")), vec![]);
+        assert_eq!(
+            one(&x("enum: [a]"), &x("")),
+            r#"^.spec.x SCH003 allowed enum values removed: ["a"]"#
+        );
+    }
+
+    #[test]
+    fn maximum_raised_or_removed_allowed_lowered_or_added_flagged() {
+        let raised = CRD.replace("maximum: 10", "maximum: 20");
+        assert_eq!(diff(CRD, &raised), vec![]);
+        assert_eq!(diff(CRD, &CRD.replace("maxItems: 8", "")), vec![]);
+        assert_eq!(
+            one(CRD, &CRD.replace("maximum: 10", "maximum: 9.5")),
+            "^.spec.size SCH004 maximum decreased: 10 -> 9.5"
+        );
+        assert_eq!(
+            one(CRD, &CRD.replace("maxItems: 8", "maxItems: 2")),
+            "^.spec.ports SCH004 maxItems decreased: 8 -> 2"
+        );
+        assert_eq!(
+            one(&x(""), &x("maxProperties: 3")),
+            "^.spec.x SCH004 maxProperties constraint added when there was none previously: 3"
+        );
+        assert_eq!(
+            one(&x("maximum: 3"), &x("maximum: 3, exclusiveMaximum: true")),
+            "^.spec.x SCH004 exclusiveMaximum added"
+        );
+        // Turning it off loosens the bound; crdify has no check for it (unhandled): SCH014.
+        assert_eq!(
+            one(&x("maximum: 3, exclusiveMaximum: true"), &x("maximum: 3")),
+            "^.spec.x SCH014 exclusiveMaximum removed"
+        );
+        assert_eq!(
+            one(&x("minimum: 3, exclusiveMinimum: true"), &x("minimum: 3")),
+            "^.spec.x SCH014 exclusiveMinimum removed"
+        );
+    }
+
+    #[test]
+    fn minimum_lowered_allowed_raised_or_added_flagged() {
+        assert_eq!(diff(CRD, &CRD.replace("minimum: 1", "minimum: 0")), vec![]);
+        assert_eq!(diff(CRD, &CRD.replace("minimum: 1,", "")), vec![]);
+        assert_eq!(
+            one(CRD, &CRD.replace("minimum: 1", "minimum: 2")),
+            "^.spec.size SCH005 minimum increased: 1 -> 2"
+        );
+        assert_eq!(
+            one(&x("type: string"), &x("type: string, minLength: 1")),
+            "^.spec.x SCH005 minLength constraint added when there was none previously: 1"
+        );
+        assert_eq!(
+            one(&x("minItems: 1"), &x("minItems: 3")),
+            "^.spec.x SCH005 minItems increased: 1 -> 3"
+        );
+        assert_eq!(
+            one(&x(""), &x("exclusiveMinimum: true")),
+            "^.spec.x SCH005 exclusiveMinimum added"
+        );
+        assert_eq!(diff(&x("minProperties: 2"), &x("minProperties: 1")), vec![]);
+    }
+
+    #[test]
+    fn new_required_fields_flagged_optional_allowed() {
+        let new = CRD
+            .replace("required: [size]", "required: [size, name, mode]")
+            .replace(
+                "      labels:\n",
+                "      extra: {type: string}\n      labels:\n",
+            );
+        assert_eq!(
+            one(CRD, &new),
+            "^.spec SCH006 new required fields: [mode name]"
+        );
+        assert_eq!(
+            diff(CRD, &CRD.replace("required: [size]", "required: []")),
+            vec![]
+        );
+        assert_eq!(diff(CRD, &CRD.replace("required: [size]", "")), vec![]);
+    }
+
+    #[test]
+    fn type_changes() {
+        assert_eq!(
+            one(&x("type: string"), &x("type: integer")),
+            r#"^.spec.x SCH007 type changed : "string" -> "integer""#
+        );
+        assert_eq!(
+            one(&x(""), &x("type: object")),
+            r#"^.spec.x SCH007 type changed : "" -> "object""#
+        );
+        assert_eq!(
+            one(
+                CRD,
+                &CRD.replace("{x-kubernetes-int-or-string: true}", "{type: string}")
+            ),
+            r#"^.spec.value SCH007 type changed : "int-or-string" -> "string""#
+        );
+        // Widening to int-or-string accepts every old value, but crdify sees a type change.
+        assert_eq!(
+            one(&x("type: string"), &x("x-kubernetes-int-or-string: true")),
+            r#"^.spec.x SCH014 type changed : "string" -> "int-or-string""#
+        );
+    }
+
+    #[test]
+    fn description_changes_are_allowed() {
+        let new = CRD.replace("A widget.", "A better widget.");
+        assert_eq!(diff(CRD, &new), vec![]);
+        assert_eq!(diff(&x("description: a"), &x("")), vec![]);
+    }
+
+    #[test]
+    fn pattern_added_changed_removed() {
+        assert_eq!(
+            one(&x(""), &x("pattern: '^a'")),
+            r#"^.spec.x SCH008 pattern added: "^a""#
+        );
+        assert_eq!(
+            one(CRD, &CRD.replace("'^[a-z]+$'", "'^[a-z0-9]+$'")),
+            r#"^.spec.name SCH008 pattern changed: "^[a-z]+$" -> "^[a-z0-9]+$""#
+        );
+        assert_eq!(
+            one(&x("pattern: a"), &x("")),
+            "^.spec.x SCH008 pattern removed"
+        );
+        assert_eq!(diff(&x("pattern: a"), &x("pattern: a")), vec![]);
+    }
+
+    #[test]
+    fn nullable_either_way() {
+        assert_eq!(
+            one(&x(""), &x("nullable: true")),
+            "^.spec.x SCH009 nullable added"
+        );
+        assert_eq!(
+            one(&x("nullable: true"), &x("nullable: false")),
+            "^.spec.x SCH009 nullable removed"
+        );
+        assert_eq!(diff(&x("nullable: false"), &x("")), vec![]);
+    }
+
+    #[test]
+    fn one_of_added_or_branch_removed() {
+        let a = "{required: [a]}";
+        let b = "{required: [b]}";
+        assert_eq!(
+            one(&x(""), &x(&format!("oneOf: [{a}]"))),
+            "^.spec.x SCH010 oneOf constraint added when there was none previously"
+        );
+        assert_eq!(
+            diff(
+                &x(&format!("oneOf: [{a}]")),
+                &x(&format!("oneOf: [{b}, {a}]"))
+            ),
+            vec![(
+                "^.spec.x".to_string(),
+                "SCH010",
+                "allowed oneOf schemas added".to_string()
+            )]
+        );
+        // Reordering branches is no change.
+        assert_eq!(
+            diff(
+                &x(&format!("oneOf: [{a}, {b}]")),
+                &x(&format!("oneOf: [{b}, {a}]"))
+            ),
+            vec![]
+        );
+        assert_eq!(
+            one(
+                &x(&format!("oneOf: [{a}, {b}]")),
+                &x(&format!("oneOf: [{b}]"))
+            ),
+            "^.spec.x SCH010 allowed oneOf schemas removed"
+        );
+    }
+
+    #[test]
+    fn additional_properties_changes_reach_the_parent() {
+        let old = x("type: object, additionalProperties: {type: string, maxLength: 10}");
+        let new = x("type: object, additionalProperties: {type: string, maxLength: 5}");
+        assert_eq!(
+            diff(&old, &new),
+            vec![
+                (
+                    "^.spec.x".to_string(),
+                    "SCH014",
+                    "unhandled changes found: additionalProperties (crdify reports a change inside an additionalProperties schema on its parent too)".to_string()
+                ),
+                (
+                    "^.spec.x[*]".to_string(),
+                    "SCH004",
+                    "maxLength decreased: 10 -> 5".to_string(),
+                )
+            ]
+        );
+        // Unchanged: nothing on the parent either.
+        assert_eq!(diff(&old, &old), vec![]);
+    }
+
+    #[test]
+    fn cel_rules_added_changed_removed() {
+        let added = CRD.replace(
+            "        message: too big\n",
+            "        message: too big\n      - rule: has(self.name)\n",
+        );
+        assert_eq!(
+            one(CRD, &added),
+            r#"^.spec SCH011 CEL rule added: "has(self.name)""#
+        );
+        // Removing a rule loosens validation, but crdify calls it unhandled: SCH014.
+        assert_eq!(
+            one(&added, CRD),
+            r#"^.spec SCH014 CEL rule removed: "has(self.name)""#
+        );
+        let changed = CRD.replace(
+            "message: too big",
+            "message: too large\n        reason: FieldValueInvalid",
+        );
+        assert_eq!(
+            one(CRD, &changed),
+            r#"^.spec SCH011 CEL rule changed: "self.size <= 10" (message, reason)"#
+        );
+        // A reworded rule is a new rule and a removed one.
+        let reworded = CRD.replace("self.size <= 10", "self.size < 11");
+        assert_eq!(
+            diff(CRD, &reworded),
+            vec![
+                (
+                    "^.spec".to_string(),
+                    "SCH011",
+                    r#"CEL rule added: "self.size < 11""#.to_string()
+                ),
+                (
+                    "^.spec".to_string(),
+                    "SCH014",
+                    r#"CEL rule removed: "self.size <= 10""#.to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn unhandled_changes_are_a_field_level_diff() {
+        assert_eq!(
+            one(
+                &x("type: string, format: date, x-kubernetes-list-type: atomic"),
+                &x("type: string, format: date-time, x-kubernetes-preserve-unknown-fields: true")
+            ),
+            "^.spec.x SCH012 unhandled changes found: format: \"date\" -> \"date-time\"; \
+             x-kubernetes-list-type: \"atomic\" -> <none>; \
+             x-kubernetes-preserve-unknown-fields: <none> -> true"
+        );
+        // Long values are cut.
+        let long = "a".repeat(300);
+        let d = one(&x(""), &x(&format!("title: {long}")));
+        let shown = d.split("-> ").nth(1).expect("new value");
+        assert_eq!(shown.chars().count(), SHOWN_CHARS);
+        assert!(shown.ends_with("aa…"));
+        // A handled keyword with a value of the wrong type falls to the diff too.
+        assert_eq!(
+            one(&x("maximum: 5"), &x("maximum: '5'")),
+            r#"^.spec.x SCH012 unhandled changes found: maximum: 5 -> "5""#
+        );
+        // null is the same as absent.
+        assert_eq!(diff(&x("format: null, maximum: null"), &x("")), vec![]);
     }
 
     mod props {
