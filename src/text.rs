@@ -14,7 +14,7 @@
 //! (`diag::render_text`), graphs, paths, listings, `catalog diff` (text, and Markdown by way of
 //! the `markdown` module) and the command line's messages. The modules above
 //! call it; this bottom layer names them in plain text, not as links.
-//! `tests/hostile_output.rs` runs every command of the command line (clap's list, so a new one
+//! `cli/tests/hostile_output.rs` runs every command of the command line (clap's list, so a new one
 //! fails the test until it is added) with hostile values and finds no raw control character.
 
 use std::borrow::Cow;
