@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["graph"],
     &["bundle"],
     &["checks", "oci"],
-    &["diff", "serve", "template", "gate", "install", "catalog"],
+    &["diff", "serve", "template", "gate", "install", "catalog", "validate"],
     &["codes", "build"],
     &["sarif"],
 ];
