@@ -59,7 +59,7 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
     let bundle = root.join("operators/kube-green/0.7.1");
     let catalog = root.join("catalogs/v4.18");
-    let reg = olmctl_testkit::registry::TestRegistry::start();
+    let reg = olmctl_testdata::registry::TestRegistry::start();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -18,7 +18,9 @@ const LAYERS: &[&[&str]] = &[
     &["graph"],
     &["bundle"],
     &["checks", "oci"],
-    &["diff", "serve", "template", "gate", "install", "catalog", "validate"],
+    &[
+        "diff", "serve", "template", "gate", "install", "catalog", "validate",
+    ],
     &["codes", "build"],
     &["sarif"],
 ];

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 /// The v4.18 fixture catalog.
 pub fn fixture() -> PathBuf {
-    olmctl_testkit::testdata::fixture_catalog()
+    olmctl_testdata::fixture_catalog()
 }
 
 /// Ten copies of the fixture: copy `i` renames every package `p` to `p-c<i>` (copy 0 keeps the

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::pods::*;
+use olmctl_testdata::procfs::{cpu_seconds, rss_kib};
 use olmctl_testkit::process::{eventually, http_get};
-use olmctl_testkit::procfs::{cpu_seconds, rss_kib};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -7,16 +7,10 @@
 //! - [`fixtures`]: the shared fixtures as JSON;
 //! - [`kubelet`]: the kubelet and deployment controller, running Deployments' binaries as pods;
 //! - [`olm`]: OLM's catalog and OLM operators;
-//! - [`process`]: real processes as pods (their own address, a kubeconfig, signals);
-//! - [`procfs`]: a process's memory and CPU time from /proc;
-//! - [`registry`]: a real OCI registry (Debian's docker-registry) on 127.0.0.1;
-//! - [`testdata`]: catalogs and bundles for the library's and the command line's tests.
+//! - [`process`]: real processes as pods (their own address, a kubeconfig, signals).
 
 pub mod api;
 pub mod fixtures;
 pub mod kubelet;
 pub mod olm;
 pub mod process;
-pub mod procfs;
-pub mod registry;
-pub mod testdata;

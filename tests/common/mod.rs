@@ -1,5 +1,5 @@
 //! Shared helpers for the library's integration tests: the test data of
-//! [`olmctl_testkit::testdata`] (the command line's tests in `cli/tests/` use the same).
+//! [`olmctl_testdata`] (the command line's tests in `cli/tests/` use the same).
 #![allow(dead_code, unused_imports)]
 
-pub use olmctl_testkit::testdata::*;
+pub use olmctl_testdata::*;

@@ -1,19 +1,26 @@
-//! Test data shared by the library's tests (`tests/`) and the command line's (`cli/tests/`):
-//! the real fixtures beside the workspace (`../shared/fixtures`), small catalogs written to a
-//! temp dir and validated, a demo bundle to edit, hand-made hostile archives.
+//! Test data shared by the library's tests (`tests/`), the command line's (`cli/tests/`), the
+//! operator's and the benches: the real fixtures beside the workspace (`../shared/fixtures`),
+//! small catalogs written to a temp dir and validated, a demo bundle to edit, hand-made hostile
+//! archives; and two real components, a docker-registry ([`registry`]) and /proc readings
+//! ([`procfs`]).
 
 pub mod demo_bundle;
 pub mod hostile;
+pub mod procfs;
+pub mod registry;
 
 use std::path::{Path, PathBuf};
 
 use olmctl::diag::{Finding, Severity};
 
-pub use crate::fixtures::repo as root;
+/// The repository's root directory.
+pub fn root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
 
 /// The shared fixtures beside the repository (`../shared/fixtures`).
 pub fn shared_fixtures() -> PathBuf {
-    crate::fixtures::shared().join("fixtures")
+    root().join("../shared/fixtures")
 }
 
 /// The real fixture catalog (read in place).
