@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 
 use crate::diag::{Finding, Severity};
 use crate::oci::binary_image as bin;
-use crate::oci::deliver::{Delivered, Dest, append_to_base, client, deliver};
+use crate::oci::deliver::{Delivered, Dest, append_to_base, deliver};
 use crate::oci::events::Events;
 use crate::oci::image::Platform;
 use crate::oci::layer::{Layer, source_date_epoch};
-use crate::oci::registry::{Options, parse_ref};
+use crate::oci::registry::{Options, Registry, parse_ref};
 use crate::text::esc;
 
 /// Why an image was not built.
@@ -127,7 +127,9 @@ pub async fn bundle(
         img.files,
         img.labels.len()
     ));
-    let reg = dest.push.then(|| client(opts, &[&target], &[&target]));
+    let reg = dest
+        .push
+        .then(|| Registry::new(opts.clone(), &[&target], &[&target]));
     let delivered = deliver(reg.as_ref(), img.artifact, dest, events).await?;
     Ok(BundleBuilt {
         delivered,
@@ -201,7 +203,7 @@ pub async fn catalog(
     ));
     let mut refs = vec![&target];
     refs.extend(base.iter());
-    let reg = (dest.push || base.is_some()).then(|| client(opts, &[&target], &refs));
+    let reg = (dest.push || base.is_some()).then(|| Registry::new(opts.clone(), &[&target], &refs));
     let art = match (&base, &reg) {
         (Some(b), Some(reg)) => {
             let exec = crate::oci::catalog_image::exec(spec.server);
@@ -291,7 +293,7 @@ pub async fn binary(
     let exec = bin::exec(&entry, user.clone());
     let mut refs = vec![&target];
     refs.extend(base.iter());
-    let reg = (dest.push || base.is_some()).then(|| client(opts, &[&target], &refs));
+    let reg = (dest.push || base.is_some()).then(|| Registry::new(opts.clone(), &[&target], &refs));
     let art = match (&base, &reg) {
         (Some(base), Some(reg)) => {
             append_to_base(

@@ -8,9 +8,7 @@ use crate::diag::Finding;
 use crate::fbc::load::Loaded;
 
 /// Loads the catalog below `dirs`; an error names what could not be read.
-pub fn load(dirs: &[PathBuf]) -> Result<Loaded, String> {
-    crate::fbc::load::load(dirs).map_err(|e| format!("cannot read catalog: {e}"))
-}
+pub use crate::fbc::load::load_catalog as load;
 
 /// Why a catalog is not shown.
 #[derive(Debug)]
@@ -43,15 +41,4 @@ pub fn load_whole(dirs: &[PathBuf]) -> Result<Loaded, NotWhole> {
     } else {
         Err(NotWhole::Partial(errors))
     }
-}
-
-/// `N files, N packages, N channels, N bundles`: what a report on the catalog covered.
-pub fn summary(loaded: &Loaded) -> String {
-    format!(
-        "{} files, {} packages, {} channels, {} bundles",
-        loaded.files,
-        loaded.cfg.packages.len(),
-        loaded.cfg.channels.len(),
-        loaded.cfg.bundles.len()
-    )
 }

@@ -59,7 +59,7 @@ pub async fn image_platforms(bundles: &[BundleDir], opts: &registry::Options) ->
         return out;
     }
     let all: Vec<&oci_client::Reference> = refs.iter().map(|(_, r)| r).collect();
-    let reg = crate::oci::deliver::client(opts, &[], &all);
+    let reg = registry::Registry::new(opts.clone(), &[], &all);
     let reg = &reg;
     let results: Vec<Result<Vec<(String, String)>, String>> = futures_util::stream::iter(
         refs.iter()

@@ -170,6 +170,7 @@ pub fn parse_labels(args: &[String]) -> Result<std::collections::BTreeMap<String
     Ok(labels)
 }
 
+/// The encoding of FBC files written (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FmtFormat {
     /// YAML documents (`catalog.yaml`).
@@ -187,6 +188,7 @@ impl From<FmtFormat> for Format {
     }
 }
 
+/// `--semantics`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SemanticsArg {
     /// OLM v0: closest to the channel head among direct successors; skipped entries never.

@@ -69,7 +69,7 @@ pub fn pull_to_dir(
         let r = olmctl::oci::registry::parse_ref(image)?;
         let opts = registry_options(reg_args, pull.max_size)?;
         let pull = pull_options(pull)?;
-        let reg = olmctl::oci::deliver::client(&opts, &[&r], &[&r]);
+        let reg = olmctl::oci::registry::Registry::new(opts, &[&r], &[&r]);
         let rt = runtime().map_err(|_| "cannot start the async runtime".to_string())?;
         let (_, p) = rt.block_on(olmctl::oci::deliver::pull_image(
             &reg, image, dir, &pull, want,

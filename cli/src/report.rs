@@ -20,7 +20,7 @@ use crate::term::{EXIT_FINDINGS, EXIT_OK, Output, out, use_color};
 /// Prints a catalog's findings (text or JSON) and returns the exit status: 1 when any is an
 /// error.
 pub fn catalog_findings(findings: &[Finding], loaded: &Loaded, output: Output) -> u8 {
-    findings_of(findings, &olmctl::catalog::summary(loaded), output, false)
+    findings_of(findings, &loaded.summary(), output, false)
 }
 
 /// Prints findings as text (with a summary line ending in `(what)`) or JSON, and returns the

@@ -49,3 +49,12 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, u8> {
             EXIT_USAGE
         })
 }
+
+/// A usage or I/O error printed, as exit status 2: `let x = match or_usage(r) { Ok(x) => x,
+/// Err(c) => return c };`.
+pub fn or_usage<T>(r: Result<T, String>) -> Result<T, u8> {
+    r.map_err(|e| {
+        error(e);
+        EXIT_USAGE
+    })
+}

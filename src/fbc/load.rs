@@ -172,6 +172,25 @@ fn parse_file(path: &Path) -> Result<(DeclarativeConfig, Vec<LoadProblem>), Load
     Ok((cfg, problems))
 }
 
+/// Loads the catalog below `roots`, the error saying what could not be read (as every command
+/// reports it).
+pub fn load_catalog(roots: &[PathBuf]) -> Result<Loaded, String> {
+    load(roots).map_err(|e| format!("cannot read catalog: {e}"))
+}
+
+impl Loaded {
+    /// `N files, N packages, N channels, N bundles`: what a report on the catalog covered.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} files, {} packages, {} channels, {} bundles",
+            self.files,
+            self.cfg.packages.len(),
+            self.cfg.channels.len(),
+            self.cfg.bundles.len()
+        )
+    }
+}
+
 /// Loads every tree in `roots` (composition concatenates them, as opm does), parsing files on
 /// all cores.
 pub fn load(roots: &[PathBuf]) -> Result<Loaded, LoadError> {

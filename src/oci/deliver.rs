@@ -106,12 +106,6 @@ pub async fn deliver(
     })
 }
 
-/// A registry client for the references an operation touches: `targets` get the flag
-/// credentials, `refs` are every reference (targets and bases).
-pub fn client(opts: &Options, targets: &[&Reference], refs: &[&Reference]) -> Registry {
-    Registry::new(opts.clone(), targets, refs)
-}
-
 /// Appends `layers` to `base`: to every runnable platform of an index, or, with `only`, to
 /// that platform's image alone (a binary runs on one platform), as a single image.
 pub async fn append_to_base(
@@ -285,7 +279,7 @@ pub async fn pull_inputs(
         max_blob: pull.max_size,
         ..opts.clone()
     };
-    let reg = client(&opts, &rr, &rr);
+    let reg = Registry::new(opts, &rr, &rr);
     for (i, s) in inputs.iter().enumerate() {
         if !is_image(s) {
             continue;

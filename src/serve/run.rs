@@ -34,19 +34,12 @@ pub fn serve_dir(
     events: &dyn Events,
 ) -> Result<(), NotServed> {
     let started = Instant::now();
-    let loaded = crate::fbc::load::load(&[dir.to_path_buf()])
-        .map_err(|e| NotServed::Failed(format!("cannot read catalog: {e}")))?;
+    let loaded = crate::fbc::load::load_catalog(&[dir.to_path_buf()]).map_err(NotServed::Failed)?;
     let load_ms = started.elapsed().as_millis();
     let findings = crate::checks::fbc::validate(&loaded);
     let validate_ms = started.elapsed().as_millis() - load_ms;
     if findings.iter().any(|f| f.severity == Severity::Error) {
-        let what = format!(
-            "{} files, {} packages, {} channels, {} bundles",
-            loaded.files,
-            loaded.cfg.packages.len(),
-            loaded.cfg.channels.len(),
-            loaded.cfg.bundles.len()
-        );
+        let what = loaded.summary();
         return Err(NotServed::Invalid { findings, what });
     }
     let catalog = Arc::new(ServedCatalog::new(&loaded.cfg));

@@ -167,8 +167,7 @@ pub async fn build(b: &Build, events: &dyn Events) -> Result<Built, String> {
     let mut findings = Vec::new();
     for w in &written {
         events.note(&format!("wrote {}", w.join("catalog.yaml").display()));
-        let loaded = crate::fbc::load::load(std::slice::from_ref(w))
-            .map_err(|e| format!("cannot read catalog: {e}"))?;
+        let loaded = crate::fbc::load::load_catalog(std::slice::from_ref(w))?;
         findings.extend(crate::checks::fbc::validate(&loaded));
         findings.extend(crate::checks::graph::lint(&loaded.cfg));
     }

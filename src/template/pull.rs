@@ -10,9 +10,9 @@ use futures_util::StreamExt;
 
 use super::ImageRef;
 use crate::oci::bundle_cache::{default_root, lookup, scratch, store};
-use crate::oci::deliver::{PullOptions, Want, client, pull_image};
+use crate::oci::deliver::{PullOptions, Want, pull_image};
 use crate::oci::events::Events;
-use crate::oci::registry::{Options, parse_ref};
+use crate::oci::registry::{Options, Registry, parse_ref};
 use crate::text::esc;
 
 /// Where a template's bundles come from.
@@ -76,7 +76,7 @@ pub async fn bundle_dirs(
         max_blob: sources.pull.max_size,
         ..sources.registry.clone()
     };
-    let reg = client(&opts, &all, &all);
+    let reg = Registry::new(opts, &all, &all);
     let total = to_pull.len();
     events.step(&format!(
         "pulling {total} bundle image{}",

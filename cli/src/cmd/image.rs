@@ -7,7 +7,7 @@ use clap::Subcommand;
 use olmctl::build::BinarySpec;
 use olmctl::oci::deliver::Dest;
 
-use crate::term::{EXIT_USAGE, Output};
+use crate::term::Output;
 
 /// `olmctl image` subcommands.
 #[derive(Debug, Subcommand)]
@@ -85,12 +85,9 @@ pub fn run(cmd: ImageCmd) -> u8 {
                 };
                 Ok((spec, crate::args::registry_options(&registry, u64::MAX)?))
             })();
-            let (spec, opts) = match prepared {
+            let (spec, opts) = match crate::term::or_usage(prepared) {
                 Ok(x) => x,
-                Err(e) => {
-                    crate::term::error(e);
-                    return EXIT_USAGE;
-                }
+                Err(c) => return c,
             };
             let dest = Dest {
                 push: push || oci_layout.is_none(),

@@ -339,12 +339,9 @@ fn validate(
 
 /// `bundle build`: one library operation ([`olmctl::build::bundle`]), printed.
 fn build(a: BuildArgs) -> u8 {
-    let opts = match crate::args::registry_options(&a.registry, u64::MAX) {
+    let opts = match crate::term::or_usage(crate::args::registry_options(&a.registry, u64::MAX)) {
         Ok(o) => o,
-        Err(e) => {
-            crate::term::error(e);
-            return EXIT_USAGE;
-        }
+        Err(c) => return c,
     };
     let dest = Dest {
         tag: a.tag.clone(),

@@ -4,37 +4,9 @@ use std::path::PathBuf;
 
 use crate::args::{GraphFormat, SemanticsArg};
 use crate::term::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, out};
-use olmctl::fbc::load::{Loaded, load};
 use olmctl::graph::path::{Semantics, Stop, UpgradePath, parse_installed, resolve};
 use olmctl::graph::{CatalogGraphs, ChannelGraph, render};
 use olmctl::text::esc;
-
-/// `--semantics`.
-pub fn load_catalog(dirs: &[PathBuf]) -> Result<Loaded, u8> {
-    load(dirs).map_err(|e| {
-        crate::term::error(format_args!("cannot read catalog: {e}"));
-        EXIT_USAGE
-    })
-}
-
-/// Loads a catalog for a command that shows it rather than checks it (`ls`, `graph`, `path`,
-/// `render`): files or blobs that do not load are reported on stderr, as `validate` reports
-/// them, and the command fails with status 1 instead of showing what remains.
-pub fn load_whole_catalog(dirs: &[PathBuf]) -> Result<Loaded, u8> {
-    let loaded = load_catalog(dirs)?;
-    let errors = olmctl::checks::fbc::load_errors(&loaded);
-    if errors.is_empty() {
-        return Ok(loaded);
-    }
-    eprint!("{}", olmctl::diag::render_text(&errors, false));
-    eprintln!(
-        "error: {} problem{} in files that do not load; nothing is shown from a partial catalog \
-         (fix them, or list stray files in .indexignore)",
-        errors.len(),
-        if errors.len() == 1 { "" } else { "s" }
-    );
-    Err(crate::term::EXIT_FINDINGS)
-}
 
 /// Finds the channel graph for `package`/`channel` (default channel when `None`).
 fn channel_graph<'g, 'a>(
@@ -121,7 +93,7 @@ pub fn path(
     semantics: SemanticsArg,
     output: Output,
 ) -> u8 {
-    let loaded = match load_whole_catalog(&[dir]) {
+    let loaded = match crate::inputs::whole_catalog(&[dir]) {
         Ok(l) => l,
         Err(c) => return c,
     };
@@ -177,7 +149,7 @@ pub fn graph(
         crate::term::error("--draw-v0-semantics applies to --format mermaid only");
         return EXIT_USAGE;
     }
-    let loaded = match load_whole_catalog(dirs) {
+    let loaded = match crate::inputs::whole_catalog(dirs) {
         Ok(l) => l,
         Err(c) => return c,
     };
@@ -241,7 +213,7 @@ pub fn graph(
 }
 
 pub fn lint(dirs: &[PathBuf], output: Output) -> u8 {
-    let loaded = match load_catalog(dirs) {
+    let loaded = match crate::inputs::catalog(dirs) {
         Ok(l) => l,
         Err(c) => return c,
     };
@@ -252,11 +224,11 @@ pub fn lint(dirs: &[PathBuf], output: Output) -> u8 {
 }
 
 pub fn check_upgrades(base: PathBuf, new: PathBuf, output: Output) -> u8 {
-    let old = match load_catalog(&[base]) {
+    let old = match crate::inputs::catalog(&[base]) {
         Ok(l) => l,
         Err(c) => return c,
     };
-    let loaded = match load_catalog(&[new]) {
+    let loaded = match crate::inputs::catalog(&[new]) {
         Ok(l) => l,
         Err(c) => return c,
     };

@@ -859,12 +859,9 @@ fn push(a: PushArgs) -> u8 {
         };
         Ok((spec, crate::args::registry_options(&a.registry, u64::MAX)?))
     })();
-    let (spec, opts) = match prepared {
+    let (spec, opts) = match crate::term::or_usage(prepared) {
         Ok(x) => x,
-        Err(e) => {
-            crate::term::error(e);
-            return EXIT_USAGE;
-        }
+        Err(c) => return c,
     };
     let dest = Dest {
         tag: a.tag.clone(),
