@@ -5,8 +5,8 @@
 # `scripts/bundle.sh --check` regenerates into a temporary copy and fails when anything differs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OLMCTL=${OLMCTL:-target/release/olmctl}
-OPERATOR=${OPERATOR:-target/release/olmctl-operator}
+OLMCTL=${OLMCTL:-target/x86_64-unknown-linux-musl/release/olmctl}
+OPERATOR=${OPERATOR:-target/x86_64-unknown-linux-musl/release/olmctl-operator}
 check=false
 if [ "${1:-}" = "--check" ]; then check=true; fi
 out=.

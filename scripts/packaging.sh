@@ -3,11 +3,11 @@
 # operator/history/ and catalog/ are current (scripts/bundle.sh --check); every bundle validates
 # with every suite, no errors and no warnings; the catalog validates and lints; no user of the
 # previous commit's catalog is stranded (check-upgrades); every edge passes `check catalog`.
-# OLMCTL and OPERATOR name the binaries (default: the release builds).
+# OLMCTL and OPERATOR name the binaries (default: the static release builds, scripts/release.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OLMCTL=${OLMCTL:-target/release/olmctl}
-export OLMCTL OPERATOR=${OPERATOR:-target/release/olmctl-operator}
+OLMCTL=${OLMCTL:-target/x86_64-unknown-linux-musl/release/olmctl}
+export OLMCTL OPERATOR=${OPERATOR:-target/x86_64-unknown-linux-musl/release/olmctl-operator}
 bash scripts/bundle.sh --check
 for b in bundle operator/history/*/; do
   out=$("$OLMCTL" bundle validate "$b" --select all)

@@ -43,9 +43,12 @@ if [ -z "${KUBECTL:-}" ]; then
   KUBECTL="$(cd "$(dirname "$KUBECTL")" && pwd)/$(basename "$KUBECTL")"
 fi
 export KUBECTL
-# operator/tests/image.rs runs the operator image from its layers: the Debian runtime root
-# (downloaded with apt-get, cached in target/operator-base) is prepared here.
-bash scripts/operator-image.sh --root >/dev/null
+# The image tests (operator/tests/image.rs, cli/tests/release.rs) run the images from their
+# layers: the runtime root (CA certificates downloaded with apt-get, cached in target/image-base)
+# is prepared here, and the static (musl) debug builds of both binaries the images hold.
+bash scripts/images.sh --root >/dev/null
+bash scripts/static.sh -p olmctl-cli --bin olmctl -p olmctl-operator --bin olmctl-operator
+export STATIC_BIN_DIR="$PWD/target/x86_64-unknown-linux-musl/debug"
 cargo test --locked --workspace "$@"
 # The operator's own packaging, with the debug binaries the tests just built.
 OLMCTL=target/debug/olmctl OPERATOR=target/debug/olmctl-operator bash scripts/packaging.sh

@@ -232,6 +232,8 @@ pub struct BinarySpec {
     pub layers: Vec<PathBuf>,
     /// `config.User` (numeric `UID[:GID]`); the base's when `None`.
     pub user: Option<String>,
+    /// `config.WorkingDir` (absolute); the base's when `None`.
+    pub workdir: Option<String>,
     /// The platform the binary runs on.
     pub platform: Platform,
     /// Labels.
@@ -268,6 +270,11 @@ pub async fn binary(
     };
     let (src, entry) = bin::parse_binary(&spec.binary)?;
     let user = spec.user.as_deref().map(bin::parse_user).transpose()?;
+    let workdir = spec
+        .workdir
+        .as_deref()
+        .map(bin::parse_workdir)
+        .transpose()?;
     let (epoch, created) = epoch_and_created();
     let mut built: Vec<(Layer, String)> = Vec::new();
     for dir in &spec.layers {
@@ -290,7 +297,7 @@ pub async fn binary(
     ));
     built.push((layer, bin::created_by(&src, &entry)));
     let added: Vec<(&Layer, &str)> = built.iter().map(|(l, by)| (l, by.as_str())).collect();
-    let exec = bin::exec(&entry, user.clone());
+    let exec = bin::exec(&entry, user.clone(), workdir);
     let mut refs = vec![&target];
     refs.extend(base.iter());
     let reg = (dest.push || base.is_some()).then(|| Registry::new(opts.clone(), &[&target], &refs));

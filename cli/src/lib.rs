@@ -18,14 +18,18 @@ pub mod term;
 
 use std::process::ExitCode;
 
+/// `--version`: the package version and the commit built from (cli/build.rs).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("OLMCTL_COMMIT"), ")");
+
 use clap::{Parser, Subcommand};
 
 use cmd::{bundle, catalog, check, gate, image, install};
 use term::{EXIT_OK, EXIT_USAGE, Output, error, out};
 
-/// Package Kubernetes operators for OLM: validate, format and inspect File-Based Catalogs.
+/// Package Kubernetes operators for OLM: build, validate and push bundles and File-Based
+/// Catalogs, check upgrade graphs and upgrade safety, install through OLM.
 #[derive(Debug, Parser)]
-#[command(name = "olmctl", version, about, propagate_version = true)]
+#[command(name = "olmctl", version = VERSION, propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

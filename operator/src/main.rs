@@ -9,9 +9,17 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use olmctl_operator::{client, crd, http, leader, run};
 
+/// The static (musl) build allocates with mimalloc, as olmctl's (cli/src/main.rs).
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// `--version`: the package version and the commit built from (build.rs).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("OLMCTL_COMMIT"), ")");
+
 /// An upgrade gate for OLM: approves InstallPlans by UpgradePolicy.
 #[derive(Parser)]
-#[command(name = "olmctl-operator", version)]
+#[command(name = "olmctl-operator", version = VERSION)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

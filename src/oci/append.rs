@@ -21,6 +21,8 @@ pub struct Exec {
     pub cmd: Option<Vec<String>>,
     /// `config.User`; `None` keeps the base's.
     pub user: Option<String>,
+    /// `config.WorkingDir`; `None` keeps the base's.
+    pub workdir: Option<String>,
 }
 
 /// Layers to add, bottom first, each with its history entry (`created_by`).
@@ -104,6 +106,9 @@ pub fn appended_config(
     }
     if let Some(u) = &exec.user {
         c.insert("User".into(), json!(u));
+    }
+    if let Some(w) = &exec.workdir {
+        c.insert("WorkingDir".into(), json!(w));
     }
     Ok(cfg)
 }
@@ -220,6 +225,7 @@ mod tests {
             entrypoint: Entrypoint::Set(vec!["/usr/local/bin/op".into()]),
             cmd: None,
             user: Some("65532".into()),
+            workdir: Some("/src".into()),
         };
         let m = append_one(&base(), &added, &BTreeMap::new(), &exec).unwrap();
         let digests: Vec<&str> = m.blobs[1..]
@@ -251,6 +257,7 @@ mod tests {
             ])
         );
         assert_eq!(cfg["config"]["User"], "65532");
+        assert_eq!(cfg["config"]["WorkingDir"], "/src");
         assert!(cfg["config"].get("Cmd").is_none());
         // Without a user, the base's stays.
         let keep = Exec { user: None, ..exec };

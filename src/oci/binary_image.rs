@@ -107,13 +107,30 @@ pub fn parse_user(arg: &str) -> Result<String, String> {
     }
 }
 
+/// Parses `--workdir`: an absolute path without `.` or `..` segments (the runtime resolves it in
+/// the image's root file system and creates it when missing).
+pub fn parse_workdir(arg: &str) -> Result<String, String> {
+    let clean = arg.starts_with('/')
+        && !arg.contains('\0')
+        && arg.split('/').all(|s| s != "." && s != "..");
+    if clean {
+        Ok(arg.to_string())
+    } else {
+        Err(format!(
+            "--workdir {:?}: give an absolute path without . or .. (e.g. /src)",
+            crate::text::esc(arg)
+        ))
+    }
+}
+
 /// The binary as the entrypoint, run as `user` when given; the base's command is dropped
 /// (arguments come from the pod spec, as with ko).
-pub fn exec(dest: &str, user: Option<String>) -> Exec {
+pub fn exec(dest: &str, user: Option<String>, workdir: Option<String>) -> Exec {
     Exec {
         entrypoint: super::append::Entrypoint::Set(vec![dest.to_string()]),
         cmd: None,
         user,
+        workdir,
     }
 }
 
@@ -134,6 +151,9 @@ pub fn standalone(
     }
     if let Some(u) = &exec.user {
         cfg["config"]["User"] = json!(u);
+    }
+    if let Some(w) = &exec.workdir {
+        cfg["config"]["WorkingDir"] = json!(w);
     }
     Artifact::Image(Manifest::new(
         media::OCI_MANIFEST,
@@ -215,6 +235,16 @@ mod tests {
         }
     }
 
+    #[test]
+    fn working_directories_are_absolute_and_plain() {
+        assert_eq!(parse_workdir("/src").unwrap(), "/src");
+        assert_eq!(parse_workdir("/").unwrap(), "/");
+        for bad in ["", "src", "/src/../etc", "/./src", "/a\0b"] {
+            let e = parse_workdir(bad).unwrap_err();
+            assert!(e.contains("absolute path"), "{bad:?}: {e}");
+        }
+    }
+
     #[cfg(unix)]
     #[test]
     fn tree_layers_go_below_the_binary_in_the_order_given() {
@@ -236,7 +266,7 @@ mod tests {
                 created_by(&bin, "/usr/local/bin/op"),
             );
             let added = [(&l1, b1.as_str()), (&l2, b2.as_str()), (&lb, bb.as_str())];
-            let exec = exec("/usr/local/bin/op", Some("65532".into()));
+            let exec = exec("/usr/local/bin/op", Some("65532".into()), None);
             let art = standalone(
                 &added,
                 &BTreeMap::new(),

@@ -99,5 +99,6 @@ pub fn exec(server: Server) -> super::append::Exec {
         entrypoint,
         cmd: Some(strings(cmd)),
         user: None,
+        workdir: None,
     }
 }

@@ -34,6 +34,9 @@ pub enum ImageCmd {
         /// runAsNonRoot); default: the base's.
         #[arg(long, value_name = "UID[:GID]")]
         user: Option<String>,
+        /// The working directory the image runs in, absolute (e.g. /src); default: the base's.
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<String>,
         /// Image reference to push as (and the image's name in an OCI layout).
         #[arg(long, short = 't')]
         tag: String,
@@ -65,6 +68,7 @@ pub fn run(cmd: ImageCmd) -> u8 {
             binary,
             layer,
             user,
+            workdir,
             tag,
             push,
             oci_layout,
@@ -79,6 +83,7 @@ pub fn run(cmd: ImageCmd) -> u8 {
                     binary,
                     layers: layer,
                     user,
+                    workdir,
                     platform: crate::args::platform(&platform)
                         .map_err(|e| format!("--platform: {e}"))?,
                     labels: crate::args::parse_labels(&label)?,
@@ -105,6 +110,7 @@ pub fn run(cmd: ImageCmd) -> u8 {
                         "baseImage": spec.base_image,
                         "entrypoint": [b.entrypoint],
                         "user": b.user,
+                        "workdir": spec.workdir,
                         "platform": b.platform.to_string(),
                     });
                     (&b.delivered, extra)

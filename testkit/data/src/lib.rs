@@ -1,11 +1,12 @@
 //! Test data shared by the library's tests (`tests/`), the command line's (`cli/tests/`), the
 //! operator's and the benches: the real fixtures beside the workspace (`../shared/fixtures`),
 //! small catalogs written to a temp dir and validated, a demo bundle to edit, hand-made hostile
-//! archives; and two real components, a docker-registry ([`registry`]) and /proc readings
-//! ([`procfs`]).
+//! archives; two real components, a docker-registry ([`registry`]) and /proc readings
+//! ([`procfs`]); and what running an image's entrypoint from its own layers takes ([`image`]).
 
 pub mod demo_bundle;
 pub mod hostile;
+pub mod image;
 pub mod procfs;
 pub mod registry;
 

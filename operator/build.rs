@@ -1,0 +1,2 @@
+//! Build script: the commit for `--version`, as olmctl's (cli/build.rs).
+include!("../cli/build.rs");
