@@ -17,6 +17,12 @@ fi
 if ! python3 -c "import yaml, jsonschema" 2>/dev/null; then
   python3 -m pip install -q pyyaml jsonschema
 fi
+# cli/tests/ci_formats.rs compares `-o github` with what GitHub's toolkit prints: @actions/core
+# from the npm registry, pinned, into target/npm (node is on the machine).
+if [ ! -f target/npm/node_modules/@actions/core/package.json ]; then
+  mkdir -p target/npm
+  npm install --silent --no-audit --no-fund --prefix target/npm @actions/core@1.11.1
+fi
 # testkit/tests/kubectl.rs drives the API double with the real kubectl 1.32: the Cloud SDK's
 # kubectl.1.32 or kubectl on PATH (KUBECTL=path picks another); when neither is 1.32 it is
 # downloaded from dl.k8s.io into target/kubectl and checked against its published SHA-256.

@@ -117,6 +117,11 @@ impl Location {
         }
         s
     }
+
+    /// The file's path as CI systems name a file of the repository: [`relative_path`].
+    pub fn relative_path(&self, base: Option<&Path>) -> String {
+        relative_path(&self.file, base)
+    }
 }
 
 /// The catalog object a finding is about.
@@ -166,7 +171,8 @@ impl Subject {
         }
     }
 
-    fn describe(&self) -> String {
+    /// `package `p`, channel `c`, bundle `b`` (the parts known), or empty.
+    pub fn describe(&self) -> String {
         let mut parts = Vec::new();
         if let Some(p) = &self.package {
             parts.push(format!("package `{p}`"));
@@ -179,6 +185,52 @@ impl Subject {
         }
         parts.join(", ")
     }
+}
+
+/// The file's path relative to `base` when it lies below it (else as given), with `/`
+/// separators and no leading `./`: how CI systems name a file of the repository. A relative
+/// file is taken as relative to the current directory.
+pub fn relative_path(file: &Path, base: Option<&Path>) -> String {
+    let absolute = match (base, file.is_relative()) {
+        (Some(b), true) if b.is_absolute() => {
+            std::env::current_dir().ok().map(|d| lexical(&d.join(file)))
+        }
+        (Some(_), false) => Some(lexical(file)),
+        _ => None,
+    };
+    let abs = absolute.as_deref().unwrap_or(file);
+    let rel = base.and_then(|b| abs.strip_prefix(b).ok()).unwrap_or(file);
+    let rel = rel.strip_prefix("./").unwrap_or(rel);
+    let parts: Vec<String> = rel
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .map(|c| match c {
+            std::path::Component::RootDir => String::new(),
+            c => c.as_os_str().to_string_lossy().into_owned(),
+        })
+        .collect();
+    match parts.as_slice() {
+        [first, rest @ ..] if first.is_empty() => format!("/{}", rest.join("/")),
+        _ => parts.join("/"),
+    }
+}
+
+/// `p` with `.` dropped and each `..` taking away the name before it, without asking the file
+/// system (a path as a CI system compares it with its workspace).
+fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// One diagnostic.
@@ -202,6 +254,23 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// The message with what is known beside it, one item a line: the subject (package,
+    /// channel, bundle), the field and the help; what CI annotations show.
+    pub fn details(&self) -> String {
+        let mut s = self.message.clone();
+        let subject = self.subject.describe();
+        if !subject.is_empty() {
+            let _ = write!(s, "\n{subject}");
+        }
+        if let Some(p) = &self.path {
+            let _ = write!(s, "\nfield: {p}");
+        }
+        if let Some(h) = &self.help {
+            let _ = write!(s, "\nhelp: {h}");
+        }
+        s
+    }
+
     /// A new finding with the code's default severity.
     pub fn new(code: &'static Code, message: impl Into<String>) -> Self {
         Finding {
@@ -391,4 +460,27 @@ pub fn render_json(findings: &[Finding]) -> String {
 /// Joins a catalog root and a relative path for display.
 pub fn display_path(root: &Path, rel: &Path) -> PathBuf {
     root.join(rel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_named_from_the_workspace() {
+        let base = Some(Path::new("/w/repo"));
+        assert_eq!(
+            relative_path(Path::new("/w/repo/./a/../b/c.yaml"), base),
+            "b/c.yaml"
+        );
+        assert_eq!(relative_path(Path::new("/etc/x.yaml"), base), "/etc/x.yaml");
+        assert_eq!(relative_path(Path::new("./a/b.yaml"), None), "a/b.yaml");
+        let cwd = std::env::current_dir().unwrap();
+        let up = cwd.parent().unwrap().to_path_buf();
+        let name = cwd.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(
+            relative_path(Path::new(&format!("../{name}/x.yaml")), Some(&up)),
+            format!("{name}/x.yaml")
+        );
+    }
 }

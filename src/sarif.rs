@@ -17,18 +17,21 @@ fn level(s: Severity) -> &'static str {
     }
 }
 
-/// A path as a SARIF artifact URI: relative to `base` when below it, with `/` separators.
+/// A path as a SARIF artifact URI: relative to `base` when below it (`..` resolved by name),
+/// with `/` separators, each segment percent-encoded; an absolute path outside the base becomes
+/// a `file://` URI.
 fn uri(file: &std::path::Path, base: Option<&std::path::Path>) -> String {
-    let rel = base.and_then(|b| file.strip_prefix(b).ok()).unwrap_or(file);
-    let rel = rel.strip_prefix("./").unwrap_or(rel);
+    let rel = crate::diag::relative_path(file, base);
+    let (absolute, rel) = match rel.strip_prefix('/') {
+        Some(r) => (true, r),
+        None => (false, rel.as_str()),
+    };
     let joined = rel
-        .components()
-        .filter(|c| !matches!(c, std::path::Component::RootDir))
-        .map(|c| encode_segment(&c.as_os_str().to_string_lossy()))
+        .split('/')
+        .map(encode_segment)
         .collect::<Vec<_>>()
         .join("/");
-    // SARIF wants URIs: an absolute path outside the base becomes a file:// URI.
-    if rel.is_absolute() {
+    if absolute {
         format!("file:///{joined}")
     } else {
         joined

@@ -22,7 +22,7 @@ const LAYERS: &[&[&str]] = &[
         "diff", "serve", "template", "gate", "install", "catalog", "validate",
     ],
     &["codes", "build"],
-    &["sarif"],
+    &["sarif", "github", "codeclimate"],
 ];
 
 fn layer(module: &str) -> Option<usize> {

@@ -15,29 +15,55 @@ use olmctl::oci::registry::PushReport;
 use olmctl::text::esc;
 use serde_json::json;
 
-use crate::term::{EXIT_FINDINGS, EXIT_OK, Output, out, use_color};
+use crate::term::{EXIT_FINDINGS, EXIT_OK, Output, Report, out, use_color};
 
-/// Prints a catalog's findings (text or JSON) and returns the exit status: 1 when any is an
-/// error.
-pub fn catalog_findings(findings: &[Finding], loaded: &Loaded, output: Output) -> u8 {
-    findings_of(findings, &loaded.summary(), output, false)
+/// Prints a catalog's findings and returns the exit status: 1 when any is an error.
+pub fn catalog_findings(findings: &[Finding], loaded: &Loaded, report: Report) -> u8 {
+    findings_of(findings, &loaded.summary(), report, false)
 }
 
-/// Prints findings as text (with a summary line ending in `(what)`) or JSON, and returns the
-/// exit status: 1 when an error-level finding exists (or, with `strict`, a warning), else 0.
-pub fn findings_of(findings: &[Finding], what: &str, output: Output, strict: bool) -> u8 {
+/// The directory a CI system names files from: `$var` when set (absolute), else the current
+/// directory.
+fn base_dir(var: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os(var)
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::current_dir().ok())
+}
+
+/// Prints findings in `report`'s format (text ends with a summary line ending in `(what)`)
+/// and returns the exit status: 1 when an error-level finding exists (or, with `strict`, a
+/// warning), else 0.
+pub fn findings_of(findings: &[Finding], what: &str, report: Report, strict: bool) -> u8 {
     let summary = olmctl::diag::Summary::of(findings);
-    match output {
-        Output::Json => out(&render_json(findings)),
-        Output::Text => {
+    let summary_line = || {
+        format!(
+            "{}: {} ({})\n",
+            if summary.errors == 0 { "ok" } else { "failed" },
+            render_summary(&summary),
+            esc(what),
+        )
+    };
+    match report {
+        Report::Json => out(&render_json(findings)),
+        Report::Text => {
             let mut s = render_text(findings, use_color());
-            s.push_str(&format!(
-                "{}: {} ({})\n",
-                if summary.errors == 0 { "ok" } else { "failed" },
-                render_summary(&summary),
-                esc(what),
-            ));
+            s.push_str(&summary_line());
             out(&s);
+        }
+        Report::Sarif => {
+            let cwd = std::env::current_dir().ok();
+            out(&olmctl::sarif::render(findings, cwd.as_deref()));
+        }
+        Report::Github => {
+            let base = base_dir("GITHUB_WORKSPACE");
+            let mut s = olmctl::github::render(findings, base.as_deref());
+            s.push_str(&summary_line());
+            out(&s);
+        }
+        Report::Codeclimate => {
+            let base = base_dir("CI_PROJECT_DIR");
+            out(&olmctl::codeclimate::render(findings, base.as_deref()));
         }
     }
     exit_status(findings, strict)

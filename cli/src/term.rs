@@ -21,6 +21,24 @@ pub enum Output {
     Json,
 }
 
+/// How findings are printed: for people, for machines, or for a CI system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Report {
+    /// Human-readable text, with a summary line.
+    Text,
+    /// One JSON document.
+    Json,
+    /// SARIF 2.1.0, for code-scanning UIs (GitHub's upload-sarif, GitLab, Azure DevOps).
+    Sarif,
+    /// GitHub Actions workflow commands (`::error file=F,line=L::message`), which become
+    /// annotations without a SARIF upload; then the summary line. Paths relative to
+    /// $GITHUB_WORKSPACE (else the current directory).
+    Github,
+    /// A Code Climate JSON report, GitLab's code quality format (`artifacts: reports:
+    /// codequality:`). Paths relative to $CI_PROJECT_DIR (else the current directory).
+    Codeclimate,
+}
+
 /// Whether to colour text written to stdout.
 pub fn use_color() -> bool {
     std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()

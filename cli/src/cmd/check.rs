@@ -3,13 +3,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 
 use olmctl::oci::deliver::{ScratchDir, Want};
 
 use crate::args::{PullArgs, RegistryArgs};
 use crate::inputs::pulled as pull_inputs;
-use crate::term::{EXIT_USAGE, Output, out};
+use crate::term::{EXIT_USAGE, Report};
 use olmctl::bundle::load::{BundleDir, bundle_dirs_below, load_bundle};
 use olmctl::checks::safety::walk::{Walked, catalog_package_edges, check_package_edges};
 use olmctl::checks::safety::{Facts, K8sRange, Options, Policy, check_upgrade_of};
@@ -83,17 +83,6 @@ pub struct Common {
     pull: PullArgs,
 }
 
-/// Text, JSON or SARIF.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Report {
-    /// Human-readable text.
-    Text,
-    /// One JSON document (as `catalog validate -o json`).
-    Json,
-    /// SARIF 2.1.0, for code-scanning UIs.
-    Sarif,
-}
-
 /// Runs a check command.
 pub fn run(cmd: CheckCmd) -> u8 {
     match cmd {
@@ -128,15 +117,7 @@ fn options(c: &Common) -> Result<Options, String> {
 }
 
 fn emit(findings: &[Finding], what: &str, report: Report) -> u8 {
-    match report {
-        Report::Text => crate::report::findings_of(findings, what, Output::Text, false),
-        Report::Json => crate::report::findings_of(findings, what, Output::Json, false),
-        Report::Sarif => {
-            let cwd = std::env::current_dir().ok();
-            out(&olmctl::sarif::render(findings, cwd.as_deref()));
-            crate::report::exit_status(findings, false)
-        }
-    }
+    crate::report::findings_of(findings, what, report, false)
 }
 
 /// Reads bundles given as directories or image references; images are pulled into scratch

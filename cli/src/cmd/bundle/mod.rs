@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 
 use olmctl::oci::deliver::{Dest, Want};
 
-use crate::term::{EXIT_USAGE, Output};
+use crate::term::{EXIT_USAGE, Output, Report};
 use olmctl::checks::bundle::Options;
 use olmctl::text::esc;
 
@@ -73,8 +73,8 @@ pub enum BundleCmd {
         #[arg(long, value_name = "FILE")]
         categories_file: Option<PathBuf>,
         /// Output format.
-        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
-        output: Output,
+        #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
+        output: Report,
     },
 }
 
@@ -285,7 +285,7 @@ fn generate(opts: &olmctl::bundle::generate::Options, out: &std::path::Path) -> 
         Options::default(),
         None,
         false,
-        Output::Text,
+        Report::Text,
     )
 }
 
@@ -310,7 +310,7 @@ fn validate(
     opts: Options,
     registry: Option<&crate::args::RegistryArgs>,
     strict: bool,
-    output: Output,
+    output: Report,
 ) -> u8 {
     let findings = (|| {
         // The registries are asked (and --password-stdin read) only when ARC checks run.

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::args::{GraphFormat, SemanticsArg};
-use crate::term::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, out};
+use crate::term::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, Report, out};
 use olmctl::graph::path::{Semantics, Stop, UpgradePath, parse_installed, resolve};
 use olmctl::graph::{CatalogGraphs, ChannelGraph, render};
 use olmctl::text::esc;
@@ -212,7 +212,7 @@ pub fn graph(
     }
 }
 
-pub fn lint(dirs: &[PathBuf], output: Output) -> u8 {
+pub fn lint(dirs: &[PathBuf], output: Report) -> u8 {
     let loaded = match crate::inputs::catalog(dirs) {
         Ok(l) => l,
         Err(c) => return c,
@@ -223,7 +223,7 @@ pub fn lint(dirs: &[PathBuf], output: Output) -> u8 {
     crate::report::catalog_findings(&findings, &loaded, output)
 }
 
-pub fn check_upgrades(base: PathBuf, new: PathBuf, output: Output) -> u8 {
+pub fn check_upgrades(base: PathBuf, new: PathBuf, output: Report) -> u8 {
     let old = match crate::inputs::catalog(&[base]) {
         Ok(l) => l,
         Err(c) => return c,

@@ -17,7 +17,7 @@ use olmctl::serve::run::NotServed;
 use crate::args::{
     DiffOutput, FmtFormat, GraphFormat, MigrateArg, PullArgs, RegistryArgs, SemanticsArg,
 };
-use crate::term::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, out};
+use crate::term::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, Report, out};
 use olmctl::diag::render_text;
 use olmctl::fbc::load::{Loaded, list_files};
 use olmctl::fbc::write::{Format, canonical, write_blobs};
@@ -34,8 +34,8 @@ pub enum CatalogCmd {
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
         /// Output format.
-        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
-        output: Output,
+        #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
+        output: Report,
     },
     /// Serve OLM's registry gRPC API (api.Registry, health, reflection) from a catalog, as
     /// `opm serve` does in a CatalogSource pod. A catalog with errors is refused (exit 2).
@@ -111,8 +111,8 @@ pub enum CatalogCmd {
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
         /// Output format.
-        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
-        output: Output,
+        #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
+        output: Report,
     },
     /// What changed between two catalogs (directories or images), per package: bundles,
     /// channels, upgrade edges (replaces, skips, the entries a skipRange covers), head moves,
@@ -142,8 +142,8 @@ pub enum CatalogCmd {
         /// The new catalog.
         dir: PathBuf,
         /// Output format.
-        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
-        output: Output,
+        #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
+        output: Report,
     },
     /// Render bundle directories and images as the `olm.bundle` blobs `opm render` writes for
     /// them (properties in opm's order and encoding, relatedImages), and catalog images as
@@ -250,8 +250,8 @@ pub enum CatalogCmd {
         #[command(flatten)]
         pull: PullArgs,
         /// Output format of the findings.
-        #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
-        output: Output,
+        #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
+        output: Report,
     },
     /// Draw upgrade graphs.
     Graph {
@@ -538,7 +538,7 @@ fn serve(dir: &std::path::Path, port: u16, limits: olmctl::serve::server::Limits
             EXIT_USAGE
         }
         Err(NotServed::Invalid { findings, what }) => {
-            crate::report::findings_of(&findings, &what, Output::Text, false);
+            crate::report::findings_of(&findings, &what, Report::Text, false);
             crate::term::error(format_args!(
                 "{}: the catalog does not validate; not serving it",
                 esc(dir.display())
@@ -548,7 +548,7 @@ fn serve(dir: &std::path::Path, port: u16, limits: olmctl::serve::server::Limits
     }
 }
 
-fn validate(dirs: &[PathBuf], output: Output) -> u8 {
+fn validate(dirs: &[PathBuf], output: Report) -> u8 {
     let loaded = match crate::inputs::catalog(dirs) {
         Ok(l) => l,
         Err(c) => return c,

@@ -77,7 +77,7 @@ pub fn build(
     check: bool,
     registry: &crate::args::RegistryArgs,
     pull: &crate::args::PullArgs,
-    output: crate::term::Output,
+    output: crate::term::Report,
 ) -> u8 {
     let fail = |e: String| {
         crate::term::error(e);
