@@ -2,7 +2,8 @@
 //! here, never in the library. The binary only calls [`main`].
 //!
 //! - [`cmd`]: one module per command group, each calling the library and printing its result;
-//! - [`cluster`]: the commands that reach a cluster (install, uninstall) with kube;
+//! - [`cluster`]: the commands that reach a cluster (install, uninstall, status) with kube;
+//! - run under the name [`PLUGIN`] (`kubectl-olm`), the binary is kubectl's plugin `kubectl olm`;
 //! - shared by the commands, never a command themselves: [`args`] (flags and values several
 //!   commands take), [`inputs`] (catalogs and image inputs read with the command line's
 //!   messages), [`build`] (one image operation run and printed), [`report`] (findings,
@@ -16,11 +17,13 @@ pub mod inputs;
 pub mod report;
 pub mod term;
 
+use std::ffi::OsString;
+use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use cmd::{bundle, catalog, check, gate, image, install};
+use cmd::{bundle, catalog, check, gate, image, install, status};
 use term::{EXIT_OK, EXIT_USAGE, Output, error, out};
 
 /// Package Kubernetes operators for OLM: validate, format and inspect File-Based Catalogs.
@@ -29,6 +32,9 @@ use term::{EXIT_OK, EXIT_USAGE, Output, error, out};
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Run as `kubectl olm` (see [`PLUGIN`]).
+    #[arg(skip)]
+    plugin: bool,
     /// Largest input file read (catalog, bundle, policy and manifest files), e.g. 256M or 1G;
     /// a larger file is an error naming it.
     #[arg(long, global = true, value_name = "SIZE", value_parser = args::parse_size,
@@ -55,6 +61,10 @@ enum Command {
     /// and the CatalogSource `olmctl install` created).
     #[command(disable_version_flag = true)]
     Uninstall(install::UninstallArgs),
+    /// Where OLM installs stand: Subscriptions, their CSVs, InstallPlans waiting for approval
+    /// and the upgrade gate's decisions, in one table (as `kubectl get` prints).
+    #[command(disable_version_flag = true)]
+    Status(status::StatusArgs),
     /// Build images of binaries (daemonless, as ko does).
     #[command(subcommand)]
     Image(image::ImageCmd),
@@ -74,9 +84,48 @@ enum Command {
     },
 }
 
+/// The file name under which the binary is kubectl's plugin `olm`: kubectl runs
+/// `kubectl olm ARGS` as `kubectl-olm ARGS` (krew installs it under that name; a symlink does
+/// too). Run under it, usage and help read `kubectl olm`.
+pub const PLUGIN: &str = "kubectl-olm";
+
+/// Whether `argv0` (the program path the process was started with; kubectl passes the
+/// plugin's path found on PATH) names the plugin.
+pub fn is_plugin(argv0: &std::ffi::OsStr) -> bool {
+    Path::new(argv0)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.strip_suffix(".exe").unwrap_or(n) == PLUGIN)
+}
+
+/// The command line's definition, as `olmctl` or as `kubectl olm`.
+pub fn command(plugin: bool) -> clap::Command {
+    let cmd = Cli::command();
+    if plugin {
+        cmd.bin_name("kubectl olm").display_name(PLUGIN)
+    } else {
+        cmd
+    }
+}
+
+/// Parses `args` (the program's path first), as `kubectl olm` when that path names [`PLUGIN`].
+pub fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let plugin = args.first().is_some_and(|a| is_plugin(a));
+    let mut cmd = command(plugin);
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))?;
+    cli.plugin = plugin;
+    Ok(cli)
+}
+
 /// Runs the command line with the process arguments and returns the exit status.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match parse(std::env::args_os()) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
@@ -90,7 +139,7 @@ pub fn main() -> ExitCode {
                 .any(|a| a.chars().any(olmctl::text::needs_escape))
             {
                 let escaped = args.iter().map(|a| olmctl::text::escape(a).into_owned());
-                match Cli::try_parse_from(escaped) {
+                match parse(escaped) {
                     Err(escaped) => escaped,
                     Ok(_) => clap::Error::raw(
                         clap::error::ErrorKind::InvalidValue,
@@ -130,6 +179,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Image(c) => cmd::image::run(c),
         Command::Install(a) => cmd::install::run(a),
         Command::Uninstall(a) => cmd::install::run_uninstall(a),
+        Command::Status(a) => cmd::status::run(a),
         Command::Explain { code } => match olmctl::codes::find(&code) {
             Some(c) => {
                 out(&format!(

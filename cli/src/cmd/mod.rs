@@ -7,3 +7,4 @@ pub mod check;
 pub mod gate;
 pub mod image;
 pub mod install;
+pub mod status;
