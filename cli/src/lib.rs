@@ -23,12 +23,13 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use cmd::{bundle, catalog, check, gate, image, install, status};
+use cmd::{bundle, catalog, check, gate, image, install, shell, status};
 use term::{EXIT_OK, EXIT_USAGE, Output, error, out};
 
-/// Package Kubernetes operators for OLM: validate, format and inspect File-Based Catalogs.
+/// Package Kubernetes operators for OLM and manage their lifecycle: catalogs, bundles, images,
+/// upgrade safety, installs and the upgrade gate.
 #[derive(Debug, Parser)]
-#[command(name = "olmctl", version, about, propagate_version = true)]
+#[command(name = "olmctl", version, propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -82,6 +83,10 @@ enum Command {
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
         output: Output,
     },
+    /// Print the shell completion script (bash, zsh, fish, powershell, elvish).
+    Completion(shell::CompletionArgs),
+    /// Print the manual page, or write one per command into a directory.
+    Man(shell::ManArgs),
 }
 
 /// The file name under which the binary is kubectl's plugin `olm`: kubectl runs
@@ -180,6 +185,8 @@ pub fn run(cli: Cli) -> u8 {
         Command::Install(a) => cmd::install::run(a),
         Command::Uninstall(a) => cmd::install::run_uninstall(a),
         Command::Status(a) => cmd::status::run(a),
+        Command::Completion(a) => cmd::shell::completion(a, command(false)),
+        Command::Man(a) => cmd::shell::man(a, command(cli.plugin)),
         Command::Explain { code } => match olmctl::codes::find(&code) {
             Some(c) => {
                 out(&format!(

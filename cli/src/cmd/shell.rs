@@ -1,0 +1,95 @@
+//! `olmctl completion SHELL` (clap_complete's scripts) and `olmctl man` (clap_mangen's pages,
+//! one per command as git names them: `olmctl-catalog-validate.1`). Both are generated from the
+//! command line's definition they are given, so they never fall behind it, and are the same
+//! bytes on every run (the pages carry no date).
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::term::{EXIT_OK, EXIT_USAGE, error, out};
+
+/// `olmctl completion` arguments.
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// The shell; e.g. `source <(olmctl completion bash)` in ~/.bashrc, or
+    /// `olmctl completion zsh > "${fpath[1]}/_olmctl"`.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
+}
+
+/// `olmctl man` arguments.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write olmctl.1 and one page per subcommand (olmctl-catalog-validate.1, ...) into this
+    /// directory, and print their names; without it, olmctl.1 goes to stdout.
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+}
+
+/// The name the scripts complete.
+const BIN: &str = "olmctl";
+
+/// Prints the completion script of `cmd` for the shell.
+pub fn completion(a: CompletionArgs, mut cmd: clap::Command) -> u8 {
+    let mut script = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, BIN, &mut script);
+    out(&String::from_utf8_lossy(&script));
+    EXIT_OK
+}
+
+/// A page in roff.
+fn page(cmd: clap::Command) -> (String, Vec<u8>) {
+    let source = format!("olmctl {}", env!("CARGO_PKG_VERSION"));
+    let man = clap_mangen::Man::new(cmd).source(source);
+    let mut roff = Vec::new();
+    // Rendering into memory cannot fail.
+    let _ = man.render(&mut roff);
+    (man.get_filename(), roff)
+}
+
+/// Every visible command below `cmd`, depth first, `cmd` first.
+fn commands(cmd: &clap::Command, all: &mut Vec<clap::Command>) {
+    all.push(cmd.clone());
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        commands(sub, all);
+    }
+}
+
+/// Prints `cmd`'s page, or writes every page into `--out-dir`.
+pub fn man(a: ManArgs, cmd: clap::Command) -> u8 {
+    let mut cmd = cmd.disable_help_subcommand(true);
+    let Some(dir) = a.out_dir else {
+        out(&String::from_utf8_lossy(&page(cmd).1));
+        return EXIT_OK;
+    };
+    // Built once from the top, so that each subcommand knows its full name.
+    cmd.build();
+    let mut all = Vec::new();
+    commands(&cmd, &mut all);
+    let pages: Vec<(String, Vec<u8>)> = all.into_iter().map(page).collect();
+    // Every page checked before any is written: a refused one leaves the directory as it was.
+    let mut written = String::new();
+    for write in [false, true] {
+        for (name, roff) in &pages {
+            let name = Path::new(name);
+            let r = if write {
+                olmctl::outdir::write(&dir, name, roff)
+            } else {
+                olmctl::outdir::check(&dir, name)
+            };
+            if let Err(e) = r {
+                error(e);
+                return EXIT_USAGE;
+            }
+            if write {
+                written.push_str(&format!(
+                    "{}\n",
+                    olmctl::text::esc(dir.join(name).display())
+                ));
+            }
+        }
+    }
+    out(&written);
+    EXIT_OK
+}
