@@ -3,7 +3,8 @@
 //!
 //! - [`cmd`]: one module per command group, each calling the library and printing its result;
 //! - [`cluster`]: the commands that reach a cluster (install, uninstall, status) with kube;
-//! - run under the name [`PLUGIN`] (`kubectl-olm`), the binary is kubectl's plugin `kubectl olm`;
+//! - run under the name [`PLUGIN`] (`kubectl-olm`), the binary is kubectl's plugin `kubectl olm`,
+//!   and under [`PLUGIN_COMPLETION`] it completes that plugin's command lines for kubectl;
 //! - shared by the commands, never a command themselves: [`args`] (flags and values several
 //!   commands take), [`inputs`] (catalogs and image inputs read with the command line's
 //!   messages), [`build`] (one image operation run and printed), [`report`] (findings,
@@ -94,13 +95,22 @@ enum Command {
 /// too). Run under it, usage and help read `kubectl olm`.
 pub const PLUGIN: &str = "kubectl-olm";
 
-/// Whether `argv0` (the program path the process was started with; kubectl passes the
-/// plugin's path found on PATH) names the plugin.
-pub fn is_plugin(argv0: &std::ffi::OsStr) -> bool {
+/// The file name under which the binary answers kubectl's completion of `kubectl olm ...`:
+/// kubectl (1.26+) runs `kubectl_complete-olm` from PATH for it (a second symlink).
+pub const PLUGIN_COMPLETION: &str = "kubectl_complete-olm";
+
+/// Whether `argv0`'s file name is `name` (or `name.exe`).
+fn named(argv0: &std::ffi::OsStr, name: &str) -> bool {
     Path::new(argv0)
         .file_name()
         .and_then(|n| n.to_str())
-        .is_some_and(|n| n.strip_suffix(".exe").unwrap_or(n) == PLUGIN)
+        .is_some_and(|n| n.strip_suffix(".exe").unwrap_or(n) == name)
+}
+
+/// Whether `argv0` (the program path the process was started with; kubectl passes the
+/// plugin's path found on PATH) names the plugin.
+pub fn is_plugin(argv0: &std::ffi::OsStr) -> bool {
+    named(argv0, PLUGIN)
 }
 
 /// The command line's definition, as `olmctl` or as `kubectl olm`.
@@ -130,6 +140,10 @@ where
 
 /// Runs the command line with the process arguments and returns the exit status.
 pub fn main() -> ExitCode {
+    let mut args = std::env::args_os();
+    if args.next().is_some_and(|a| named(&a, PLUGIN_COMPLETION)) {
+        return ExitCode::from(cmd::shell::kubectl_complete(command(true), args.collect()));
+    }
     let cli = match parse(std::env::args_os()) {
         Ok(c) => c,
         Err(e) => {

@@ -130,6 +130,58 @@ fn kubectl_finds_the_plugin_and_runs_it_with_the_arguments_after_olm() {
     );
 }
 
+/// The completions `kubectl __complete ARGS` prints (values without their descriptions), and
+/// its directive.
+fn completions(p: &Plugin, args: &[&str]) -> (Vec<String>, String) {
+    let mut a = vec!["__complete"];
+    a.extend(args);
+    let out = ok(&p.kubectl(&a));
+    let mut lines: Vec<String> = out
+        .lines()
+        .map(|l| l.split('\t').next().unwrap_or_default().to_string())
+        .collect();
+    let directive = lines.pop().expect("directive");
+    (lines, directive)
+}
+
+#[test]
+fn kubectl_completes_the_plugin_through_kubectl_complete_olm() {
+    let p = Plugin::new();
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_olmctl"),
+        p.path("bin/kubectl_complete-olm"),
+    )
+    .expect("symlink");
+    // kubectl lists the plugin among its commands.
+    let (words, _) = completions(&p, &["ol"]);
+    assert_eq!(words, ["olm"]);
+    // Then asks kubectl_complete-olm with the words after `olm`.
+    assert_eq!(
+        completions(&p, &["olm", "st"]),
+        (vec!["status".into()], ":4".into())
+    );
+    let (words, directive) = completions(&p, &["olm", ""]);
+    assert_eq!(directive, ":4");
+    for sub in ["install", "uninstall", "status", "catalog"] {
+        assert!(words.iter().any(|w| w == sub), "{sub}: {words:?}");
+    }
+    assert_eq!(
+        completions(&p, &["olm", "status", "--all"]),
+        (vec!["--all-namespaces".into()], ":4".into())
+    );
+    assert_eq!(
+        completions(&p, &["olm", "status", "-o", ""]),
+        (vec!["text".into(), "json".into()], ":4".into())
+    );
+    // A directory is offered without a space after it.
+    std::fs::create_dir(p.path("home/catalogs")).expect("dir");
+    let dir = format!("{}/cat", p.path("home").display());
+    assert_eq!(
+        completions(&p, &["olm", "catalog", "validate", &dir]),
+        (vec![format!("{dir}alogs/")], ":6".into())
+    );
+}
+
 /// The plural of a fixture object's kind.
 fn plural(kind: &str) -> &'static str {
     match kind {

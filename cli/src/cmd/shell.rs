@@ -3,6 +3,7 @@
 //! command line's definition they are given, so they never fall behind it, and are the same
 //! bytes on every run (the pages carry no date).
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -35,6 +36,54 @@ pub fn completion(a: CompletionArgs, mut cmd: clap::Command) -> u8 {
     let mut script = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, BIN, &mut script);
     out(&String::from_utf8_lossy(&script));
+    EXIT_OK
+}
+
+/// Completions of `kubectl olm ARGS` for kubectl, which (since 1.26) runs
+/// `kubectl_complete-olm ARGS PARTIAL` with the words after `olm`, the one being completed
+/// last (plugin_completion.go :: pluginCompletion, getPluginCompletions): one completion a
+/// line (`value<TAB>description`), then cobra's directive: 4, no file completion (plus 2, no
+/// space after it, when a directory is offered), or 0, the shell's default (file names), when
+/// there is none to offer.
+pub fn kubectl_complete(mut cmd: clap::Command, args: Vec<OsString>) -> u8 {
+    let mut words = vec![OsString::from(cmd.get_name())];
+    words.extend(args);
+    if words.len() == 1 {
+        words.push(OsString::new());
+    }
+    let index = words.len() - 1;
+    let cwd = std::env::current_dir().ok();
+    let candidates =
+        clap_complete::engine::complete(&mut cmd, words, index, cwd.as_deref()).unwrap_or_default();
+    let mut s = String::new();
+    let (mut offered, mut directory) = (false, false);
+    for c in candidates.iter().filter(|c| !c.is_hide_set()) {
+        let value = c.get_value().to_string_lossy();
+        // One line each: a value with a line break or a tab cannot be offered.
+        if value.is_empty() || value.contains(['\n', '\r', '\t']) {
+            continue;
+        }
+        offered = true;
+        directory |= value.ends_with(std::path::MAIN_SEPARATOR);
+        s.push_str(&value);
+        if let Some(help) = c.get_help() {
+            let help = help.to_string();
+            let first = help.lines().next().unwrap_or_default().replace('\t', " ");
+            if !first.is_empty() {
+                s.push('\t');
+                s.push_str(&first);
+            }
+        }
+        s.push('\n');
+    }
+    // cobra's ShellCompDirectiveNoFileComp (4), ShellCompDirectiveNoSpace (2).
+    let directive = match (offered, directory) {
+        (false, _) => 0,
+        (true, false) => 4,
+        (true, true) => 4 | 2,
+    };
+    s.push_str(&format!(":{directive}\n"));
+    out(&s);
     EXIT_OK
 }
 
