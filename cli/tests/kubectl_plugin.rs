@@ -308,6 +308,21 @@ fn status_prints_one_table_as_kubectl_get_does() {
             "gate": "Held"}])
     );
 
+    // Values from the cluster are shown escaped, the columns still aligned.
+    api.insert(
+        "subscriptions",
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+            "metadata": {"name": "evil", "namespace": "team-e"},
+            "spec": {"name": "p", "channel": "\u{1b}[2J\r\nFORGED", "source": "s",
+                     "sourceNamespace": "olm"}}),
+    );
+    let out = ok(&p.kubectl(&["olm", "status", "-n", "team-e"]));
+    assert_eq!(
+        out,
+        "NAME   PACKAGE   CHANNEL               INSTALLED   CURRENT   STATE    CSV PHASE   PENDING PLAN   INSTALLS   GATE\n\
+         evil   p         \\u{1b}[2J\\r\\nFORGED   <none>      <none>    <none>   <none>      <none>         <none>     <none>\n"
+    );
+
     // Approved, the plan no longer waits and the gate's decision is not shown.
     assert!(api.merge(
         "operators.coreos.com",
