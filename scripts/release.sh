@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The release: olmctl and olmctl-operator as static Linux binaries (x86_64-unknown-linux-musl:
 # no ELF interpreter, no shared library, so no glibc version to match), stripped, with
-# `--version` naming the commit; one tar.gz each and SHA256SUMS in target/dist; then both images
-# from those binaries (scripts/images.sh). One release build of the workspace, which the main job
-# shares. The tarballs are reproducible: same binaries, same bytes.
+# `--version` naming the commit; one tar.gz each, SHA256SUMS and the krew manifest in target/dist;
+# then both images from those binaries (scripts/images.sh). One release build of the workspace,
+# which the main job shares. The tarballs are reproducible: same binaries, same bytes.
 #   bash scripts/release.sh              # target/dist and target/{olmctl,operator}-image
 #   PUSH=ghcr.io/olmctl bash scripts/release.sh   # the images pushed instead
 # The build is scripts/static.sh's (it adds the musl target and a C compiler for it when missing).
@@ -41,5 +41,10 @@ for bin in olmctl olmctl-operator; do
 done
 (cd "$dist" && sha256sum -- *.tar.gz > SHA256SUMS)
 cat "$dist/SHA256SUMS"
+# The krew manifest of `kubectl olm` for this archive (deploy/krew/olm.yaml with its uri and
+# sha256 written in).
+cp deploy/krew/olm.yaml "$dist/krew-olm.yaml"
+MANIFEST="$dist/krew-olm.yaml" bash scripts/krew-manifest.sh \
+  "$dist/olmctl-v$(sed -n 's/^version = "\(.*\)"$/\1/p' cli/Cargo.toml | head -n 1)-$TARGET.tar.gz" >&2
 OLMCTL="$out/olmctl" OLMCTL_BIN="$out/olmctl" OPERATOR_BIN="$out/olmctl-operator" \
   bash scripts/images.sh

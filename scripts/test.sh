@@ -5,13 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # tests/graph_report.rs opens the HTML report in headless Chromium.
+# cli/tests/shell.rs renders the man pages with groff (groff-base).
 if ! command -v docker-registry >/dev/null || ! command -v skopeo >/dev/null \
-  || ! command -v chromium >/dev/null; then
+  || ! command -v chromium >/dev/null || ! command -v groff >/dev/null; then
   SUDO=""
   if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-    docker-registry skopeo chromium
+    docker-registry skopeo chromium groff-base
 fi
 # tests/install_print.rs validates manifests with jsonschema (Python), as OLM's CRDs are schemas.
 if ! python3 -c "import yaml, jsonschema" 2>/dev/null; then

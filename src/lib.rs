@@ -30,6 +30,7 @@ pub mod outdir;
 pub mod range;
 pub mod sarif;
 pub mod serve;
+pub mod status;
 pub mod template;
 pub mod text;
 pub mod validate;

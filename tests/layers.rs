@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["bundle"],
     &["checks", "oci"],
     &[
-        "diff", "serve", "template", "gate", "install", "catalog", "validate",
+        "diff", "serve", "template", "gate", "install", "catalog", "validate", "status",
     ],
     &["codes", "build"],
     &["sarif", "github", "codeclimate"],

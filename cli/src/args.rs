@@ -272,3 +272,24 @@ mod tests {
         }
     }
 }
+
+/// How to reach the cluster, with kubectl's flags (install, uninstall, status).
+#[derive(Debug, Clone, Args)]
+pub struct ClusterArgs {
+    /// The kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service
+    /// account).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// The kubeconfig context (default: its current context).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+}
+
+impl From<ClusterArgs> for crate::cluster::Connection {
+    fn from(a: ClusterArgs) -> Self {
+        crate::cluster::Connection {
+            kubeconfig: a.kubeconfig,
+            context: a.context,
+        }
+    }
+}

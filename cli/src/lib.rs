@@ -2,7 +2,9 @@
 //! here, never in the library. The binary only calls [`main`].
 //!
 //! - [`cmd`]: one module per command group, each calling the library and printing its result;
-//! - [`cluster`]: the commands that reach a cluster (install, uninstall) with kube;
+//! - [`cluster`]: the commands that reach a cluster (install, uninstall, status) with kube;
+//! - run under the name [`PLUGIN`] (`kubectl-olm`), the binary is kubectl's plugin `kubectl olm`,
+//!   and under [`PLUGIN_COMPLETION`] it completes that plugin's command lines for kubectl;
 //! - shared by the commands, never a command themselves: [`args`] (flags and values several
 //!   commands take), [`inputs`] (catalogs and image inputs read with the command line's
 //!   messages), [`build`] (one image operation run and printed), [`report`] (findings,
@@ -16,23 +18,28 @@ pub mod inputs;
 pub mod report;
 pub mod term;
 
+use std::ffi::OsString;
+use std::path::Path;
 use std::process::ExitCode;
 
 /// `--version`: the package version and the commit built from (cli/build.rs).
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("OLMCTL_COMMIT"), ")");
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use cmd::{bundle, catalog, check, gate, image, install};
+use cmd::{bundle, catalog, check, gate, image, install, shell, status};
 use term::{EXIT_OK, EXIT_USAGE, Output, error, out};
 
-/// Package Kubernetes operators for OLM: build, validate and push bundles and File-Based
-/// Catalogs, check upgrade graphs and upgrade safety, install through OLM.
+/// Package Kubernetes operators for OLM and manage their lifecycle: catalogs, bundles, images,
+/// upgrade safety, installs and the upgrade gate.
 #[derive(Debug, Parser)]
 #[command(name = "olmctl", version = VERSION, propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Run as `kubectl olm` (see [`PLUGIN`]).
+    #[arg(skip)]
+    plugin: bool,
     /// Largest input file read (catalog, bundle, policy and manifest files), e.g. 256M or 1G;
     /// a larger file is an error naming it.
     #[arg(long, global = true, value_name = "SIZE", value_parser = args::parse_size,
@@ -59,6 +66,10 @@ enum Command {
     /// and the CatalogSource `olmctl install` created).
     #[command(disable_version_flag = true)]
     Uninstall(install::UninstallArgs),
+    /// Where OLM installs stand: Subscriptions, their CSVs, InstallPlans waiting for approval
+    /// and the upgrade gate's decisions, in one table (as `kubectl get` prints).
+    #[command(disable_version_flag = true)]
+    Status(status::StatusArgs),
     /// Build images of binaries (daemonless, as ko does).
     #[command(subcommand)]
     Image(image::ImageCmd),
@@ -76,11 +87,67 @@ enum Command {
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
         output: Output,
     },
+    /// Print the shell completion script (bash, zsh, fish, powershell, elvish).
+    Completion(shell::CompletionArgs),
+    /// Print the manual page, or write one per command into a directory.
+    Man(shell::ManArgs),
+}
+
+/// The file name under which the binary is kubectl's plugin `olm`: kubectl runs
+/// `kubectl olm ARGS` as `kubectl-olm ARGS` (krew installs it under that name; a symlink does
+/// too). Run under it, usage and help read `kubectl olm`.
+pub const PLUGIN: &str = "kubectl-olm";
+
+/// The file name under which the binary answers kubectl's completion of `kubectl olm ...`:
+/// kubectl (1.26+) runs `kubectl_complete-olm` from PATH for it (a second symlink).
+pub const PLUGIN_COMPLETION: &str = "kubectl_complete-olm";
+
+/// Whether `argv0`'s file name is `name` (or `name.exe`).
+fn named(argv0: &std::ffi::OsStr, name: &str) -> bool {
+    Path::new(argv0)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.strip_suffix(".exe").unwrap_or(n) == name)
+}
+
+/// Whether `argv0` (the program path the process was started with; kubectl passes the
+/// plugin's path found on PATH) names the plugin.
+pub fn is_plugin(argv0: &std::ffi::OsStr) -> bool {
+    named(argv0, PLUGIN)
+}
+
+/// The command line's definition, as `olmctl` or as `kubectl olm`.
+pub fn command(plugin: bool) -> clap::Command {
+    let cmd = Cli::command();
+    if plugin {
+        cmd.bin_name("kubectl olm").display_name(PLUGIN)
+    } else {
+        cmd
+    }
+}
+
+/// Parses `args` (the program's path first), as `kubectl olm` when that path names [`PLUGIN`].
+pub fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let plugin = args.first().is_some_and(|a| is_plugin(a));
+    let mut cmd = command(plugin);
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))?;
+    cli.plugin = plugin;
+    Ok(cli)
 }
 
 /// Runs the command line with the process arguments and returns the exit status.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let mut args = std::env::args_os();
+    if args.next().is_some_and(|a| named(&a, PLUGIN_COMPLETION)) {
+        return ExitCode::from(cmd::shell::kubectl_complete(command(true), args.collect()));
+    }
+    let cli = match parse(std::env::args_os()) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
@@ -94,7 +161,7 @@ pub fn main() -> ExitCode {
                 .any(|a| a.chars().any(olmctl::text::needs_escape))
             {
                 let escaped = args.iter().map(|a| olmctl::text::escape(a).into_owned());
-                match Cli::try_parse_from(escaped) {
+                match parse(escaped) {
                     Err(escaped) => escaped,
                     Ok(_) => clap::Error::raw(
                         clap::error::ErrorKind::InvalidValue,
@@ -134,6 +201,9 @@ pub fn run(cli: Cli) -> u8 {
         Command::Image(c) => cmd::image::run(c),
         Command::Install(a) => cmd::install::run(a),
         Command::Uninstall(a) => cmd::install::run_uninstall(a),
+        Command::Status(a) => cmd::status::run(a),
+        Command::Completion(a) => cmd::shell::completion(a, command(false)),
+        Command::Man(a) => cmd::shell::man(a, command(cli.plugin)),
         Command::Explain { code } => match olmctl::codes::find(&code) {
             Some(c) => {
                 out(&format!(

@@ -426,6 +426,12 @@ fn hostile_runs(d: &str, empty: &str, pkg: &str) -> Vec<(&'static str, Vec<Strin
             vec!["install", EVIL, "--catalog", "quay.io/x/catalog:1"],
         ),
         ("uninstall", vec!["uninstall", EVIL]),
+        (
+            "status",
+            vec!["status", "-n", EVIL, "--kubeconfig", &evil_file],
+        ),
+        ("completion", vec!["completion", "bash"]),
+        ("man", vec!["man", "--out-dir", &evil_file]),
         ("validate missing", vec!["catalog", "validate", EVIL]),
         ("explain", vec!["explain", EVIL]),
         ("codes", vec!["codes"]),

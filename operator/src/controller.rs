@@ -50,8 +50,9 @@ use crate::metrics::Metrics;
 
 /// The finalizer earlier releases put on UpgradePolicies; removed where found.
 pub const LEGACY_FINALIZER: &str = "olmctl.dev/cleanup";
-/// The annotation the gate writes on Subscriptions: `<InstallPlan>: <decision>`.
-pub const DECISION_ANNOTATION: &str = "olmctl.dev/gate-decision";
+/// The annotation the gate writes on Subscriptions: `<InstallPlan>: <decision>` (read by
+/// `olmctl status`, whose library holds it).
+pub use olmctl::status::DECISION_ANNOTATION;
 /// Default period of the full resync.
 pub const RESYNC: Duration = Duration::from_secs(600);
 

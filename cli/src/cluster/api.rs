@@ -324,15 +324,30 @@ pub async fn get(c: &Calls, r: Res, ns: Option<&str>, name: &str) -> Result<Opti
     get_dynamic(c, r.dynamic(), r.scope(ns), name).await
 }
 
-/// LIST in a namespace.
+/// LIST in a namespace (`None`: in all of them, for a namespaced resource).
 pub async fn list(c: &Calls, r: Res, ns: Option<&str>) -> Result<Vec<Value>, String> {
+    list_selected(c, r, ns, None).await
+}
+
+/// LIST in a namespace (`None`: in all of them) of the objects a label selector selects.
+pub async fn list_selected(
+    c: &Calls,
+    r: Res,
+    ns: Option<&str>,
+    labels: Option<&str>,
+) -> Result<Vec<Value>, String> {
     let ns = r.scope(ns);
     let what = match ns {
         Some(ns) => format!("listing {} in namespace {ns}", r.plural),
+        None if r.namespaced => format!("listing {} in all namespaces", r.plural),
         None => format!("listing {}", r.plural),
     };
     let p = path(r.group, r.version, r.plural, ns, None);
-    let (api, lp) = (dynamic(&c.client, r.dynamic(), ns), ListParams::default());
+    let mut lp = ListParams::default();
+    if let Some(l) = labels {
+        lp = lp.labels(l);
+    }
+    let api = dynamic(&c.client, r.dynamic(), ns);
     match c.call("GET", &p, &what, api.list(&lp)).await? {
         Ok(l) => Ok(l.items.into_iter().map(to_value).collect()),
         Err(e) => Err(c.describe(&what, &e)),

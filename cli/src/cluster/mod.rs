@@ -1,14 +1,15 @@
-//! The commands that reach a cluster: `olmctl install` (without `--print`) and `olmctl
-//! uninstall`, with kube. The Kubernetes client lives in this package, not in the library, so
-//! that the k8s-openapi version feature is set by a binary's crate only.
+//! The commands that reach a cluster: `olmctl install` (without `--print`), `olmctl uninstall`
+//! and `olmctl status`, with kube. The Kubernetes client lives in this package, not in the
+//! library, so that the k8s-openapi version feature is set by a binary's crate only.
 //!
 //! - [`connect`]: kubeconfig or in-cluster configuration, as kubectl finds it;
-//! - [`install`], [`uninstall`]: the commands, over an untyped [`api`];
+//! - [`install`], [`uninstall`], [`status`]: the commands, over an untyped [`api`];
 //! - [`ui`]: progress lines and confirmations.
 
 pub mod api;
 pub mod connect;
 pub mod install;
+pub mod status;
 pub mod ui;
 pub mod uninstall;
 
@@ -17,8 +18,6 @@ use std::time::Duration;
 
 use olmctl::install::Install;
 use olmctl::install::uninstall::Uninstall;
-
-use crate::term::{EXIT_USAGE, error};
 
 /// How to reach the cluster, as kubectl: `--kubeconfig` (else `$KUBECONFIG`, else
 /// `~/.kube/config`, else the in-cluster service account) and `--context`.
@@ -65,24 +64,13 @@ pub struct UninstallRequest {
     pub waiting: Waiting,
 }
 
-fn block_on<F: std::future::Future<Output = Result<u8, String>>>(f: F) -> u8 {
-    let rt = match tokio::runtime::Builder::new_current_thread()
+/// `f` on a runtime of its own; an error is printed, as exit status 2.
+fn block_on<T, F: std::future::Future<Output = Result<T, String>>>(f: F) -> Result<T, u8> {
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            error(format_args!("cannot start the runtime: {e}"));
-            return EXIT_USAGE;
-        }
-    };
-    match rt.block_on(f) {
-        Ok(code) => code,
-        Err(e) => {
-            error(e);
-            EXIT_USAGE
-        }
-    }
+        .map_err(|e| format!("cannot start the runtime: {e}"));
+    crate::term::or_usage(rt.and_then(|rt| rt.block_on(f)))
 }
 
 /// Applies an install and follows OLM's progress; returns the exit status.
@@ -91,6 +79,7 @@ pub fn run_install(req: InstallRequest) -> u8 {
         let cluster = connect::client(&req.connection).await?;
         install::run(&cluster, &req, &mut ui::Terminal).await
     })
+    .unwrap_or_else(|code| code)
 }
 
 /// Deletes an install; returns the exit status.
@@ -98,5 +87,28 @@ pub fn run_uninstall(req: UninstallRequest) -> u8 {
     block_on(async {
         let cluster = connect::client(&req.connection).await?;
         uninstall::run(&cluster, &req, &mut ui::Terminal).await
+    })
+    .unwrap_or_else(|code| code)
+}
+
+/// `olmctl status`: what to read.
+#[derive(Debug, Clone)]
+pub struct StatusRequest {
+    /// The namespace; `None`: the kubeconfig context's (else `default`), as kubectl.
+    pub namespace: Option<String>,
+    /// Every namespace.
+    pub all_namespaces: bool,
+    /// The cluster.
+    pub connection: Connection,
+    /// Give up after this long.
+    pub timeout: Duration,
+}
+
+/// Reads the rows of `olmctl status`, with the namespace read (`None`: all); an error is
+/// printed, as exit status 2.
+pub fn run_status(req: &StatusRequest) -> Result<status::Listing, u8> {
+    block_on(async {
+        let cluster = connect::client(&req.connection).await?;
+        status::read(&cluster, req).await
     })
 }

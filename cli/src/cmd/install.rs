@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::args::parse_duration;
+use crate::args::{ClusterArgs, parse_duration};
 use crate::cluster::{Connection, InstallRequest, UninstallRequest, Waiting};
 use crate::term::{EXIT_OK, EXIT_USAGE, error, out};
 use olmctl::install::uninstall::Uninstall;
@@ -15,13 +15,8 @@ use olmctl::install::{Catalog, Install};
 /// Cluster connection and waiting flags, shared by install and uninstall.
 #[derive(Debug, Args)]
 pub struct LiveArgs {
-    /// The kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service
-    /// account).
-    #[arg(long, value_name = "FILE")]
-    kubeconfig: Option<PathBuf>,
-    /// The kubeconfig context (default: its current context).
-    #[arg(long, value_name = "NAME")]
-    context: Option<String>,
+    #[command(flatten)]
+    cluster: ClusterArgs,
     /// Give up after this long (e.g. 90s, 10m): every API call and the wait for OLM end within
     /// it (one call within 60s at most); a confirmation's wait for its answer is not counted.
     #[arg(long, default_value = "10m", value_parser = parse_duration)]
@@ -40,10 +35,7 @@ pub struct LiveArgs {
 impl LiveArgs {
     fn split(self) -> (Connection, Waiting) {
         (
-            Connection {
-                kubeconfig: self.kubeconfig,
-                context: self.context,
-            },
+            self.cluster.into(),
             Waiting {
                 timeout: self.timeout,
                 interval: self.interval,

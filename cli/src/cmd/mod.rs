@@ -7,3 +7,5 @@ pub mod check;
 pub mod gate;
 pub mod image;
 pub mod install;
+pub mod shell;
+pub mod status;
