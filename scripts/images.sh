@@ -4,8 +4,10 @@
 # ca-certificates package (fetched with `apt-get download`, cached in target/image-base/debs,
 # unpacked with `dpkg-deb -x`), users and /tmp, added with `olmctl image build --layer`; both run
 # as 65532 (the CSV's pod has runAsNonRoot; distroless's nonroot). The olmctl image works in
-# /src (`docker run -v "$PWD:/src" IMAGE catalog validate catalog/`). Same .deb and binaries,
-# same digests; the package version is printed.
+# /src (`docker run -v "$PWD:/src" IMAGE catalog validate catalog/`) and has a shell, Debian's
+# static busybox (busybox-static) as /bin/sh and its applets, for CI systems that run job
+# scripts inside the image (GitLab CI); PATH is /usr/local/bin:/bin. Same .deb files and
+# binaries, same digests; the package versions are printed.
 #   bash scripts/images.sh [olmctl] [operator]   # the images named (default: both) into
 #                                                # $OUT/olmctl-image and $OUT/operator-image
 #   bash scripts/images.sh --root                # only the root; prints its path
@@ -18,7 +20,7 @@ cd "$(dirname "$0")/.."
 umask 022
 export LC_ALL=C
 # CA certificates: olmctl pulls and pushes images over TLS, the operator talks to the API server.
-PACKAGES=(ca-certificates)
+PACKAGES=(ca-certificates busybox-static)
 # The images' user: distroless's nonroot.
 USER_ID=65532
 SOURCE=https://github.com/olmctl/olmctl
@@ -59,6 +61,7 @@ done
 for d in "${debs[@]}"; do
   echo "images: $(dpkg-deb -f "$d" Package) $(dpkg-deb -f "$d" Version)" >&2
 done
+deb() { compgen -G "$base/debs/${1}_*.deb"; }
 
 # The root, rebuilt when the .deb files or this script change.
 key=$(sha256sum "${debs[@]}" scripts/images.sh | sha256sum | cut -d' ' -f1)
@@ -67,7 +70,7 @@ if [ "$(cat "$base/root.key" 2>/dev/null)" != "$key" ]; then
   rm -rf "$root" "$base/root.key" "$root.tmp"
   tmp="$root.tmp"
   mkdir -p "$tmp"
-  for d in "${debs[@]}"; do dpkg-deb -x "$d" "$tmp"; done
+  dpkg-deb -x "$(deb ca-certificates)" "$tmp"
   # Only the certificate bundle is kept: update-ca-certificates (a shell script; the images have
   # no shell) would write it from the certificates in name order, as is done here.
   mkdir -p "$tmp/etc/ssl/certs"
@@ -85,9 +88,22 @@ if [ "$(cat "$base/root.key" 2>/dev/null)" != "$key" ]; then
   mv "$tmp" "$root"
   echo "$key" > "$base/root.key"
 fi
-# olmctl's working directory, where users mount their repository (a layer of its own: the
-# operator's image shares the root layer above).
-mkdir -p "$base/src-layer/src"
+# olmctl's own layer (the operator's image shares only the root above): the working directory
+# /src, where users mount their repository, and busybox with a link per applet in /bin.
+if [ "$(cat "$base/olmctl-layer.key" 2>/dev/null)" != "$key" ]; then
+  rm -rf "$base/olmctl-layer" "$base/olmctl-layer.key" "$base/busybox"
+  dpkg-deb -x "$(deb busybox-static)" "$base/busybox"
+  layer="$base/olmctl-layer.tmp"
+  rm -rf "$layer"
+  mkdir -p "$layer/src" "$layer/bin"
+  cp "$base/busybox/bin/busybox" "$layer/bin/busybox"
+  for applet in $("$layer/bin/busybox" --list | sort); do
+    [ "$applet" = busybox ] || ln -s busybox "$layer/bin/$applet"
+  done
+  rm -rf "$base/busybox"
+  mv "$layer" "$base/olmctl-layer"
+  echo "$key" > "$base/olmctl-layer.key"
+fi
 if [ "${1:-}" = --root ]; then
   echo "$PWD/$root"
   exit 0
@@ -102,7 +118,8 @@ images=("$@")
 if [ "${#images[@]}" = 0 ]; then images=(olmctl operator); fi
 for image in "${images[@]}"; do
   case "$image" in
-    olmctl) name=olmctl bin=$OLMCTL_BIN crate=cli extra=(--layer "$base/src-layer" --workdir /src)
+    olmctl) name=olmctl bin=$OLMCTL_BIN crate=cli
+      extra=(--layer "$base/olmctl-layer" --workdir /src --env PATH=/usr/local/bin:/bin)
       description="olmctl: build, validate and push OLM bundles and File-Based Catalogs" ;;
     operator) name=olmctl-operator bin=$OPERATOR_BIN crate=operator extra=()
       description="olmctl-operator: an upgrade gate that approves OLM InstallPlans by policy" ;;

@@ -18,6 +18,10 @@ fi
 if ! python3 -c "import yaml, jsonschema" 2>/dev/null; then
   python3 -m pip install -q pyyaml jsonschema
 fi
+# cli/tests/pre_commit.rs runs the hooks with the real pre-commit (PyPI), pinned.
+if ! python3 -m pre_commit --version 2>/dev/null | grep -qx 'pre-commit 4.7.0'; then
+  python3 -m pip install -q pre-commit==4.7.0
+fi
 # cli/tests/ci_formats.rs compares `-o github` with what GitHub's toolkit prints: @actions/core
 # from the npm registry, pinned, into target/npm (node is on the machine).
 if [ ! -f target/npm/node_modules/@actions/core/package.json ]; then

@@ -234,6 +234,8 @@ pub struct BinarySpec {
     pub user: Option<String>,
     /// `config.WorkingDir` (absolute); the base's when `None`.
     pub workdir: Option<String>,
+    /// `KEY=VALUE` entries of `config.Env`.
+    pub env: Vec<String>,
     /// The platform the binary runs on.
     pub platform: Platform,
     /// Labels.
@@ -275,6 +277,11 @@ pub async fn binary(
         .as_deref()
         .map(bin::parse_workdir)
         .transpose()?;
+    let env = spec
+        .env
+        .iter()
+        .map(|e| bin::parse_env(e))
+        .collect::<Result<Vec<_>, _>>()?;
     let (epoch, created) = epoch_and_created();
     let mut built: Vec<(Layer, String)> = Vec::new();
     for dir in &spec.layers {
@@ -297,7 +304,7 @@ pub async fn binary(
     ));
     built.push((layer, bin::created_by(&src, &entry)));
     let added: Vec<(&Layer, &str)> = built.iter().map(|(l, by)| (l, by.as_str())).collect();
-    let exec = bin::exec(&entry, user.clone(), workdir);
+    let exec = bin::exec(&entry, user.clone(), workdir, env);
     let mut refs = vec![&target];
     refs.extend(base.iter());
     let reg = (dest.push || base.is_some()).then(|| Registry::new(opts.clone(), &[&target], &refs));

@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use olmctl_testdata::image::{
     Runner, assert_static, manifest_and_config, runtime_root, static_binary, unpack,
 };
-use olmctl_testdata::root;
+use olmctl_testdata::{readme_example, root, root as root_dir};
 
 const OLMCTL: &str = env!("CARGO_BIN_EXE_olmctl");
 const USER: u32 = 65532;
@@ -47,26 +47,7 @@ const BROKEN: &str = "schema: olm.package\nname: p\ndefaultChannel: stable\n---\
 
 /// Copies the repository's catalog/ (valid) to `dest`.
 fn copy_catalog(dest: &Path) {
-    let src = root().join("catalog");
-    for e in walk(&src) {
-        let to = dest.join(e.strip_prefix(&src).expect("below"));
-        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
-        std::fs::copy(&e, &to).expect("copy");
-    }
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for e in std::fs::read_dir(dir).expect("read_dir") {
-        let p = e.expect("entry").path();
-        if p.is_dir() {
-            files.extend(walk(&p));
-        } else {
-            files.push(p);
-        }
-    }
-    files.sort();
-    files
+    olmctl_testdata::copy_tree(&root().join("catalog"), dest);
 }
 
 fn run(runner: &Runner, root: &Path, workdir: &str, entry: &str, args: &[&str]) -> Output {
@@ -174,6 +155,7 @@ fn the_olmctl_image_runs_from_its_own_layers() {
     assert_eq!(c["Entrypoint"], serde_json::json!([ENTRYPOINT]));
     assert_eq!(c["User"], USER.to_string(), "runs as non-root");
     assert_eq!(c["WorkingDir"], "/src");
+    assert_eq!(c["Env"], serde_json::json!(["PATH=/usr/local/bin:/bin"]));
     let label = |k: &str| c["Labels"][format!("org.opencontainers.image.{k}")].clone();
     assert_eq!(label("source"), "https://github.com/olmctl/olmctl");
     assert_eq!(label("version"), env!("CARGO_PKG_VERSION"));
@@ -190,6 +172,7 @@ fn the_olmctl_image_runs_from_its_own_layers() {
         root.join("src").is_dir(),
         "the working directory is in the image"
     );
+    assert!(root.join("bin/sh").exists(), "a shell for CI job scripts");
     let runner = Runner::for_root(&root, (USER, USER), ENTRYPOINT, &["--version"]);
     let o = run(&runner, &root, "/src", ENTRYPOINT, &["--version"]);
     assert_ok(&o, "--version from the image");
@@ -209,4 +192,110 @@ fn the_olmctl_image_runs_from_its_own_layers() {
         &dir,
         &root.join("src/again"),
     );
+    // The image's shell finds olmctl on the image's PATH.
+    let o = runner
+        .command(&root, "/src", "/bin/sh", &["-c", "olmctl --version"])
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/bin")
+        .output()
+        .expect("sh");
+    assert_ok(&o, "sh -c 'olmctl --version' in the image");
+    assert_eq!(text(&o.stdout), expected_version());
+
+    gitlab_job_runs_in_the_image(&runner, &root);
+}
+
+/// README's GitLab CI job, as GitLab's runner runs it in the image: the entrypoint cleared, the
+/// script's lines in the image's /bin/sh in $CI_PROJECT_DIR, stopping at the first failing line;
+/// its code quality reports then validate against the format GitLab documents.
+fn gitlab_job_runs_in_the_image(runner: &Runner, root: &Path) {
+    let o = Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys, yaml\nprint(json.dumps(yaml.safe_load(sys.argv[1])))",
+            &readme_example("gitlab"),
+        ])
+        .output()
+        .expect("python3 with pyyaml");
+    assert_ok(&o, "the README's GitLab job parses");
+    let job: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let job = &job["olmctl"];
+    assert_eq!(
+        job["image"]["name"],
+        format!("ghcr.io/olmctl/olmctl:{}", env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(job["image"]["entrypoint"], serde_json::json!([""]));
+    let script: Vec<&str> = job["script"]
+        .as_array()
+        .expect("script")
+        .iter()
+        .map(|l| l.as_str().expect("a line"))
+        .collect();
+    let reports: Vec<&str> = job["artifacts"]["reports"]["codequality"]
+        .as_array()
+        .expect("codequality reports")
+        .iter()
+        .map(|l| l.as_str().expect("a path"))
+        .collect();
+    assert_eq!(job["artifacts"]["when"], "always");
+    let project = root.join("builds/project");
+    let schema = root_dir().join("tests/support/codeclimate-gitlab.schema.json");
+    let run_job = || {
+        for r in &reports {
+            let _ = std::fs::remove_file(project.join(r));
+        }
+        let o = runner
+            .command(
+                root,
+                "/builds/project",
+                "/bin/sh",
+                &["-c", &format!("set -e\n{}\n", script.join("\n"))],
+            )
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/bin")
+            .env("CI_PROJECT_DIR", "/builds/project")
+            .output()
+            .expect("sh");
+        for r in &reports {
+            let check = Command::new("python3")
+                .args([
+                    "-c",
+                    "import json, sys, jsonschema\n\
+                     jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))",
+                ])
+                .arg(project.join(r))
+                .arg(&schema)
+                .output()
+                .expect("python3");
+            assert_ok(&check, &format!("{r} validates as a code quality report"));
+        }
+        let first: Vec<serde_json::Value> =
+            serde_json::from_slice(&std::fs::read(project.join(reports[0])).expect("report"))
+                .expect("JSON");
+        (o, first)
+    };
+    // The project checked out: a catalog with an error fails the job; the report names it.
+    // GitLab's docker executor clones with umask 0000 (unless FF_DISABLE_UMASK_FOR_DOCKER_EXECUTOR)
+    // so that a job image's non-root user can write there: the directory is 0777 here too.
+    std::fs::create_dir_all(project.join("catalog/p")).expect("mkdir");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&project, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    std::fs::write(project.join("catalog/p/catalog.yaml"), BROKEN).expect("write");
+    let (o, issues) = run_job();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    assert_eq!(issues.len(), 1);
+    assert_eq!(issues[0]["check_name"], "FBC025");
+    assert_eq!(issues[0]["location"]["path"], "catalog/p/catalog.yaml");
+    // Fixed: the job passes, with empty reports.
+    std::fs::remove_dir_all(project.join("catalog")).expect("rm");
+    copy_catalog(&project.join("catalog"));
+    let (o, issues) = run_job();
+    assert_ok(&o, "the GitLab job on a clean catalog");
+    assert_eq!(issues, Vec::<serde_json::Value>::new());
 }

@@ -43,6 +43,7 @@ fn build(root: &Path, operator: &Path, layout: &Path) -> String {
         layers: vec![root.to_path_buf()],
         user: Some(USER.to_string()),
         workdir: None,
+        env: Vec::new(),
         platform: Platform::host(),
         labels: Default::default(),
     };

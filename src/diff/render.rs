@@ -179,7 +179,15 @@ fn lines(p: &PackageDiff, s: &Style) -> Vec<(String, Vec<String>)> {
     for c in &p.channels {
         let mut items = Vec::new();
         if let Some(h) = &c.head {
-            items.push(format!("head {} {arrow} {}", v(&h.old), v(&h.new)));
+            // An empty head: the channel has none or several (diff::head).
+            let head = |n: &str| {
+                if n.is_empty() {
+                    "(no single head)".to_string()
+                } else {
+                    v(n)
+                }
+            };
+            items.push(format!("head {} {arrow} {}", head(&h.old), head(&h.new)));
         }
         if !c.entries_added.is_empty() {
             items.push(format!("entries added: {}", list(&c.entries_added)));
@@ -434,6 +442,7 @@ pub fn markdown(d: &CatalogDiff, findings: &[Finding]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diff::{ChannelDiff, Moved};
 
     #[test]
     fn long_lists_are_shortened_with_their_count() {
@@ -470,6 +479,38 @@ mod tests {
                 "b -> c (replaces)",
                 "a, b -> c (skipRange \"<2.0.0\")"
             ]
+        );
+    }
+
+    /// A channel that lost its single head says so instead of printing an empty name.
+    #[test]
+    fn a_head_move_to_several_heads_is_named() {
+        let p = PackageDiff {
+            name: "p".into(),
+            status: crate::diff::Status::Changed,
+            default_channel: None,
+            bundles_added: Vec::new(),
+            bundles_removed: Vec::new(),
+            bundles_changed: Vec::new(),
+            channels_added: Vec::new(),
+            channels_removed: Vec::new(),
+            deprecations_added: Vec::new(),
+            deprecations_removed: Vec::new(),
+            channels: vec![ChannelDiff {
+                name: "stable".into(),
+                head: Some(Moved {
+                    old: "p.v1".into(),
+                    new: String::new(),
+                }),
+                ..ChannelDiff::default()
+            }],
+        };
+        let got = lines(&p, &TEXT);
+        assert!(
+            got.iter()
+                .flat_map(|(_, items)| items)
+                .any(|i| i == "head p.v1 -> (no single head)"),
+            "{got:?}"
         );
     }
 }

@@ -23,6 +23,8 @@ pub struct Exec {
     pub user: Option<String>,
     /// `config.WorkingDir`; `None` keeps the base's.
     pub workdir: Option<String>,
+    /// `KEY=VALUE` entries set in `config.Env` (a base's entry of the same key is replaced).
+    pub env: Vec<String>,
 }
 
 /// Layers to add, bottom first, each with its history entry (`created_by`).
@@ -109,6 +111,19 @@ pub fn appended_config(
     }
     if let Some(w) = &exec.workdir {
         c.insert("WorkingDir".into(), json!(w));
+    }
+    if !exec.env.is_empty() {
+        let mut env: Vec<Value> = c
+            .get("Env")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for e in &exec.env {
+            let key = e.split('=').next().unwrap_or_default();
+            env.retain(|v| v.as_str().is_none_or(|s| s.split('=').next() != Some(key)));
+            env.push(json!(e));
+        }
+        c.insert("Env".into(), Value::Array(env));
     }
     Ok(cfg)
 }
@@ -226,6 +241,7 @@ mod tests {
             cmd: None,
             user: Some("65532".into()),
             workdir: Some("/src".into()),
+            env: vec!["PATH=/usr/local/bin:/bin".into()],
         };
         let m = append_one(&base(), &added, &BTreeMap::new(), &exec).unwrap();
         let digests: Vec<&str> = m.blobs[1..]
@@ -258,6 +274,7 @@ mod tests {
         );
         assert_eq!(cfg["config"]["User"], "65532");
         assert_eq!(cfg["config"]["WorkingDir"], "/src");
+        assert_eq!(cfg["config"]["Env"], json!(["PATH=/usr/local/bin:/bin"]));
         assert!(cfg["config"].get("Cmd").is_none());
         // Without a user, the base's stays.
         let keep = Exec { user: None, ..exec };

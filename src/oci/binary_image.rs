@@ -123,14 +123,32 @@ pub fn parse_workdir(arg: &str) -> Result<String, String> {
     }
 }
 
+/// Parses `--env`: `KEY=VALUE` with a key of letters, digits and `_` not starting with a digit.
+pub fn parse_env(arg: &str) -> Result<String, String> {
+    let ok = arg.split_once('=').is_some_and(|(k, _)| {
+        !k.is_empty()
+            && !k.starts_with(|c: char| c.is_ascii_digit())
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    if ok && !arg.contains('\0') {
+        Ok(arg.to_string())
+    } else {
+        Err(format!(
+            "--env {:?}: give KEY=VALUE (e.g. PATH=/usr/local/bin:/bin)",
+            crate::text::esc(arg)
+        ))
+    }
+}
+
 /// The binary as the entrypoint, run as `user` when given; the base's command is dropped
 /// (arguments come from the pod spec, as with ko).
-pub fn exec(dest: &str, user: Option<String>, workdir: Option<String>) -> Exec {
+pub fn exec(dest: &str, user: Option<String>, workdir: Option<String>, env: Vec<String>) -> Exec {
     Exec {
         entrypoint: super::append::Entrypoint::Set(vec![dest.to_string()]),
         cmd: None,
         user,
         workdir,
+        env,
     }
 }
 
@@ -154,6 +172,9 @@ pub fn standalone(
     }
     if let Some(w) = &exec.workdir {
         cfg["config"]["WorkingDir"] = json!(w);
+    }
+    if !exec.env.is_empty() {
+        cfg["config"]["Env"] = json!(exec.env);
     }
     Artifact::Image(Manifest::new(
         media::OCI_MANIFEST,
@@ -236,6 +257,16 @@ mod tests {
     }
 
     #[test]
+    fn environment_entries_are_key_value() {
+        assert_eq!(parse_env("PATH=/bin").unwrap(), "PATH=/bin");
+        assert_eq!(parse_env("A_1=").unwrap(), "A_1=");
+        for bad in ["", "PATH", "=x", "1A=x", "A-B=x", "A=\0"] {
+            let e = parse_env(bad).unwrap_err();
+            assert!(e.contains("KEY=VALUE"), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
     fn working_directories_are_absolute_and_plain() {
         assert_eq!(parse_workdir("/src").unwrap(), "/src");
         assert_eq!(parse_workdir("/").unwrap(), "/");
@@ -266,7 +297,7 @@ mod tests {
                 created_by(&bin, "/usr/local/bin/op"),
             );
             let added = [(&l1, b1.as_str()), (&l2, b2.as_str()), (&lb, bb.as_str())];
-            let exec = exec("/usr/local/bin/op", Some("65532".into()), None);
+            let exec = exec("/usr/local/bin/op", Some("65532".into()), None, Vec::new());
             let art = standalone(
                 &added,
                 &BTreeMap::new(),

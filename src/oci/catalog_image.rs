@@ -100,5 +100,6 @@ pub fn exec(server: Server) -> super::append::Exec {
         cmd: Some(strings(cmd)),
         user: None,
         workdir: None,
+        env: Vec::new(),
     }
 }

@@ -37,6 +37,10 @@ pub enum ImageCmd {
         /// The working directory the image runs in, absolute (e.g. /src); default: the base's.
         #[arg(long, value_name = "DIR")]
         workdir: Option<String>,
+        /// An environment variable of the image, KEY=VALUE (repeatable), e.g.
+        /// PATH=/usr/local/bin:/bin.
+        #[arg(long, value_name = "KEY=VALUE")]
+        env: Vec<String>,
         /// Image reference to push as (and the image's name in an OCI layout).
         #[arg(long, short = 't')]
         tag: String,
@@ -69,6 +73,7 @@ pub fn run(cmd: ImageCmd) -> u8 {
             layer,
             user,
             workdir,
+            env,
             tag,
             push,
             oci_layout,
@@ -84,6 +89,7 @@ pub fn run(cmd: ImageCmd) -> u8 {
                     layers: layer,
                     user,
                     workdir,
+                    env,
                     platform: crate::args::platform(&platform)
                         .map_err(|e| format!("--platform: {e}"))?,
                     labels: crate::args::parse_labels(&label)?,
@@ -111,6 +117,7 @@ pub fn run(cmd: ImageCmd) -> u8 {
                         "entrypoint": [b.entrypoint],
                         "user": b.user,
                         "workdir": spec.workdir,
+                        "env": spec.env,
                         "platform": b.platform.to_string(),
                     });
                     (&b.delivered, extra)

@@ -224,3 +224,58 @@ pub fn copy_bundle(
     }
     docs.push(b);
 }
+
+/// The fenced code block that follows `<!-- ci-example: NAME -->` in README.md (without its
+/// fences): the examples the tests run as users would.
+pub fn readme_example(name: &str) -> String {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let marker = format!("<!-- ci-example: {name} -->\n");
+    let at = readme
+        .find(&marker)
+        .unwrap_or_else(|| panic!("README.md has no {marker:?}"));
+    let rest = &readme[at + marker.len()..];
+    let body = rest
+        .strip_prefix("```")
+        .and_then(|r| r.split_once('\n'))
+        .map(|(_, b)| b)
+        .unwrap_or_else(|| panic!("no code block after {marker:?}"));
+    let end = body.find("\n```").expect("the block's end");
+    body[..=end].to_string()
+}
+
+/// `git ARGS` in `dir` with a fixed identity and no signing; its stdout, trimmed. Panics with
+/// git's message when it fails.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let o = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=olmctl test",
+            "-c",
+            "user.email=test@olmctl.invalid",
+        ])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// Copies the files below `from` to `to` (created), keeping the tree.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).expect("copy");
+        }
+    }
+}
