@@ -39,6 +39,21 @@ fn findings(cwd: &Path, args: &[&str]) -> Vec<Value> {
     v["findings"].as_array().expect("findings").clone()
 }
 
+/// `p` with `..` resolved by name, not through the file system (symlinks kept): the runner's
+/// view of a path below the workspace.
+fn by_name(p: &Path) -> PathBuf {
+    p.components().fold(PathBuf::new(), |mut p, c| {
+        match c {
+            std::path::Component::ParentDir => {
+                p.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => p.push(c),
+        }
+        p
+    })
+}
+
 /// `@actions/core`, installed by scripts/test.sh into target/npm (or $ACTIONS_CORE).
 fn actions_core() -> PathBuf {
     let p = std::env::var_os("ACTIONS_CORE")
@@ -76,20 +91,7 @@ fn toolkit_commands(found: &[Value], cwd: &Path, workspace: &Path) -> String {
             }
             let mut props = json!({"title": format!("olmctl {}", f["code"].as_str().unwrap())});
             if let Some(file) = f["file"].as_str() {
-                // The runner's view: `..` resolved by name, not through the file system.
-                let abs: PathBuf = cwd
-                    .join(file)
-                    .components()
-                    .fold(PathBuf::new(), |mut p, c| {
-                        match c {
-                            std::path::Component::ParentDir => {
-                                p.pop();
-                            }
-                            std::path::Component::CurDir => {}
-                            c => p.push(c),
-                        }
-                        p
-                    });
+                let abs = by_name(&cwd.join(file));
                 let rel = abs.strip_prefix(workspace).expect("below the workspace");
                 props["file"] = json!(rel.to_str().expect("UTF-8"));
                 if let Some(l) = f["line"].as_u64().filter(|l| *l > 0) {
@@ -154,9 +156,10 @@ fn github_matches_the_toolkit(cwd: &Path, args: &[&str], workspace: &Path) -> us
 #[test]
 fn github_commands_are_what_the_toolkit_prints() {
     // The community catalog's lint findings (errors and warnings), run from the repository with
-    // the fixtures as the workspace.
-    let fixtures = shared_fixtures().canonicalize().expect("fixtures");
-    let catalog = fixture_catalog().canonicalize().expect("catalog");
+    // the fixtures as the workspace, named as the repository names them (../shared may be a
+    // symbolic link, which the runner does not resolve either).
+    let fixtures = by_name(&shared_fixtures());
+    let catalog = by_name(&fixture_catalog());
     let rel = format!(
         "../shared/fixtures/{}",
         catalog.strip_prefix(&fixtures).unwrap().display()
