@@ -10,14 +10,16 @@ use std::path::Path;
 
 /// The layers, bottom first. A module may use only modules of lower layers.
 const LAYERS: &[&[&str]] = &[
-    &["text", "gosort", "range", "imageref", "outdir", "encoding"],
+    &[
+        "text", "gosort", "gojson", "range", "imageref", "outdir", "encoding",
+    ],
     &["markdown", "diag"],
     &["input"],
     &["fbc"],
     &["model"],
     &["graph"],
     &["bundle"],
-    &["checks", "oci"],
+    &["checks", "oci", "olmv1"],
     &[
         "diff", "serve", "template", "gate", "install", "catalog", "validate", "status",
     ],

@@ -397,6 +397,17 @@ fn hostile_runs(d: &str, empty: &str, pkg: &str) -> Vec<(&'static str, Vec<Strin
         ("check history", vec!["check", "history", &evil_file]),
         ("bundle unpack", vec!["bundle", "unpack", EVIL, empty]),
         (
+            "bundle render",
+            vec![
+                "bundle",
+                "render",
+                EVIL,
+                "--olmv1",
+                "--install-namespace",
+                EVIL,
+            ],
+        ),
+        (
             "gate evaluate",
             vec![
                 "gate",

@@ -55,6 +55,9 @@ use std::sync::{Mutex, OnceLock};
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use olmctl::gojson::write_string as push_go_json_string;
+pub use olmctl::gojson::{go_float_g, to_string as go_json};
+
 /// Deepest nesting of data plus schema this module descends into.
 pub const MAX_DEPTH: usize = 256;
 
@@ -333,170 +336,7 @@ pub fn go_quote(s: &str) -> String {
     out
 }
 
-/// The shortest decimal digits of a finite non-zero `f`: (digits, decimal point position),
-/// value = 0.d1d2… × 10^dp.
-fn shortest_digits(f: f64) -> (String, i32) {
-    let e = format!("{:e}", f.abs());
-    let (mant, exp) = e.split_once('e').unwrap_or((e.as_str(), "0"));
-    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
-    let exp: i32 = exp.parse().unwrap_or(0);
-    (digits, exp + 1)
-}
-
-fn push_exp_form(out: &mut String, digits: &str, dp: i32) {
-    let mut chars = digits.chars();
-    if let Some(first) = chars.next() {
-        out.push(first);
-    }
-    let rest: String = chars.collect();
-    if !rest.is_empty() {
-        out.push('.');
-        out.push_str(&rest);
-    }
-    let exp = dp - 1;
-    out.push('e');
-    out.push(if exp < 0 { '-' } else { '+' });
-    let _ = write!(out, "{:02}", exp.unsigned_abs());
-}
-
-/// Go's `%v` of a float64 (`strconv.FormatFloat(f, 'g', -1, 64)`).
-pub fn go_float_g(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".to_string();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_string();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    let (digits, dp) = shortest_digits(f);
-    let mut out = String::new();
-    if f < 0.0 {
-        out.push('-');
-    }
-    let exp = dp - 1;
-    if !(-4..6).contains(&exp) {
-        push_exp_form(&mut out, &digits, dp);
-        return out;
-    }
-    let nd = digits.len() as i32;
-    if dp <= 0 {
-        out.push_str("0.");
-        for _ in 0..-dp {
-            out.push('0');
-        }
-        out.push_str(&digits);
-    } else if dp >= nd {
-        out.push_str(&digits);
-        for _ in 0..dp - nd {
-            out.push('0');
-        }
-    } else {
-        out.push_str(&digits[..dp as usize]);
-        out.push('.');
-        out.push_str(&digits[dp as usize..]);
-    }
-    out
-}
-
-/// How `encoding/json` writes a float64 (`floatEncoder.encode`).
-fn go_json_float(f: f64) -> String {
-    if !f.is_finite() {
-        return "null".to_string();
-    }
-    let abs = f.abs();
-    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        let (digits, dp) = shortest_digits(f);
-        let mut out = String::new();
-        if f < 0.0 {
-            out.push('-');
-        }
-        push_exp_form(&mut out, &digits, dp);
-        // clean up e-09 to e-9
-        if let Some(pos) = out.find("e-0") {
-            out.remove(pos + 2);
-        }
-        return out;
-    }
-    // Rust's Display is the shortest round-trip decimal without exponent, like Go's 'f', -1.
-    format!("{}", f)
-}
-
-fn push_go_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-fn push_go_json(out: &mut String, v: &Value, depth: usize) {
-    if depth > MAX_DEPTH {
-        out.push_str("null");
-        return;
-    }
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match num(n) {
-            Num::I(i) => {
-                let _ = write!(out, "{}", i);
-            }
-            Num::F(f) => out.push_str(&go_json_float(f)),
-        },
-        Value::String(s) => push_go_json_string(out, s),
-        Value::Array(a) => {
-            out.push('[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                push_go_json(out, x, depth + 1);
-            }
-            out.push(']');
-        }
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                push_go_json_string(out, k);
-                out.push(':');
-                if let Some(x) = m.get(k) {
-                    push_go_json(out, x, depth + 1);
-                }
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// `json.Marshal` of an unstructured value as Go writes it: map keys sorted, `<`, `>`, `&`,
-/// U+2028 and U+2029 escaped, Go's float format.
-pub fn go_json(v: &Value) -> String {
-    let mut out = String::new();
-    push_go_json(&mut out, v, 0);
-    out
-}
+// The Go JSON encoding (floats, strings, values) is the library's: olmctl::gojson.
 
 // ---------------------------------------------------------------------------------------------
 // Numbers as the apiserver decodes them (int64 or float64)
@@ -3406,7 +3246,7 @@ mod tests {
             (1e20, "1e+20", "100000000000000000000"),
         ] {
             assert_eq!(go_float_g(f), v, "%v of {}", f);
-            assert_eq!(go_json_float(f), j, "json of {}", f);
+            assert_eq!(olmctl::gojson::json_float(f), j, "json of {}", f);
         }
         assert_eq!(go_quote("a\"b\\\n\u{0}\u{a0}é"), r#""a\"b\\\n\x00\u00a0é""#);
         assert_eq!(

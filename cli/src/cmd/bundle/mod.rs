@@ -1,5 +1,7 @@
 //! `olmctl bundle ...`.
 
+pub mod render;
+
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
@@ -23,6 +25,12 @@ pub enum BundleCmd {
     /// `<repository>@<digest>`. The bundle is validated first; error-level findings stop the
     /// build unless --force.
     Build(Box<BuildArgs>),
+    /// Print the objects OLM v1 (operator-controller) applies for a bundle (--olmv1):
+    /// ServiceAccounts, RBAC with v1's generated names, CRDs, the bundle's other objects,
+    /// Deployments, webhook configurations, Services and certificates, as its registry+v1
+    /// renderer makes them; or its reason to refuse the bundle (exit 1).
+    #[command(disable_version_flag = true)]
+    Render(Box<render::RenderArgs>),
     /// Pull a bundle image and extract it into DIR (new or empty), checking every digest and
     /// refusing unsafe archive entries.
     Unpack {
@@ -157,6 +165,7 @@ pub struct BuildArgs {
 pub fn run(cmd: BundleCmd) -> u8 {
     match cmd {
         BundleCmd::Build(a) => build(*a),
+        BundleCmd::Render(a) => render::run(*a),
         BundleCmd::Unpack {
             image,
             dir,

@@ -1,0 +1,103 @@
+//! `olmctl bundle render --olmv1`: the library's rendering printed (YAML and JSON), refusals
+//! with operator-controller's reason and exit 1, unreadable input exit 2.
+
+mod common;
+
+use common::cli::olmctl;
+use olmctl::olmv1::render::{CertProvider, Options, manifests, to_yaml};
+use serde_json::Value;
+
+fn bundle(name: &str) -> String {
+    format!(
+        "{}/../tests/data/olmv1-render/bundles/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+fn library(name: &str, provider: CertProvider) -> Vec<Value> {
+    let b = olmctl::bundle::load::load_bundle(std::path::Path::new(&bundle(name))).expect("bundle");
+    manifests(
+        &b,
+        &Options {
+            install_namespace: "ns1".into(),
+            watch_namespace: None,
+            cert_provider: provider,
+            operator_namespace_annotation: true,
+            single_own_namespace: false,
+        },
+    )
+    .expect("renders")
+}
+
+/// `olmctl bundle render BUNDLE --olmv1 --install-namespace ns1 EXTRA...`.
+fn render(bundle: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "bundle",
+        "render",
+        bundle,
+        "--olmv1",
+        "--install-namespace",
+        "ns1",
+    ];
+    args.extend(extra);
+    olmctl(&args)
+}
+
+#[test]
+fn the_command_prints_the_rendering() {
+    let b = bundle("webhook-operator.v0.0.5");
+    let o = render(&b, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let want = library("webhook-operator.v0.0.5", CertProvider::CertManager);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), to_yaml(&want));
+    let o = render(
+        &b,
+        &["--cert-provider", "openshift-service-ca", "-o", "json"],
+    );
+    let got: Vec<Value> = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(
+        got,
+        library("webhook-operator.v0.0.5", CertProvider::OpenshiftServiceCa)
+    );
+    // v1.10 did not set olm.operatorNamespace.
+    let o = render(&b, &["-o", "json", "--operator-controller", "1.10"]);
+    let got: Vec<Value> = serde_json::from_slice(&o.stdout).expect("JSON");
+    let d = got
+        .iter()
+        .find(|o| o["kind"] == "Deployment")
+        .expect("deployment");
+    let a = &d["spec"]["template"]["metadata"]["annotations"];
+    assert!(a.get("olm.operatorNamespace").is_none());
+    assert_eq!(a["olm.targetNamespaces"], "");
+}
+
+#[test]
+fn refusals_and_bad_input() {
+    let b = bundle("webhook-operator.v0.0.5");
+    let o = render(&b, &["--cert-provider", "none"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "error: {b}: operator-controller would not install this bundle: unsupported bundle: \
+             webhookDefinitions are not supported: certificate provider is nil\n"
+        )
+    );
+    let o = olmctl(&[
+        "bundle",
+        "render",
+        "/nonexistent",
+        "--olmv1",
+        "--install-namespace",
+        "x",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = olmctl(&["bundle", "render", &b, "--install-namespace", "x"]);
+    assert_eq!(o.status.code(), Some(2), "--olmv1 is required");
+}
