@@ -1,7 +1,9 @@
 //! OLM v1 (operator-controller and catalogd): what it does with a registry+v1 bundle.
 //!
 //! - [`render`]: the objects operator-controller applies for a bundle, or why it refuses it;
+//! - [`validate`]: the bundle checks its renderer runs first;
 //! - [`names`]: the names it gives generated objects (hashes as Go computes them).
 
 pub mod names;
 pub mod render;
+pub mod validate;

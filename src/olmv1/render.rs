@@ -59,36 +59,6 @@ fn refuse<T>(msg: impl Into<String>) -> Result<T, Refused> {
     Err(Refused(msg.into()))
 }
 
-/// Operator-registry's `IsSupported` (`pkg/lib/bundle/supported_resources.go`): kind →
-/// namespaced.
-fn supported(kind: &str) -> Option<bool> {
-    Some(match kind {
-        "ClusterServiceVersion"
-        | "Service"
-        | "ServiceAccount"
-        | "Role"
-        | "RoleBinding"
-        | "PrometheusRule"
-        | "ServiceMonitor"
-        | "Secret"
-        | "ConfigMap"
-        | "PodDisruptionBudget"
-        | "NetworkPolicy"
-        | "PodMonitor" => true,
-        "CustomResourceDefinition"
-        | "ClusterRole"
-        | "ClusterRoleBinding"
-        | "PriorityClass"
-        | "VerticalPodAutoscaler"
-        | "ConsoleYAMLSample"
-        | "ConsoleQuickStart"
-        | "ConsoleCLIDownload"
-        | "ConsoleLink"
-        | "ConsolePlugin" => false,
-        _ => return None,
-    })
-}
-
 fn strings(v: &Value) -> Option<Vec<String>> {
     v.as_array().map(|a| {
         a.iter()
@@ -490,7 +460,7 @@ fn others(c: &Ctx<'_>, objs: &[Value]) -> Result<Vec<Value>, Refused> {
     let mut out = Vec::new();
     for o in objs {
         let kind = o["kind"].as_str().unwrap_or_default();
-        let Some(namespaced) = supported(kind) else {
+        let Some(namespaced) = crate::bundle::kind_namespaced(kind) else {
             return refuse(format!(
                 "bundle contains unsupported resource: Name: {}, Kind: {kind}",
                 o["metadata"]["name"].as_str().unwrap_or_default()
@@ -863,6 +833,35 @@ pub fn render(bundle: &BundleDir, opts: &Options) -> Result<Vec<Value>, Refused>
         .as_str()
         .unwrap_or_default()
         .to_string();
+    // `BundleRenderer.Render`: the validators first, then the options.
+    let mut parts = super::validate::Parts {
+        csv: &csv,
+        crds: Vec::new(),
+        others: Vec::new(),
+        package: bundle
+            .annotation("operators.operatorframework.io.bundle.package.v1")
+            .unwrap_or_default()
+            .to_string(),
+    };
+    for (_, doc) in bundle.first_docs() {
+        let name = || {
+            crate::bundle::load::field(doc, &["metadata", "name"])
+                .and_then(|n| n.as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        match kind_of(doc) {
+            Some("ClusterServiceVersion") => {}
+            Some("CustomResourceDefinition") => parts.crds.push(name()),
+            kind => parts
+                .others
+                .push((name(), kind.unwrap_or_default().to_string())),
+        }
+    }
+    let errs = super::validate::validate(&parts);
+    if !errs.is_empty() {
+        return refuse(errs.join("\n"));
+    }
     let modes = install_modes(&csv);
     let targets = match &opts.watch_namespace {
         Some(w) => vec![w.clone()],

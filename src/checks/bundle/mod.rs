@@ -340,14 +340,7 @@ pub(crate) fn subdomain_problems(n: &str) -> Vec<&'static str> {
     if n.len() > 253 {
         out.push("must be no more than 253 characters");
     }
-    let label_ok = |l: &str| {
-        !l.is_empty()
-            && l.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-    };
-    if !n.split('.').all(label_ok) {
+    if !crate::bundle::is_dns1123_subdomain_form(n) {
         out.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com')");
     }
     out
