@@ -278,3 +278,53 @@ fn refusals_are_operator_controllers() {
          [AllNamespaces] do not support targeting own namespace"
     );
 }
+
+/// The bundle as operator-controller's bundle source reads it (`fsBundleSource.GetBundle`): every
+/// document of a file, lists flattened, dotfiles read (opm skips them), subdirectories refused.
+#[test]
+fn the_bundle_is_read_as_operator_controller_reads_it() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("b");
+    olmctl_testdata::copy_tree(&data().join("bundles/webhook-operator.v0.0.5"), &dir);
+    std::fs::write(
+        dir.join("manifests/extra.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n---\napiVersion: v1\n\
+         kind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: two\n\
+         - apiVersion: v1\n  kind: Secret\n  metadata:\n    name: three\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("manifests/.hidden.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dot\n",
+    )
+    .expect("write");
+    let b = load_bundle(&dir).expect("bundle");
+    let objs = olmctl::olmv1::render::manifests(&b, &opts(CertProvider::CertManager, None))
+        .expect("renders");
+    let others: Vec<(String, String)> = objs
+        .iter()
+        .filter(|o| o["kind"] == "ConfigMap" || o["kind"] == "Secret")
+        .map(|o| {
+            let k = key(o);
+            (k.0, format!("{}/{}", k.1, k.2))
+        })
+        .collect();
+    assert_eq!(
+        others,
+        [
+            ("ConfigMap".to_string(), "webhook-system/dot".to_string()),
+            ("ConfigMap".into(), "webhook-system/one".into()),
+            ("ConfigMap".into(), "webhook-system/two".into()),
+            ("Secret".into(), "webhook-system/three".into()),
+        ]
+    );
+    std::fs::create_dir(dir.join("manifests/sub")).expect("mkdir");
+    let b = load_bundle(&dir).expect("bundle");
+    let e =
+        olmctl::olmv1::render::manifests(&b, &opts(CertProvider::CertManager, None)).unwrap_err();
+    assert_eq!(
+        e.0,
+        "subdirectories are not allowed within the \"manifests\" directory of the bundle image \
+         filesystem: found \"manifests/sub\""
+    );
+}

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value, json};
 
 use super::names::{Rule, name_for_base_and_suffix, permission_json, unique_name};
-use crate::bundle::load::{BundleDir, kind_of};
+use crate::bundle::load::BundleDir;
 
 /// How webhook certificates are provided (`render/certprovider.go`; operator-controller's main
 /// prefers cert-manager, then OpenShift's service CA).
@@ -764,13 +764,77 @@ fn csv_annotations(csv: &Value, bundle: &BundleDir) -> Result<Map<String, Value>
     Ok(a)
 }
 
+/// A bundle's objects as operator-controller's bundle source reads them
+/// (`rukpak/bundle/source/source.go :: fsBundleSource.GetBundle`): every document of every file
+/// of `manifests/` in name order, dotfiles included, lists flattened; the last CSV; no
+/// subdirectories.
+struct Objects {
+    csv: Value,
+    crds: Vec<Value>,
+    others: Vec<Value>,
+}
+
+fn objects(bundle: &BundleDir) -> Result<Objects, Refused> {
+    if let Some(p) = bundle.problems.first() {
+        return refuse(p.to_string());
+    }
+    let mut files: Vec<(String, Vec<Value>)> = Vec::new();
+    let to_values = |docs: &[crate::fbc::node::Node]| -> Vec<Value> {
+        docs.iter()
+            .filter_map(|d| serde_json::from_str(&d.to_json()).ok())
+            .collect()
+    };
+    for m in &bundle.manifests {
+        let name = m.path.file_name().map(|n| n.to_string_lossy().into_owned());
+        files.push((name.unwrap_or_default(), to_values(&m.docs)));
+    }
+    for p in &bundle.skipped {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if p.is_dir() {
+            return refuse(format!(
+                "subdirectories are not allowed within the \"manifests\" directory of the bundle \
+                 image filesystem: found \"manifests/{name}\""
+            ));
+        }
+        // opm skips dotfiles; operator-controller reads them.
+        let docs = crate::bundle::load::parse_file(p).map_err(|e| Refused(e.to_string()))?;
+        files.push((name, to_values(&docs)));
+    }
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut csv = None;
+    let mut crds = Vec::new();
+    let mut others = Vec::new();
+    for (_, docs) in files {
+        for doc in docs {
+            // The resource builder's Flatten: a list's items, each on its own.
+            let items = match doc["items"].as_array() {
+                Some(items) if doc["kind"].as_str().is_some_and(|k| k.ends_with("List")) => {
+                    items.clone()
+                }
+                _ => vec![doc],
+            };
+            for o in items {
+                match o["kind"].as_str() {
+                    Some("ClusterServiceVersion") => csv = Some(o),
+                    Some("CustomResourceDefinition") => crds.push(o),
+                    _ => others.push(o),
+                }
+            }
+        }
+    }
+    let Some(csv) = csv else {
+        return refuse("no ClusterServiceVersion found in \"manifests\"");
+    };
+    Ok(Objects { csv, crds, others })
+}
+
 /// What operator-controller's manifest provider refuses before rendering
 /// (`applier/provider.go :: RegistryV1ManifestProvider.Get`, in its order).
 pub fn check_supported(bundle: &BundleDir, opts: &Options) -> Result<(), Refused> {
-    let Some((_, csv_node)) = bundle.csv() else {
-        return refuse("no ClusterServiceVersion found in \"manifests\"");
-    };
-    let csv: Value = serde_json::from_str(&csv_node.to_json()).unwrap_or(Value::Null);
+    let csv = objects(bundle)?.csv;
     let owned_api = csv["spec"]["apiservicedefinitions"]["owned"]
         .as_array()
         .is_some_and(|a| !a.is_empty());
@@ -824,11 +888,11 @@ pub fn to_yaml(objects: &[Value]) -> String {
 /// (`render.go :: BundleRenderer.Render` with the registry+v1 generators): the objects, in its
 /// generators' order; or why it cannot.
 pub fn render(bundle: &BundleDir, opts: &Options) -> Result<Vec<Value>, Refused> {
-    let Some((_, csv_node)) = bundle.csv() else {
-        return refuse("no ClusterServiceVersion found in \"manifests\"");
-    };
-    let csv: Value = serde_json::from_str(&csv_node.to_json())
-        .map_err(|e| Refused(format!("the CSV is not an object: {e}")))?;
+    let Objects {
+        csv,
+        crds: bundle_crds,
+        others: bundle_others,
+    } = objects(bundle)?;
     let csv_name = csv["metadata"]["name"]
         .as_str()
         .unwrap_or_default()
@@ -843,21 +907,17 @@ pub fn render(bundle: &BundleDir, opts: &Options) -> Result<Vec<Value>, Refused>
             .unwrap_or_default()
             .to_string(),
     };
-    for (_, doc) in bundle.first_docs() {
-        let name = || {
-            crate::bundle::load::field(doc, &["metadata", "name"])
-                .and_then(|n| n.as_str())
-                .unwrap_or_default()
-                .to_string()
-        };
-        match kind_of(doc) {
-            Some("ClusterServiceVersion") => {}
-            Some("CustomResourceDefinition") => parts.crds.push(name()),
-            kind => parts
-                .others
-                .push((name(), kind.unwrap_or_default().to_string())),
-        }
-    }
+    let name = |o: &Value| {
+        o["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    parts.crds = bundle_crds.iter().map(name).collect();
+    parts.others = bundle_others
+        .iter()
+        .map(|o| (name(o), o["kind"].as_str().unwrap_or_default().to_string()))
+        .collect();
     let errs = super::validate::validate(&parts);
     if !errs.is_empty() {
         return refuse(errs.join("\n"));
@@ -874,21 +934,6 @@ pub fn render(bundle: &BundleDir, opts: &Options) -> Result<Vec<Value>, Refused>
             "invalid option(s): invalid target namespaces {}: {e}",
             go_list(&shown)
         ));
-    }
-    let mut bundle_crds = Vec::new();
-    let mut bundle_others = Vec::new();
-    for (_, doc) in bundle.first_docs() {
-        match kind_of(doc) {
-            Some("ClusterServiceVersion") => {}
-            kind => {
-                let v: Value = serde_json::from_str(&doc.to_json()).unwrap_or(Value::Null);
-                if kind == Some("CustomResourceDefinition") {
-                    bundle_crds.push(v);
-                } else {
-                    bundle_others.push(v);
-                }
-            }
-        }
     }
     let c = Ctx {
         csv: &csv,
