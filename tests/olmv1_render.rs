@@ -328,3 +328,44 @@ fn the_bundle_is_read_as_operator_controller_reads_it() {
          filesystem: found \"manifests/sub\""
     );
 }
+
+/// Dependencies are refused at resolution (`NoDependencyValidation`), before rendering: the
+/// first dependency property of the bundle's catalog entry, as opm renders it. Community
+/// bundles with each kind.
+#[test]
+fn dependencies_are_refused_as_the_resolver_refuses_them() {
+    let cases = [
+        (
+            "ndmspc-operator/0.11.4",
+            "ndmspc-operator.v0.11.4",
+            "olm.package.required",
+        ),
+        (
+            "cluster-aas-operator/0.0.1",
+            "cluster-aas-operator.v0.0.1",
+            "olm.gvk.required",
+        ),
+        (
+            "dbaas-operator/0.5.0",
+            "dbaas-operator.v0.5.0",
+            "olm.constraint",
+        ),
+    ];
+    for (dir, name, prop) in cases {
+        let b = load_bundle(
+            &olmctl_testdata::shared_fixtures()
+                .join("operators")
+                .join(dir),
+        )
+        .expect("bundle");
+        let e = olmctl::olmv1::render::manifests(&b, &opts(CertProvider::CertManager, None))
+            .unwrap_err();
+        assert_eq!(
+            e.0,
+            format!(
+                "bundle \"{name}\" has a dependency declared via property \"{prop}\" which is \
+                 currently not supported"
+            )
+        );
+    }
+}

@@ -866,8 +866,38 @@ pub fn check_supported(bundle: &BundleDir, opts: &Options) -> Result<(), Refused
     Ok(())
 }
 
-/// [`check_supported`], then [`render`]: what `olmctl bundle render --olmv1` prints.
+/// What operator-controller's resolver refuses (`resolve/validation.go ::
+/// NoDependencyValidation`): a bundle whose catalog entry (the `olm.bundle` blob opm renders for
+/// it) has an `olm.package.required`, `olm.gvk.required` or `olm.constraint` property; the
+/// first such property is named, as upstream names it.
+pub fn check_dependencies(bundle: &BundleDir) -> Result<(), Refused> {
+    let rendered =
+        crate::bundle::render::render(bundle, "", crate::bundle::render::ObjectMode::BundleObjects)
+            .map_err(|e| Refused(e.to_string()))?;
+    let blob: Value = serde_json::from_str(&rendered.blob.to_json()).unwrap_or(Value::Null);
+    for p in blob["properties"].as_array().into_iter().flatten() {
+        let t = p["type"].as_str().unwrap_or_default();
+        if matches!(
+            t,
+            "olm.package.required" | "olm.gvk.required" | "olm.constraint"
+        ) {
+            let mut name = String::new();
+            crate::gojson::write_string(&mut name, &rendered.name);
+            let mut ty = String::new();
+            crate::gojson::write_string(&mut ty, t);
+            return refuse(format!(
+                "bundle {name} has a dependency declared via property {ty} which is currently \
+                 not supported"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// [`check_dependencies`] (resolution), [`check_supported`] (the manifest provider), then
+/// [`render`]: what `olmctl bundle render --olmv1` prints.
 pub fn manifests(bundle: &BundleDir, opts: &Options) -> Result<Vec<Value>, Refused> {
+    check_dependencies(bundle)?;
     check_supported(bundle, opts)?;
     render(bundle, opts)
 }
