@@ -71,26 +71,10 @@ pub fn base36(bytes: &[u8]) -> String {
     String::from_utf8(digits).unwrap_or_default()
 }
 
-/// A string as Go's `encoding/json` writes it ([`crate::gojson::write_string`]).
-pub fn go_string(s: &str, out: &mut String) {
-    crate::gojson::write_string(out, s);
-}
-
 /// A `[]string` as Go writes it: `null` for a nil list.
 fn go_strings(items: Option<&[String]>, out: &mut String) {
-    match items {
-        None => out.push_str("null"),
-        Some(items) => {
-            out.push('[');
-            for (i, s) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                go_string(s, out);
-            }
-            out.push(']');
-        }
-    }
+    let v = items.map_or(serde_json::Value::Null, |i| serde_json::json!(i));
+    crate::gojson::write(out, &v, 0);
 }
 
 /// One rbac/v1 `PolicyRule` as the CSV gives it; a field the CSV leaves out is `None`.
@@ -112,7 +96,7 @@ pub struct Rule {
 /// ServiceAccountName, Rules}`; `rules: None` is a nil list.
 pub fn permission_json(service_account: &str, rules: Option<&[Rule]>) -> String {
     let mut out = String::from("{\"serviceAccountName\":");
-    go_string(service_account, &mut out);
+    crate::gojson::write_string(&mut out, service_account);
     out.push_str(",\"rules\":");
     match rules {
         None => out.push_str("null"),
@@ -176,7 +160,7 @@ mod tests {
     #[test]
     fn go_escapes_html_and_controls() {
         let mut s = String::new();
-        go_string("a<b>&\"\\\n\u{1}\u{2028}é", &mut s);
+        crate::gojson::write_string(&mut s, "a<b>&\"\\\n\u{1}\u{2028}é");
         assert_eq!(s, "\"a\\u003cb\\u003e\\u0026\\\"\\\\\\n\\u0001\\u2028é\"");
     }
 

@@ -754,7 +754,7 @@ fn csv_annotations(csv: &Value, bundle: &BundleDir) -> Result<Map<String, Value>
         }
         // property.Property: {type, value}, value kept as raw JSON.
         s.push_str("{\"type\":");
-        super::names::go_string(p["type"].as_str().unwrap_or_default(), &mut s);
+        crate::gojson::write_string(&mut s, p["type"].as_str().unwrap_or_default());
         s.push_str(",\"value\":");
         crate::gojson::write(&mut s, &p["value"], 0);
         s.push('}');
@@ -833,8 +833,7 @@ fn objects(bundle: &BundleDir) -> Result<Objects, Refused> {
 
 /// What operator-controller's manifest provider refuses before rendering
 /// (`applier/provider.go :: RegistryV1ManifestProvider.Get`, in its order).
-pub fn check_supported(bundle: &BundleDir, opts: &Options) -> Result<(), Refused> {
-    let csv = objects(bundle)?.csv;
+fn check_supported(csv: &Value, opts: &Options) -> Result<(), Refused> {
     let owned_api = csv["spec"]["apiservicedefinitions"]["owned"]
         .as_array()
         .is_some_and(|a| !a.is_empty());
@@ -850,7 +849,7 @@ pub fn check_supported(bundle: &BundleDir, opts: &Options) -> Result<(), Refused
             "unsupported bundle: webhookDefinitions are not supported: certificate provider is nil",
         );
     }
-    let modes = install_modes(&csv);
+    let modes = install_modes(csv);
     if !opts.single_own_namespace && !modes.contains("AllNamespaces") {
         return refuse("unsupported bundle: bundle does not support AllNamespaces install mode");
     }
@@ -894,12 +893,13 @@ pub fn check_dependencies(bundle: &BundleDir) -> Result<(), Refused> {
     Ok(())
 }
 
-/// [`check_dependencies`] (resolution), [`check_supported`] (the manifest provider), then
+/// [`check_dependencies`] (resolution), the manifest provider's refusals (`check_supported`), then
 /// [`render`]: what `olmctl bundle render --olmv1` prints.
 pub fn manifests(bundle: &BundleDir, opts: &Options) -> Result<Vec<Value>, Refused> {
     check_dependencies(bundle)?;
-    check_supported(bundle, opts)?;
-    render(bundle, opts)
+    let objs = objects(bundle)?;
+    check_supported(&objs.csv, opts)?;
+    render_objects(bundle, objs, opts)
 }
 
 /// The objects as a multi-document YAML stream (`---` before each; keys sorted).
@@ -918,11 +918,20 @@ pub fn to_yaml(objects: &[Value]) -> String {
 /// (`render.go :: BundleRenderer.Render` with the registry+v1 generators): the objects, in its
 /// generators' order; or why it cannot.
 pub fn render(bundle: &BundleDir, opts: &Options) -> Result<Vec<Value>, Refused> {
+    render_objects(bundle, objects(bundle)?, opts)
+}
+
+/// [`render`] of the objects already read from `bundle`.
+fn render_objects(
+    bundle: &BundleDir,
+    objs: Objects,
+    opts: &Options,
+) -> Result<Vec<Value>, Refused> {
     let Objects {
         csv,
         crds: bundle_crds,
         others: bundle_others,
-    } = objects(bundle)?;
+    } = objs;
     let csv_name = csv["metadata"]["name"]
         .as_str()
         .unwrap_or_default()
