@@ -13,7 +13,8 @@ pub fn registry() -> Registry {
     Registry::new(
         crate::checks::codes()
             .into_iter()
-            .chain(crate::gate::decide::CODES.iter().copied()),
+            .chain(crate::gate::decide::CODES.iter().copied())
+            .chain(crate::rbac::review::CODES.iter().copied()),
     )
 }
 

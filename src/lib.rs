@@ -30,6 +30,7 @@ pub mod oci;
 pub mod olmv1;
 pub mod outdir;
 pub mod range;
+pub mod rbac;
 pub mod sarif;
 pub mod serve;
 pub mod status;

@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["model"],
     &["graph"],
     &["bundle"],
-    &["checks", "oci", "olmv1"],
+    &["checks", "oci", "olmv1", "rbac"],
     &[
         "diff", "serve", "template", "gate", "install", "catalog", "validate", "status",
     ],

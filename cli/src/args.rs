@@ -293,3 +293,73 @@ impl From<ClusterArgs> for crate::cluster::Connection {
         }
     }
 }
+
+/// How OLM v1 renders a bundle: the flags `bundle render --olmv1`, `bundle permissions
+/// --olmv1` and `bundle installer-rbac` share (besides the install namespace).
+#[derive(Debug, Clone, Args)]
+pub struct V1RenderArgs {
+    /// The watch namespace (spec.config.inline.watchNamespace); default: all namespaces when
+    /// the bundle supports AllNamespaces.
+    #[arg(long, value_name = "NS")]
+    pub watch_namespace: Option<String>,
+    /// Who provides webhook certificates: cert-manager (operator-controller's first choice),
+    /// OpenShift's service CA, or none (the renderer alone, as upstream's regression tests run it).
+    #[arg(long, value_enum, default_value_t = CertProviderArg::CertManager)]
+    pub cert_provider: CertProviderArg,
+    /// operator-controller runs with the SingleOwnNamespaceInstallSupport gate (Alpha): bundles
+    /// without AllNamespaces are accepted.
+    #[arg(long)]
+    pub single_own_namespace: bool,
+}
+
+/// `--cert-provider`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CertProviderArg {
+    /// cert-manager: an Issuer and a Certificate per webhook service.
+    CertManager,
+    /// OpenShift's service CA: annotations only.
+    OpenshiftServiceCa,
+    /// None.
+    None,
+}
+
+impl V1RenderArgs {
+    /// The renderer's options for `install_namespace`, as operator-controller `line` (1.10 or
+    /// 1.11) renders.
+    pub fn options(&self, install_namespace: &str, line: &str) -> olmctl::olmv1::render::Options {
+        use olmctl::olmv1::render::CertProvider;
+        olmctl::olmv1::render::Options {
+            install_namespace: install_namespace.to_string(),
+            watch_namespace: self.watch_namespace.clone(),
+            cert_provider: match self.cert_provider {
+                CertProviderArg::CertManager => CertProvider::CertManager,
+                CertProviderArg::OpenshiftServiceCa => CertProvider::OpenshiftServiceCa,
+                CertProviderArg::None => CertProvider::None,
+            },
+            operator_namespace_annotation: line != "1.10",
+            single_own_namespace: self.single_own_namespace,
+        }
+    }
+}
+
+/// `-o` of commands that print Kubernetes objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ManifestFormat {
+    /// A multi-document YAML stream.
+    Yaml,
+    /// One JSON document: a list of the objects.
+    Json,
+}
+
+impl ManifestFormat {
+    /// The objects in this format.
+    pub fn render(self, objects: &[serde_json::Value]) -> String {
+        match self {
+            ManifestFormat::Yaml => olmctl::olmv1::render::to_yaml(objects),
+            ManifestFormat::Json => format!(
+                "{}\n",
+                serde_json::to_string_pretty(objects).unwrap_or_default()
+            ),
+        }
+    }
+}

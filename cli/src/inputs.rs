@@ -110,3 +110,32 @@ pub fn pull_to_dir(
         }
     }
 }
+
+/// A bundle named by a directory or an image (pulled first), loaded; the image's scratch
+/// directory lives as long as the returned guard. Errors are printed (exit status 2).
+pub fn bundle(
+    arg: &str,
+    reg_args: &RegistryArgs,
+    pull: &PullArgs,
+) -> Result<
+    (
+        olmctl::bundle::load::BundleDir,
+        Vec<olmctl::oci::deliver::ScratchDir>,
+    ),
+    u8,
+> {
+    let (pulled, scratch) = pulled(&[arg], reg_args, pull, Want::Bundle).map_err(|e| {
+        error(e);
+        EXIT_USAGE
+    })?;
+    let dir = pulled
+        .into_iter()
+        .next()
+        .flatten()
+        .map_or_else(|| PathBuf::from(arg), |(_, d)| d);
+    let bundle = olmctl::bundle::load::load_bundle(&dir).map_err(|e| {
+        error(e);
+        EXIT_USAGE
+    })?;
+    Ok((bundle, scratch))
+}

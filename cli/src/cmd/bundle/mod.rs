@@ -1,5 +1,7 @@
 //! `olmctl bundle ...`.
 
+pub mod installer_rbac;
+pub mod permissions;
 pub mod render;
 
 use std::path::PathBuf;
@@ -31,6 +33,18 @@ pub enum BundleCmd {
     /// renderer makes them; or its reason to refuse the bundle (exit 1).
     #[command(disable_version_flag = true)]
     Render(Box<render::RenderArgs>),
+    /// Review every right the bundle's RBAC grants (as OLM v0 creates it, or OLM v1 with
+    /// --olmv1), flagged where it matters: cluster-wide rights, secrets, wildcards,
+    /// escalate/bind/impersonate, RBAC, webhooks, other CRDs, existing roles bound. With --diff
+    /// OLD, what an upgrade adds and removes. Exit 1 on findings at --fail-on's level.
+    #[command(disable_version_flag = true)]
+    Permissions(Box<permissions::PermissionsArgs>),
+    /// Print the installer ServiceAccount, ClusterRoles, Roles and bindings that
+    /// operator-controller v1.10 and earlier needs (spec.serviceAccount) to install, upgrade
+    /// and delete exactly this bundle: v1.10's RBAC preflight checks, Kubernetes' escalation
+    /// check, names scoped by resourceNames, nothing more.
+    #[command(disable_version_flag = true, name = "installer-rbac")]
+    InstallerRbac(Box<installer_rbac::InstallerRbacArgs>),
     /// Pull a bundle image and extract it into DIR (new or empty), checking every digest and
     /// refusing unsafe archive entries.
     Unpack {
@@ -166,6 +180,8 @@ pub fn run(cmd: BundleCmd) -> u8 {
     match cmd {
         BundleCmd::Build(a) => build(*a),
         BundleCmd::Render(a) => render::run(*a),
+        BundleCmd::Permissions(a) => permissions::run(*a),
+        BundleCmd::InstallerRbac(a) => installer_rbac::run(*a),
         BundleCmd::Unpack {
             image,
             dir,

@@ -1,0 +1,92 @@
+//! `olmctl bundle installer-rbac BUNDLE --install-namespace NS`: the ServiceAccount and RBAC that
+//! operator-controller up to v1.10 needs (`spec.serviceAccount`) to install, upgrade and delete
+//! exactly this bundle ([`olmctl::rbac::installer::installer_rbac`] over operator-controller's
+//! rendering of it).
+
+use clap::Args;
+use olmctl::rbac::installer::{Options, installer_rbac};
+use olmctl::text::esc;
+
+use crate::args::{ManifestFormat, PullArgs, RegistryArgs, V1RenderArgs};
+use crate::term::{EXIT_FINDINGS, EXIT_OK, out};
+
+/// `bundle installer-rbac` arguments.
+#[derive(Debug, Args)]
+pub struct InstallerRbacArgs {
+    /// The bundle: a directory (holding manifests/ and metadata/) or a bundle image.
+    bundle: String,
+    /// The ClusterExtension's spec.namespace (where the ServiceAccount is made).
+    #[arg(long, value_name = "NS")]
+    install_namespace: String,
+    /// The ClusterExtension's name (default: the bundle's package).
+    #[arg(long, value_name = "NAME")]
+    cluster_extension: Option<String>,
+    /// The installer ServiceAccount's name (default: <cluster-extension>-installer).
+    #[arg(long, value_name = "NAME")]
+    service_account: Option<String>,
+    /// The installed bundle (directory or image), for an upgrade: its objects that the new
+    /// bundle drops must be deletable too.
+    #[arg(long, value_name = "OLD")]
+    upgrade_from: Option<String>,
+    #[command(flatten)]
+    render: V1RenderArgs,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = ManifestFormat::Yaml)]
+    output: ManifestFormat,
+    #[command(flatten)]
+    registry: RegistryArgs,
+    #[command(flatten)]
+    pull: PullArgs,
+}
+
+fn rendered(arg: &str, a: &InstallerRbacArgs) -> Result<(Vec<serde_json::Value>, String), u8> {
+    let (bundle, _scratch) = crate::inputs::bundle(arg, &a.registry, &a.pull)?;
+    let package = olmctl::rbac::review::Context::of_bundle(&bundle, &a.install_namespace)
+        .subject
+        .package
+        .unwrap_or_default();
+    // operator-controller v1.10: the line whose spec.serviceAccount is honoured.
+    let opts = a.render.options(&a.install_namespace, "1.10");
+    olmctl::olmv1::render::manifests(&bundle, &opts)
+        .map(|o| (o, package))
+        .map_err(|r| {
+            crate::term::error(format_args!(
+                "{}: operator-controller would not install this bundle: {r}",
+                esc(arg)
+            ));
+            EXIT_FINDINGS
+        })
+}
+
+/// Runs `bundle installer-rbac`.
+pub fn run(a: InstallerRbacArgs) -> u8 {
+    let (objects, package) = match rendered(&a.bundle, &a) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let old = match &a.upgrade_from {
+        Some(o) => match rendered(o, &a) {
+            Ok((objs, _)) => objs,
+            Err(code) => return code,
+        },
+        None => Vec::new(),
+    };
+    let extension = a.cluster_extension.clone().unwrap_or(package);
+    let opts = Options {
+        namespace: a.install_namespace.clone(),
+        service_account: a
+            .service_account
+            .clone()
+            .unwrap_or_else(|| format!("{extension}-installer")),
+        extension,
+    };
+    let objs = installer_rbac(&objects, &old, &opts);
+    if a.output == ManifestFormat::Yaml {
+        out(&format!(
+            "# The installer ServiceAccount of ClusterExtension {} for operator-controller v1.10 and\n# earlier (spec.serviceAccount.name: {}), by olmctl bundle installer-rbac.\n",
+            opts.extension, opts.service_account,
+        ));
+    }
+    out(&a.output.render(&objs));
+    EXIT_OK
+}
