@@ -3,6 +3,7 @@
 //! is asked for), and, with a gate policy, the UpgradePolicy (approval then `Manual`). Pure:
 //! the same options give the same manifests, which `install --print` writes for GitOps.
 
+pub mod olmv1;
 pub mod progress;
 pub mod uninstall;
 

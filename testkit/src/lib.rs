@@ -13,4 +13,5 @@ pub mod api;
 pub mod fixtures;
 pub mod kubelet;
 pub mod olm;
+pub mod olmv1;
 pub mod process;

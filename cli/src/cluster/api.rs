@@ -243,6 +243,31 @@ pub const UPGRADE_POLICY: Res = Res {
     namespaced: true,
 };
 
+/// OLM v1's ClusterCatalogs.
+pub const CLUSTER_CATALOG: Res = Res {
+    group: "olm.operatorframework.io",
+    version: "v1",
+    kind: "ClusterCatalog",
+    plural: "clustercatalogs",
+    namespaced: false,
+};
+/// OLM v1's ClusterExtensions.
+pub const CLUSTER_EXTENSION: Res = Res {
+    group: "olm.operatorframework.io",
+    version: "v1",
+    kind: "ClusterExtension",
+    plural: "clusterextensions",
+    namespaced: false,
+};
+/// ServiceAccounts.
+pub const SERVICE_ACCOUNT: Res = Res {
+    group: "",
+    version: "v1",
+    kind: "ServiceAccount",
+    plural: "serviceaccounts",
+    namespaced: true,
+};
+
 impl Res {
     /// The resource of a manifest `olmctl install` writes.
     pub fn of(obj: &Value) -> Option<Res> {
@@ -256,6 +281,9 @@ impl Res {
             CSV,
             CRD,
             UPGRADE_POLICY,
+            CLUSTER_CATALOG,
+            CLUSTER_EXTENSION,
+            SERVICE_ACCOUNT,
         ]
         .into_iter()
         .find(|r| r.kind == kind)

@@ -200,7 +200,7 @@ pub async fn run(cluster: &Cluster, req: &InstallRequest, ui: &mut dyn Ui) -> Re
 }
 
 /// An object that exists: unchanged when its spec is ours, else its spec is merged with ours.
-async fn apply_existing(
+pub(super) async fn apply_existing(
     c: &Calls,
     r: Res,
     ns: Option<&str>,

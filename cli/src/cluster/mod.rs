@@ -9,9 +9,11 @@
 pub mod api;
 pub mod connect;
 pub mod install;
+pub mod install_v1;
 pub mod status;
 pub mod ui;
 pub mod uninstall;
+pub mod uninstall_v1;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -78,6 +80,34 @@ pub fn run_install(req: InstallRequest) -> u8 {
     block_on(async {
         let cluster = connect::client(&req.connection).await?;
         install::run(&cluster, &req, &mut ui::Terminal).await
+    })
+    .unwrap_or_else(|code| code)
+}
+
+/// Applies an OLM v1 install and follows catalogd and operator-controller; returns the exit
+/// status.
+pub fn run_install_v1(
+    i: olmctl::install::olmv1::InstallV1,
+    connection: Connection,
+    waiting: Waiting,
+) -> u8 {
+    block_on(async {
+        let cluster = connect::client(&connection).await?;
+        install_v1::run(&cluster, &i, &waiting, &mut ui::Terminal).await
+    })
+    .unwrap_or_else(|code| code)
+}
+
+/// Deletes an OLM v1 install; returns the exit status.
+pub fn run_uninstall_v1(
+    name: &str,
+    catalog: Option<&str>,
+    connection: Connection,
+    waiting: Waiting,
+) -> u8 {
+    block_on(async {
+        let cluster = connect::client(&connection).await?;
+        uninstall_v1::run(&cluster, name, catalog, &waiting, &mut ui::Terminal).await
     })
     .unwrap_or_else(|code| code)
 }

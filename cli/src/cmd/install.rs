@@ -56,7 +56,7 @@ pub struct InstallArgs {
         long,
         value_name = "IMAGE",
         conflicts_with = "catalog_source",
-        required_unless_present = "catalog_source"
+        required_unless_present_any = ["catalog_source", "cluster_catalog"]
     )]
     catalog: Option<String>,
     /// An existing CatalogSource to install from.
@@ -101,6 +101,17 @@ pub struct InstallArgs {
     /// Write the manifests to stdout instead of applying them (for GitOps, or `kubectl apply -f -`).
     #[arg(long)]
     print: bool,
+    /// Install with OLM v1 (operator-controller): a ClusterCatalog for --catalog and a
+    /// ClusterExtension; --version is its version or range, --channel its channel.
+    #[arg(long)]
+    olmv1: bool,
+    /// OLM v1: install from this existing ClusterCatalog.
+    #[arg(long, value_name = "NAME", requires = "olmv1", conflicts_with_all = ["catalog", "catalog_source"])]
+    cluster_catalog: Option<String>,
+    /// OLM v1 up to operator-controller v1.10: the ServiceAccount that installs the bundle
+    /// (spec.serviceAccount.name; its RBAC: `olmctl bundle installer-rbac`).
+    #[arg(long, value_name = "NAME", requires = "olmv1")]
+    service_account: Option<String>,
     #[command(flatten)]
     live: LiveArgs,
 }
@@ -122,6 +133,13 @@ pub struct UninstallArgs {
     /// Also delete the CatalogSource, when `olmctl install` created it.
     #[arg(long)]
     delete_catalog_source: bool,
+    /// Uninstall an OLM v1 ClusterExtension (named after the package): delete it, wait for
+    /// operator-controller to remove the bundle, then the installer RBAC olmctl labelled for it.
+    #[arg(long)]
+    olmv1: bool,
+    /// OLM v1: also delete the ClusterCatalog `<package>-catalog` that `install --olmv1` created.
+    #[arg(long, requires = "olmv1")]
+    delete_cluster_catalog: bool,
     #[command(flatten)]
     live: LiveArgs,
 }
@@ -129,6 +147,23 @@ pub struct UninstallArgs {
 /// Runs `olmctl uninstall`.
 pub fn run_uninstall(a: UninstallArgs) -> u8 {
     let (connection, waiting) = a.live.split();
+    if a.olmv1 {
+        if a.delete_crds || a.delete_catalog_source || a.subscription.is_some() {
+            error(
+                "--delete-crds, --delete-catalog-source and --subscription are for OLM v0; operator-controller removes an extension's CRDs with it",
+            );
+            return EXIT_USAGE;
+        }
+        let catalog = a
+            .delete_cluster_catalog
+            .then(|| format!("{}-catalog", a.package));
+        return crate::cluster::run_uninstall_v1(
+            &a.package,
+            catalog.as_deref(),
+            connection,
+            waiting,
+        );
+    }
     let uninstall = Uninstall {
         package: a.package,
         subscription: a.subscription,
@@ -143,8 +178,57 @@ pub fn run_uninstall(a: UninstallArgs) -> u8 {
     })
 }
 
+/// `install --olmv1`: the ClusterCatalog and ClusterExtension, printed or applied.
+fn run_v1(a: InstallArgs) -> u8 {
+    let v0_only = [
+        (a.catalog_source.is_some(), "--catalog-source"),
+        (a.starting_csv.is_some(), "--starting-csv"),
+        (!a.target_namespace.is_empty(), "--target-namespace"),
+        (a.no_operator_group, "--no-operator-group"),
+        (a.approval.is_some(), "--approval"),
+        (a.gate.is_some(), "--gate"),
+    ];
+    if let Some((_, flag)) = v0_only.iter().find(|(given, _)| *given) {
+        error(format_args!(
+            "{flag} is for OLM v0 (Subscriptions); with --olmv1 use --cluster-catalog, --version and --channel"
+        ));
+        return EXIT_USAGE;
+    }
+    let poll = match parse_duration(&a.poll_interval) {
+        Ok(d) => u32::try_from(d.as_secs().div_ceil(60).max(1)).unwrap_or(u32::MAX),
+        Err(e) => {
+            error(format_args!("--poll-interval: {e}"));
+            return EXIT_USAGE;
+        }
+    };
+    let i = olmctl::install::olmv1::InstallV1 {
+        package: a.package,
+        catalog: match (a.catalog, a.cluster_catalog) {
+            (Some(img), _) => olmctl::install::olmv1::Catalog::Image(img),
+            (None, Some(c)) => olmctl::install::olmv1::Catalog::Existing(c),
+            (None, None) => unreachable!("clap requires one"),
+        },
+        version: a.version,
+        channels: a.channel.into_iter().collect(),
+        namespace: a.namespace,
+        service_account: a.service_account,
+        create_namespace: a.create_namespace,
+        poll_interval_minutes: Some(poll),
+        installer_rbac: Vec::new(),
+    };
+    if a.print {
+        out(&olmctl::olmv1::render::to_yaml(&i.manifests()));
+        return EXIT_OK;
+    }
+    let (connection, waiting) = a.live.split();
+    crate::cluster::run_install_v1(i, connection, waiting)
+}
+
 /// Runs `olmctl install`.
 pub fn run(a: InstallArgs) -> u8 {
+    if a.olmv1 {
+        return run_v1(a);
+    }
     let gate = match &a.gate {
         Some(f) => match read_gate(f) {
             Ok(v) => Some(v),

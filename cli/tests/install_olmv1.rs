@@ -1,0 +1,276 @@
+//! `olmctl install --olmv1` against the API double with OLM v1's doubles
+//! (`olmctl_testkit::olmv1`: catalogd and operator-controller over operator-controller's own
+//! CRDs): the catalog unpacked and served, the extension resolved and installed with the
+//! installed bundle reported; a CRD change the preflight refuses and, on v1.10, a missing RBAC
+//! rule of the installer ServiceAccount, each shown with the extension's condition.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use olmctl::install::olmv1::{Catalog, InstallV1};
+use olmctl_cli::cluster::Waiting;
+use olmctl_cli::cluster::install_v1;
+use olmctl_cli::cluster::ui::Recorder;
+use olmctl_testkit::api::ApiServer;
+use olmctl_testkit::olmv1::{CatalogImage, GROUP, Line, OlmV1};
+use serde_json::{Value, json};
+
+const IMAGE: &str = "quay.io/example/catalog:v1";
+const PKG: &str = "argocd-operator";
+const NS: &str = "argocd";
+
+fn bundle_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data/olmv1-render/bundles/argocd-operator.v0.6.0")
+}
+
+/// A catalog with the package, channel `alpha` and the one bundle.
+fn catalog() -> (tempfile::TempDir, CatalogImage) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let blobs = [
+        json!({"schema": "olm.package", "name": PKG, "defaultChannel": "alpha"}),
+        json!({"schema": "olm.channel", "package": PKG, "name": "alpha",
+               "entries": [{"name": "argocd-operator.v0.6.0"}]}),
+        json!({"schema": "olm.bundle", "package": PKG, "name": "argocd-operator.v0.6.0",
+               "image": "quay.io/example/argocd-operator-bundle@sha256:1111111111111111111111111111111111111111111111111111111111111111",
+               "properties": [{"type": "olm.package", "value": {"packageName": PKG, "version": "0.6.0"}}]}),
+    ];
+    let text: String = blobs.iter().map(|b| format!("{b}\n")).collect();
+    std::fs::create_dir_all(dir.path().join(PKG)).expect("mkdir");
+    std::fs::write(dir.path().join(PKG).join("catalog.json"), text).expect("write");
+    let content = CatalogImage {
+        dir: dir.path().to_path_buf(),
+        bundles: [("argocd-operator.v0.6.0".to_string(), bundle_dir())].into(),
+    };
+    (dir, content)
+}
+
+fn client(api: &ApiServer) -> olmctl_cli::cluster::api::Cluster {
+    olmctl_cli::cluster::api::Cluster {
+        client: kube::Client::new(api.clone(), "default"),
+        server: "(in-process)".into(),
+    }
+}
+
+fn install(api: &ApiServer, i: &InstallV1, timeout: Duration) -> (u8, Recorder) {
+    let mut ui = Recorder::default();
+    let waiting = Waiting {
+        timeout,
+        interval: Duration::from_millis(20),
+        yes: false,
+        no_wait: false,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let code = rt
+        .block_on(async { install_v1::run(&client(api), i, &waiting, &mut ui).await })
+        .unwrap_or_else(|e| {
+            ui.errors.push(e);
+            2
+        });
+    (code, ui)
+}
+
+fn request(service_account: Option<&str>) -> InstallV1 {
+    InstallV1 {
+        package: PKG.into(),
+        catalog: Catalog::Image(IMAGE.into()),
+        version: None,
+        channels: vec!["alpha".into()],
+        namespace: NS.into(),
+        service_account: service_account.map(str::to_string),
+        create_namespace: true,
+        poll_interval_minutes: Some(30),
+        installer_rbac: Vec::new(),
+    }
+}
+
+#[test]
+fn installs_and_reports_the_installed_bundle() {
+    let api = ApiServer::new();
+    let v1 = OlmV1::start(&api, Line::V1_11);
+    let (_keep, content) = catalog();
+    v1.serve(IMAGE, content);
+    let (code, ui) = install(&api, &request(None), Duration::from_secs(30));
+    assert_eq!(code, 0, "{:?} {:?}", ui.lines, ui.errors);
+    assert_eq!(
+        ui.lines,
+        [
+            "Namespace argocd created",
+            "ClusterCatalog argocd-operator-catalog created",
+            "ClusterExtension argocd-operator created",
+            "ClusterCatalog argocd-operator-catalog: Progressing=True (Succeeded: Successfully unpacked and stored content from resolved source)",
+            "ClusterCatalog argocd-operator-catalog: Serving=True (Available: Serving desired content from resolved source)",
+            "ClusterExtension argocd-operator: Progressing=True (Succeeded: Desired state reached)",
+            "ClusterExtension argocd-operator: Installed=True (Succeeded: Installed bundle quay.io/example/argocd-operator-bundle@sha256:1111111111111111111111111111111111111111111111111111111111111111 successfully)",
+            "installed argocd-operator.v0.6.0 (0.6.0) in namespace argocd",
+        ]
+    );
+    // The objects operator-controller applied carry its owner labels; the extension passed the
+    // CRD's schema (the API double validates it) and reports the bundle.
+    let ce = api
+        .get(GROUP, "clusterextensions", "", PKG)
+        .expect("extension");
+    assert_eq!(
+        ce["status"]["install"],
+        json!({"bundle": {"name": "argocd-operator.v0.6.0", "version": "0.6.0"}})
+    );
+    let d = api
+        .get(
+            "apps",
+            "deployments",
+            NS,
+            "argocd-operator-controller-manager",
+        )
+        .expect("deployment");
+    assert_eq!(
+        d["metadata"]["labels"]["olm.operatorframework.io/owner-name"],
+        PKG
+    );
+    // Again: everything is there and unchanged.
+    let (code, ui) = install(&api, &request(None), Duration::from_secs(30));
+    assert_eq!(code, 0);
+    assert_eq!(
+        ui.lines[..3],
+        [
+            "Namespace argocd created".replace("created", "unchanged"),
+            "ClusterCatalog argocd-operator-catalog unchanged".into(),
+            "ClusterExtension argocd-operator unchanged".into()
+        ]
+    );
+}
+
+#[test]
+fn a_version_the_catalog_lacks_is_retried_and_reported() {
+    let api = ApiServer::new();
+    let v1 = OlmV1::start(&api, Line::V1_11);
+    let (_keep, content) = catalog();
+    v1.serve(IMAGE, content);
+    let mut r = request(None);
+    r.version = Some("9.9.9".into());
+    let (code, ui) = install(&api, &r, Duration::from_millis(600));
+    assert_eq!(code, 1);
+    let want = "ClusterExtension argocd-operator: Progressing=True (Retrying: failed to resolve bundle: no bundles found for package \"argocd-operator\" matching version \"9.9.9\" in channels [alpha])";
+    assert!(ui.lines.iter().any(|l| l == want), "{:?}", ui.lines);
+    assert_eq!(ui.errors.len(), 1);
+    assert!(ui.errors[0].starts_with("timed out after 600ms waiting for operator-controller to install ClusterExtension argocd-operator; last seen: "), "{:?}", ui.errors);
+}
+
+/// A CRD already on the cluster that the bundle's CRD would break: the preflight stops the
+/// install before anything is written, and the extension's condition says why.
+#[test]
+fn a_crd_change_the_preflight_refuses_is_shown() {
+    let api = ApiServer::new();
+    let v1 = OlmV1::start(&api, Line::V1_11);
+    let (_keep, content) = catalog();
+    v1.serve(IMAGE, content);
+    let crd_file = bundle_dir().join("manifests/argoproj.io_argocdexports.yaml");
+    let mut live: Value = olmctl_testkit::fixtures::yaml_file(&crd_file).remove(0);
+    // The live CRD has a field the bundle's lacks: removing it is refused.
+    live["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        ["legacy"] = json!({"type": "string"});
+    api.insert("customresourcedefinitions", live);
+    let (code, ui) = install(&api, &request(None), Duration::from_millis(600));
+    assert_eq!(code, 1);
+    let line = ui
+        .lines
+        .iter()
+        .find(|l| l.starts_with("ClusterExtension argocd-operator: Progressing=True (Retrying: "))
+        .expect("retrying");
+    assert!(
+        line.contains("error for resolved bundle \"argocd-operator.v0.6.0\" with version \"0.6.0\": validating upgrade for CRD \"argocdexports.argoproj.io\": v1alpha1: ^.spec.legacy: existingFieldRemoval: "),
+        "{line}"
+    );
+    assert!(
+        api.get(
+            "apps",
+            "deployments",
+            NS,
+            "argocd-operator-controller-manager"
+        )
+        .is_none()
+    );
+}
+
+/// operator-controller v1.10 installs as the ServiceAccount: without the SA the command says
+/// what to do; with the installer RBAC `bundle installer-rbac` derives it installs; with one
+/// rule less the extension reports the API server's refusal.
+#[test]
+fn v1_10_installs_as_the_service_account() {
+    let api = ApiServer::new();
+    let v1 = OlmV1::start(&api, Line::V1_10);
+    let (_keep, content) = catalog();
+    v1.serve(IMAGE, content);
+    let (code, ui) = install(&api, &request(None), Duration::from_secs(5));
+    assert_eq!(code, 2);
+    assert!(
+        ui.errors[0].contains("pass --service-account NAME"),
+        "{:?}",
+        ui.errors
+    );
+
+    // The installer RBAC, less the rule that lets it create the operator's Deployment.
+    let objects = olmctl::olmv1::render::manifests(
+        &olmctl::bundle::load::load_bundle(&bundle_dir()).expect("bundle"),
+        &olmctl::olmv1::render::Options {
+            install_namespace: NS.into(),
+            watch_namespace: None,
+            cert_provider: olmctl::olmv1::render::CertProvider::CertManager,
+            operator_namespace_annotation: false,
+            single_own_namespace: false,
+        },
+    )
+    .expect("renders");
+    let opts = olmctl::rbac::installer::Options {
+        namespace: NS.into(),
+        service_account: "installer".into(),
+        extension: PKG.into(),
+    };
+    let full = olmctl::rbac::installer::installer_rbac(&objects, &[], &opts);
+    let mut cut = full.clone();
+    for o in &mut cut {
+        if let Some(rules) = o.get_mut("rules").and_then(Value::as_array_mut) {
+            rules.retain(|r| {
+                !(r["resources"]
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|x| x == "deployments"))
+                    && r["apiGroups"] == json!(["apps"]))
+            });
+        }
+    }
+    for o in &cut {
+        let plural = olmctl::rbac::rule::guess_resource(o["kind"].as_str().unwrap_or_default());
+        api.insert(&plural, o.clone());
+    }
+    let (code, ui) = install(
+        &api,
+        &request(Some("installer")),
+        Duration::from_millis(800),
+    );
+    assert_eq!(code, 1, "{:?}", ui.lines);
+    let line = ui
+        .lines
+        .iter()
+        .find(|l| l.contains("Retrying: error for resolved bundle"))
+        .expect("retrying");
+    assert!(line.contains("deployments.apps is forbidden: User \"system:serviceaccount:argocd:installer\" cannot create resource \"deployments\" in API group \"apps\" in the namespace \"argocd\""), "{line}");
+
+    // The whole installer RBAC: installed.
+    for o in &full {
+        let plural = olmctl::rbac::rule::guess_resource(o["kind"].as_str().unwrap_or_default());
+        api.insert(&plural, o.clone());
+    }
+    let (code, ui) = install(&api, &request(Some("installer")), Duration::from_secs(30));
+    assert_eq!(code, 0, "{:?} {:?}", ui.lines, ui.errors);
+    assert_eq!(
+        ui.lines.last().unwrap(),
+        "installed argocd-operator.v0.6.0 (0.6.0) in namespace argocd"
+    );
+    assert!(
+        v1.steps()
+            .iter()
+            .any(|s| s == "extension argocd-operator installed argocd-operator.v0.6.0")
+    );
+}

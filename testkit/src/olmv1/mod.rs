@@ -1,0 +1,769 @@
+//! OLM v1's two controllers as doubles over the API double: catalogd (ClusterCatalogs unpacked
+//! and served) and operator-controller (ClusterExtensions resolved from the served catalogs,
+//! checked, rendered and applied), each step following the operator-controller source of
+//! olmv1.md (`df2c201d`, v1.11.0; v1.10.0 `b5f05bbf` where the lines differ). They run on every
+//! GET of a ClusterCatalog or ClusterExtension, as their informers would wake them, and write
+//! through the API at once, so a client sees each state.
+//!
+//! Followed upstream:
+//!
+//! - catalogd `internal/catalogd/webhook/cluster_catalog_webhook.go :: ClusterCatalog.Default`
+//!   (the `olm.operatorframework.io/metadata.name` label);
+//!   `internal/catalogd/controllers/core/clustercatalog_controller.go :: reconcile,
+//!   updateStatusProgressing, updateStatusServing` (an image that cannot be pulled: Retrying;
+//!   one pulled: resolved by digest, `lastUnpacked`, `urls.base`, Serving);
+//! - operator-controller `controllers/clusterextension_reconcile_steps.go ::
+//!   ServiceAccountValidator` (v1.10: the ServiceAccount must exist), `handleResolutionError`,
+//!   `ApplyBundle`; `resolve/catalog.go :: CatalogResolver.Resolve, resolutionError.Error`
+//!   (catalogs by selector that are Serving; channel, version and successor filters; the
+//!   highest version, non-deprecated first); `catalogmetadata/filter/successors.go ::
+//!   SuccessorsOf, legacySuccessor` (direct edges only); `controllers/common_controller.go ::
+//!   setStatusProgressing, setInstalledStatusFromRevisionStates`;
+//!   `controllers/clusterextension_controller.go :: wrapErrorWithResolutionInfo,
+//!   SetDeprecationStatus`; `applier/helm.go :: Helm.Apply` (the CRD upgrade-safety preflight
+//!   before anything is written, skipped with `enforcement: None`; objects labelled with their
+//!   owner; uninstalled with the extension).
+//!
+//! The bundle is rendered with olmctl's renderer (`olmctl::olmv1::render`, itself checked
+//! against operator-controller's regression data) and the preflight is olmctl's crdify rules
+//! (`--preflight olmv1`); under v1.10 each object is authorized as the ServiceAccount by the
+//! test cluster's RBAC authorizer and escalation check before it is written (Helm's own
+//! wrapping of the API error is not modelled: the message is the API server's).
+//!
+//! Not modelled: ClusterCatalog polling and availability modes, catalog priorities (every
+//! catalog has priority 0), `SelfCertified`, release metadata, Boxcutter, config
+//! (`watchNamespace`), the Helm release secrets, drift detection.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use crate::api::ApiServer;
+use crate::api::rbac::escalation::check_write;
+use crate::api::rbac::{Attributes, Decision, UserInfo, authorize, forbidden_status};
+
+/// OLM v1's API group.
+pub const GROUP: &str = "olm.operatorframework.io";
+
+/// A catalog image the double can "pull": its FBC directory, and the bundle directories its
+/// `olm.bundle` blobs name (by bundle name).
+#[derive(Debug, Clone)]
+pub struct CatalogImage {
+    /// The FBC directory.
+    pub dir: PathBuf,
+    /// Bundle name → bundle directory (manifests/ and metadata/).
+    pub bundles: BTreeMap<String, PathBuf>,
+}
+
+/// Which operator-controller release line runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Line {
+    /// v1.10: `spec.serviceAccount` installs the bundle.
+    V1_10,
+    /// v1.11: operator-controller applies as cluster-admin.
+    V1_11,
+}
+
+struct Inner {
+    api: ApiServer,
+    line: Line,
+    images: BTreeMap<String, CatalogImage>,
+    steps: Vec<String>,
+}
+
+/// The OLM v1 double.
+#[derive(Clone)]
+pub struct OlmV1 {
+    inner: Arc<Mutex<Inner>>,
+}
+
+fn s<'a>(v: &'a Value, p: &str) -> &'a str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn cond(t: &str, status: &str, reason: &str, message: &str, generation: &Value) -> Value {
+    json!({"type": t, "status": status, "reason": reason, "message": message,
+           "observedGeneration": generation, "lastTransitionTime": crate::olm::now()})
+}
+
+/// Conditions as `meta.SetStatusCondition` keeps them: a condition whose status, reason and
+/// message are unchanged keeps its transition time.
+fn set_conditions(old: &Value, new: Vec<Value>) -> Value {
+    let mut out = old
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for c in new {
+        match out.iter_mut().find(|o| o["type"] == c["type"]) {
+            Some(o) => {
+                let same = o["status"] == c["status"]
+                    && o["reason"] == c["reason"]
+                    && o["message"] == c["message"];
+                let time = o["lastTransitionTime"].clone();
+                *o = c;
+                if same {
+                    o["lastTransitionTime"] = time;
+                }
+            }
+            None => out.push(c),
+        }
+    }
+    Value::Array(out)
+}
+
+impl OlmV1 {
+    /// Installs OLM v1's CRDs (`clusterextensions` of `line`, `clustercatalogs`) from
+    /// `tests/data/olmv1-crds` and starts the controllers on the API's hook.
+    pub fn start(api: &ApiServer, line: Line) -> OlmV1 {
+        let data = crate::fixtures::repo().join("tests/data/olmv1-crds");
+        let ce = match line {
+            Line::V1_10 => "clusterextensions-v1.10.yaml",
+            Line::V1_11 => "clusterextensions-v1.11.yaml",
+        };
+        for f in [ce, "clustercatalogs.yaml"] {
+            for crd in crate::fixtures::yaml_file(&data.join(f)) {
+                api.insert("customresourcedefinitions", crd);
+            }
+        }
+        let me = OlmV1 {
+            inner: Arc::new(Mutex::new(Inner {
+                api: api.clone(),
+                line,
+                images: BTreeMap::new(),
+                steps: Vec::new(),
+            })),
+        };
+        let m = me.clone();
+        api.set_hook(Arc::new(move |method, path| {
+            if method == http::Method::GET
+                && (path.contains("/clusterextensions") || path.contains("/clustercatalogs"))
+            {
+                m.tick();
+            }
+        }));
+        me
+    }
+
+    /// Makes `image` pullable with this content.
+    pub fn serve(&self, image: &str, content: CatalogImage) {
+        self.inner
+            .lock()
+            .expect("lock")
+            .images
+            .insert(image.to_string(), content);
+    }
+
+    /// What the controllers did, in order (one line per status write).
+    pub fn steps(&self) -> Vec<String> {
+        self.inner.lock().expect("lock").steps.clone()
+    }
+
+    /// One pass of both controllers.
+    pub fn tick(&self) {
+        let mut inner = self.inner.lock().expect("lock");
+        let api = inner.api.clone();
+        for cc in api.list(GROUP, "clustercatalogs") {
+            catalogd(&mut inner, &cc);
+        }
+        for ce in api.list(GROUP, "clusterextensions") {
+            operator_controller(&mut inner, &ce);
+        }
+    }
+}
+
+/// The digest catalogd resolves a reference to (deterministic here).
+fn digest_ref(image: &str) -> String {
+    use sha2::Digest;
+    let repo = image.split('@').next().unwrap_or(image);
+    let repo = match repo.rsplit_once(':') {
+        Some((r, tag)) if !tag.contains('/') => r,
+        _ => repo,
+    };
+    let hex: String = sha2::Sha256::digest(image.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{repo}@sha256:{hex}")
+}
+
+/// catalogd's reconcile of one ClusterCatalog.
+fn catalogd(inner: &mut Inner, cc: &Value) {
+    let name = s(cc, "/metadata/name");
+    let api = inner.api.clone();
+    // ClusterCatalog.Default (the defaulting webhook; here on first sight).
+    if cc.pointer("/metadata/labels/olm.operatorframework.io~1metadata.name") != Some(&json!(name))
+    {
+        api.merge(
+            GROUP,
+            "clustercatalogs",
+            "",
+            name,
+            &json!({"metadata": {"labels": {"olm.operatorframework.io/metadata.name": name}}}),
+            false,
+        );
+    }
+    let image = s(cc, "/spec/source/image/ref");
+    let generation = cc["metadata"]["generation"].clone();
+    let (conditions, extra) = if inner.images.contains_key(image) {
+        (
+            vec![
+                cond(
+                    "Progressing",
+                    "True",
+                    "Succeeded",
+                    "Successfully unpacked and stored content from resolved source",
+                    &generation,
+                ),
+                cond(
+                    "Serving",
+                    "True",
+                    "Available",
+                    "Serving desired content from resolved source",
+                    &generation,
+                ),
+            ],
+            json!({
+                "resolvedSource": {"type": "Image", "image": {"ref": digest_ref(image)}},
+                "urls": {"base": format!("https://catalogd-service.olmv1-system.svc/catalogs/{name}")},
+                "lastUnpacked": crate::olm::now(),
+            }),
+        )
+    } else {
+        (
+            vec![cond(
+                "Progressing",
+                "True",
+                "Retrying",
+                &format!(
+                    "source catalog content: error creating image source: reading manifest in {image}: manifest unknown"
+                ),
+                &generation,
+            )],
+            json!({}),
+        )
+    };
+    let new = set_conditions(cc, conditions);
+    if cc.pointer("/status/conditions") == Some(&new) {
+        return;
+    }
+    let mut status = extra;
+    status["conditions"] = new;
+    let line = format!("catalog {name} {}", s(&status, "/conditions/0/reason"));
+    if inner.steps.last() != Some(&line) {
+        inner.steps.push(line);
+    }
+    api.merge(
+        GROUP,
+        "clustercatalogs",
+        "",
+        name,
+        &json!({"status": status}),
+        true,
+    );
+}
+
+/// A bundle of the catalog: name, version, image, channels' entries pointing at it.
+#[derive(Debug, Clone)]
+struct Candidate {
+    name: String,
+    version: semver::Version,
+    image: String,
+    deprecated: bool,
+}
+
+/// Masterminds constraints as operator-controller parses `spec.source.catalog.version`
+/// (`compare.go :: NewVersionRange`): `,`/space AND, `||` OR; `=`, `!=`, `<`, `<=`, `>`, `>=`;
+/// a bare version is `=` (build metadata ignored). Wildcards, `~` and `^` are not modelled.
+fn version_matches(constraint: &str, v: &semver::Version) -> bool {
+    let core = semver::Version::new(v.major, v.minor, v.patch);
+    let mut plain = core.clone();
+    plain.pre = v.pre.clone();
+    constraint.split("||").any(|alt| {
+        alt.split([',', ' '])
+            .filter(|t| !t.trim().is_empty())
+            .all(|t| {
+                let t = t.trim();
+                let (op, rest) = ["<=", ">=", "!=", "<", ">", "="]
+                    .iter()
+                    .find_map(|op| t.strip_prefix(op).map(|r| (*op, r)))
+                    .unwrap_or(("=", t));
+                let Ok(want) = semver::Version::parse(rest.trim().trim_start_matches('v')) else {
+                    return false;
+                };
+                let want = {
+                    let mut w = want;
+                    w.build = semver::BuildMetadata::EMPTY;
+                    w
+                };
+                match op {
+                    "=" => plain == want,
+                    "!=" => plain != want,
+                    "<" => plain < want,
+                    "<=" => plain <= want,
+                    ">" => plain > want,
+                    _ => plain >= want,
+                }
+            })
+    })
+}
+
+/// Every blob of an FBC directory (its YAML and JSON files, walked in name order).
+fn blobs(dir: &std::path::Path) -> Vec<Value> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p
+                .extension()
+                .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+            {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+        .iter()
+        .flat_map(|f| olmctl::bundle::load::parse_file(f).unwrap_or_default())
+        .filter_map(|n| serde_json::from_str(&n.to_json()).ok())
+        .collect()
+}
+
+/// `CatalogResolver.Resolve` over the served catalogs the extension selects: the candidates
+/// left after the channel, version and successor filters, best first.
+fn resolve(
+    inner: &Inner,
+    ce: &Value,
+    installed: Option<(&str, &semver::Version)>,
+) -> Result<(Candidate, CatalogImage), String> {
+    let api = &inner.api;
+    let pkg = s(ce, "/spec/source/catalog/packageName");
+    let version = s(ce, "/spec/source/catalog/version");
+    let channels: Vec<String> = ce
+        .pointer("/spec/source/catalog/channels")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let wanted_catalog = ce
+        .pointer(
+            "/spec/source/catalog/selector/matchLabels/olm.operatorframework.io~1metadata.name",
+        )
+        .and_then(Value::as_str);
+    let mut found: Vec<(Candidate, CatalogImage)> = Vec::new();
+    for cc in api.list(GROUP, "clustercatalogs") {
+        let name = s(&cc, "/metadata/name");
+        if wanted_catalog.is_some_and(|w| w != name) {
+            continue;
+        }
+        let serving = cc
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == "Serving" && c["status"] == "True")
+            });
+        if !serving {
+            return Err(format!(
+                "error walking catalogs: error getting package {} from catalog {}: catalog {} is not being served",
+                crate::api::selectors::go_quote(pkg),
+                crate::api::selectors::go_quote(name),
+                crate::api::selectors::go_quote(name)
+            ));
+        }
+        let Some(content) = inner.images.get(s(&cc, "/spec/source/image/ref")) else {
+            continue;
+        };
+        let all = blobs(&content.dir);
+        let of_pkg = |schema: &str| {
+            all.iter()
+                .filter(|b| b["schema"] == schema && b["package"] == pkg)
+                .collect::<Vec<_>>()
+        };
+        let chans: Vec<&Value> = of_pkg("olm.channel")
+            .into_iter()
+            .filter(|c| channels.is_empty() || channels.iter().any(|w| c["name"] == w.as_str()))
+            .collect();
+        let deprecated: Vec<String> = of_pkg("olm.deprecations")
+            .iter()
+            .flat_map(|d| d["entries"].as_array().cloned().unwrap_or_default())
+            .filter(|e| e["reference"]["schema"] == "olm.bundle")
+            .filter_map(|e| e["reference"]["name"].as_str().map(str::to_string))
+            .collect();
+        for b in of_pkg("olm.bundle") {
+            let name = s(b, "/name");
+            let Some(v) = b["properties"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find_map(|p| {
+                    (p["type"] == "olm.package")
+                        .then(|| semver::Version::parse(s(p, "/value/version")).ok())
+                        .flatten()
+                })
+            else {
+                continue;
+            };
+            let entries: Vec<&Value> = chans
+                .iter()
+                .flat_map(|c| c["entries"].as_array().into_iter().flatten())
+                .filter(|e| e["name"] == name)
+                .collect();
+            if entries.is_empty() {
+                continue;
+            }
+            if !version.is_empty() && !version_matches(version, &v) {
+                continue;
+            }
+            // SuccessorsOf: the installed bundle itself, or a direct edge from it.
+            if let Some((iname, iversion)) = installed
+                && v != *iversion
+                && !entries.iter().any(|e| {
+                    e["replaces"] == iname
+                        || e["skips"]
+                            .as_array()
+                            .is_some_and(|sk| sk.iter().any(|x| x == iname))
+                        || e["skipRange"].as_str().is_some_and(|r| {
+                            olmctl::range::Range::parse(r).is_ok_and(|r| r.contains(iversion))
+                        })
+                })
+            {
+                continue;
+            }
+            found.push((
+                Candidate {
+                    name: name.to_string(),
+                    version: v,
+                    image: s(b, "/image").to_string(),
+                    deprecated: deprecated.iter().any(|d| d == name),
+                },
+                content.clone(),
+            ));
+        }
+    }
+    found.sort_by(|a, b| (a.0.deprecated, &b.0.version).cmp(&(b.0.deprecated, &a.0.version)));
+    found.into_iter().next().ok_or_else(|| {
+        let mut msg = String::new();
+        if let Some((_, v)) = installed {
+            msg.push_str(&format!(
+                "error upgrading from currently installed version {}: ",
+                crate::api::selectors::go_quote(&v.to_string())
+            ));
+        }
+        msg.push_str(&format!(
+            "no bundles found for package {} ",
+            crate::api::selectors::go_quote(pkg)
+        ));
+        if !version.is_empty() {
+            msg.push_str(&format!(
+                "matching version {} ",
+                crate::api::selectors::go_quote(version)
+            ));
+        }
+        if !channels.is_empty() {
+            msg.push_str(&format!("in channels [{}] ", channels.join(" ")));
+        }
+        msg.trim_end().to_string()
+    })
+}
+
+fn resource_of(kind: &str) -> String {
+    olmctl::rbac::rule::guess_resource(kind)
+}
+
+/// The CRD upgrade-safety preflight (`crdupgradesafety.Preflight`): each rendered CRD against
+/// the live one; an error per CRD that fails.
+fn preflight(api: &ApiServer, objects: &[Value]) -> Result<(), String> {
+    let mut errs = Vec::new();
+    for crd in objects
+        .iter()
+        .filter(|o| o["kind"] == "CustomResourceDefinition")
+    {
+        let name = s(crd, "/metadata/name");
+        let Some(live) = api.get(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            "",
+            name,
+        ) else {
+            continue;
+        };
+        let problems = olmctl::checks::safety::preflight::crd_preflight_olmv1(&live, crd);
+        if !problems.is_empty() {
+            errs.push(format!(
+                "validating upgrade for CRD {}: {}",
+                crate::api::selectors::go_quote(name),
+                problems.join("\n")
+            ));
+        }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errs.join("\n"))
+    }
+}
+
+/// operator-controller's reconcile of one ClusterExtension.
+fn operator_controller(inner: &mut Inner, ce: &Value) {
+    let api = inner.api.clone();
+    let name = s(ce, "/metadata/name").to_string();
+    let ns = s(ce, "/spec/namespace").to_string();
+    let generation = ce["metadata"]["generation"].clone();
+    let finalizers = [
+        "olm.operatorframework.io/cleanup-unpack-cache",
+        "olm.operatorframework.io/cleanup-contentmanager-cache",
+    ];
+    if ce.pointer("/metadata/deletionTimestamp").is_some() {
+        // Uninstall: the release's objects, then the finalizers.
+        for (group, plural, ons, oname) in owned(&api, &name) {
+            api.delete(&group, &plural, &ons, &oname);
+        }
+        api.merge(
+            GROUP,
+            "clusterextensions",
+            "",
+            &name,
+            &json!({"metadata": {"finalizers": null}}),
+            false,
+        );
+        inner.steps.push(format!("extension {name} uninstalled"));
+        return;
+    }
+    if ce.pointer("/metadata/finalizers").is_none() {
+        api.merge(
+            GROUP,
+            "clusterextensions",
+            "",
+            &name,
+            &json!({"metadata": {"finalizers": finalizers}}),
+            false,
+        );
+    }
+    let installed_name = s(ce, "/status/install/bundle/name").to_string();
+    let installed_version = semver::Version::parse(s(ce, "/status/install/bundle/version")).ok();
+    let installed = installed_version
+        .as_ref()
+        .map(|v| (installed_name.as_str(), v));
+    let mut conditions = Vec::new();
+    let mut status_install = None;
+    let outcome: Result<(), String> = (|| {
+        // ServiceAccountValidator (v1.10).
+        let sa = s(ce, "/spec/serviceAccount/name").to_string();
+        if inner.line == Line::V1_10 && api.get("", "serviceaccounts", &ns, &sa).is_none() {
+            return Err(format!(
+                "operation cannot proceed due to the following validation error(s): service account {} not found in namespace {}",
+                crate::api::selectors::go_quote(&sa),
+                crate::api::selectors::go_quote(&ns)
+            ));
+        }
+        let (bundle, content) = resolve(inner, ce, installed).map_err(|e| match installed {
+            None => format!("failed to resolve bundle: {e}"),
+            Some(_) => format!("failed to resolve bundle, retrying: {e}"),
+        })?;
+        if installed.is_some_and(|(n, _)| n == bundle.name) {
+            status_install = Some(
+                json!({"bundle": {"name": bundle.name, "version": bundle.version.to_string()}}),
+            );
+            return Ok(());
+        }
+        let wrap = |e: String| {
+            format!(
+                "error for resolved bundle {} with version {}: {e}",
+                crate::api::selectors::go_quote(&bundle.name),
+                crate::api::selectors::go_quote(&bundle.version.to_string())
+            )
+        };
+        let dir = content
+            .bundles
+            .get(&bundle.name)
+            .ok_or_else(|| wrap("bundle content not found".into()))?;
+        let b = olmctl::bundle::load::load_bundle(dir).map_err(|e| wrap(e.to_string()))?;
+        let opts = olmctl::olmv1::render::Options {
+            install_namespace: ns.clone(),
+            watch_namespace: None,
+            cert_provider: olmctl::olmv1::render::CertProvider::CertManager,
+            operator_namespace_annotation: inner.line == Line::V1_11,
+            single_own_namespace: false,
+        };
+        let mut objects = olmctl::olmv1::render::manifests(&b, &opts).map_err(|e| wrap(e.0))?;
+        if s(ce, "/spec/install/preflight/crdUpgradeSafety/enforcement") != "None" {
+            preflight(&api, &objects).map_err(wrap)?;
+        }
+        if inner.line == Line::V1_10 {
+            let user = UserInfo::service_account(&ns, &sa);
+            let mut rbac: Vec<Value> = [
+                "roles",
+                "clusterroles",
+                "rolebindings",
+                "clusterrolebindings",
+            ]
+            .iter()
+            .flat_map(|p| api.list("rbac.authorization.k8s.io", p))
+            .collect();
+            for o in &objects {
+                let g = s(o, "/apiVersion")
+                    .rsplit_once('/')
+                    .map_or("", |(g, _)| g)
+                    .to_string();
+                let attrs =
+                    Attributes::resource(user.clone(), "create", &g, &resource_of(s(o, "/kind")))
+                        .in_namespace(s(o, "/metadata/namespace"));
+                if let Decision::Deny(reason) = authorize(&attrs, &rbac) {
+                    return Err(wrap(
+                        s(&forbidden_status(&attrs, &reason), "/message").to_string(),
+                    ));
+                }
+                check_write(&user, o, false, &rbac).map_err(&wrap)?;
+                if matches!(
+                    s(o, "/kind"),
+                    "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding"
+                ) {
+                    rbac.push(o.clone());
+                }
+            }
+        }
+        // Helm.Apply: every object labelled with its owner, then the old release's leftovers.
+        let before = owned(&api, &name);
+        for o in &mut objects {
+            o["metadata"]["labels"]["olm.operatorframework.io/owner-kind"] =
+                json!("ClusterExtension");
+            o["metadata"]["labels"]["olm.operatorframework.io/owner-name"] = json!(name);
+            api.insert(&resource_of(s(o, "/kind")), o.clone());
+        }
+        let now_keys: Vec<(String, String, String, String)> = objects
+            .iter()
+            .map(|o| {
+                (
+                    s(o, "/apiVersion")
+                        .rsplit_once('/')
+                        .map_or("", |(g, _)| g)
+                        .to_string(),
+                    resource_of(s(o, "/kind")),
+                    s(o, "/metadata/namespace").to_string(),
+                    s(o, "/metadata/name").to_string(),
+                )
+            })
+            .collect();
+        for k in before.into_iter().filter(|k| !now_keys.contains(k)) {
+            api.delete(&k.0, &k.1, &k.2, &k.3);
+        }
+        status_install =
+            Some(json!({"bundle": {"name": bundle.name, "version": bundle.version.to_string()}}));
+        conditions.push(cond(
+            "Installed",
+            "True",
+            "Succeeded",
+            &format!("Installed bundle {} successfully", bundle.image),
+            &generation,
+        ));
+        Ok(())
+    })();
+    match &outcome {
+        Ok(()) => {
+            conditions.push(cond(
+                "Progressing",
+                "True",
+                "Succeeded",
+                "Desired state reached",
+                &generation,
+            ));
+        }
+        Err(e) => {
+            conditions.push(cond("Progressing", "True", "Retrying", e, &generation));
+            if installed.is_none() {
+                conditions.push(cond(
+                    "Installed",
+                    "False",
+                    "Failed",
+                    "No bundle installed",
+                    &generation,
+                ));
+            }
+        }
+    }
+    for (t, m) in [
+        ("Deprecated", "not deprecated"),
+        ("PackageDeprecated", "package not deprecated"),
+        ("ChannelDeprecated", "channel not deprecated"),
+        ("BundleDeprecated", "bundle not deprecated"),
+    ] {
+        conditions.push(cond(t, "False", "NotDeprecated", m, &generation));
+    }
+    let new = set_conditions(ce, conditions);
+    let mut status = json!({"conditions": new, "observedGeneration": generation});
+    if let Some(i) = status_install {
+        status["install"] = i;
+    }
+    let same = ce.pointer("/status/conditions") == Some(&status["conditions"])
+        && ce.pointer("/status/install") == status.get("install");
+    if same {
+        return;
+    }
+    inner.steps.push(match &outcome {
+        Ok(()) => format!(
+            "extension {name} installed {}",
+            s(&status, "/install/bundle/name")
+        ),
+        Err(e) => format!("extension {name} retrying: {e}"),
+    });
+    api.merge(
+        GROUP,
+        "clusterextensions",
+        "",
+        &name,
+        &json!({"status": status}),
+        true,
+    );
+}
+
+/// The objects an extension's release holds (by its owner labels): group, plural, namespace,
+/// name.
+fn owned(api: &ApiServer, extension: &str) -> Vec<(String, String, String, String)> {
+    let kinds = [
+        ("", "serviceaccounts"),
+        ("", "services"),
+        ("", "configmaps"),
+        ("", "secrets"),
+        ("apps", "deployments"),
+        ("rbac.authorization.k8s.io", "roles"),
+        ("rbac.authorization.k8s.io", "rolebindings"),
+        ("rbac.authorization.k8s.io", "clusterroles"),
+        ("rbac.authorization.k8s.io", "clusterrolebindings"),
+        ("apiextensions.k8s.io", "customresourcedefinitions"),
+        (
+            "admissionregistration.k8s.io",
+            "validatingwebhookconfigurations",
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "mutatingwebhookconfigurations",
+        ),
+    ];
+    let mut out = Vec::new();
+    for (g, p) in kinds {
+        for o in api.list(g, p) {
+            if o.pointer("/metadata/labels/olm.operatorframework.io~1owner-name")
+                == Some(&json!(extension))
+            {
+                out.push((
+                    g.to_string(),
+                    p.to_string(),
+                    s(&o, "/metadata/namespace").to_string(),
+                    s(&o, "/metadata/name").to_string(),
+                ));
+            }
+        }
+    }
+    out
+}
