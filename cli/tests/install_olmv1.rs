@@ -274,3 +274,146 @@ fn v1_10_installs_as_the_service_account() {
             .any(|s| s == "extension argocd-operator installed argocd-operator.v0.6.0")
     );
 }
+
+fn run_olmctl(args: &[&str], env: &[(&str, &std::path::Path)]) -> std::process::Output {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_olmctl"));
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.args(args).output().expect("olmctl")
+}
+
+fn ok(o: &std::process::Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+/// The whole v1.10 story through the binary: the bundle and its catalog pushed to a real
+/// registry; `install --olmv1 --service-account` pulls the catalog, resolves the bundle as
+/// operator-controller does, pulls and renders it, creates the ServiceAccount with the RBAC
+/// `bundle installer-rbac` derives, then the extension, which operator-controller installs as
+/// that ServiceAccount; `uninstall --olmv1` removes it all.
+#[test]
+fn v1_10_install_derives_the_installer_rbac_from_the_catalog() {
+    let reg = olmctl_testdata::registry::TestRegistry::start();
+    let bundle_ref = ok(&run_olmctl(
+        &[
+            "bundle",
+            "build",
+            bundle_dir().to_str().expect("utf-8"),
+            "--tag",
+            &reg.image("argocd-operator-bundle:v0.6.0"),
+            "--push",
+        ],
+        &[],
+    ))
+    .trim()
+    .to_string();
+    let (fbc, mut content) = catalog();
+    let file = fbc.path().join(PKG).join("catalog.json");
+    let text = std::fs::read_to_string(&file)
+        .expect("catalog")
+        .replace(
+            "quay.io/example/argocd-operator-bundle@sha256:1111111111111111111111111111111111111111111111111111111111111111",
+            &bundle_ref,
+        );
+    std::fs::write(&file, text).expect("write");
+    let catalog_image = reg.image("catalog:v1");
+    ok(&run_olmctl(
+        &[
+            "catalog",
+            "push",
+            fbc.path().to_str().expect("utf-8"),
+            "--tag",
+            &catalog_image,
+        ],
+        &[],
+    ));
+    content.dir = fbc.path().to_path_buf();
+
+    let api = ApiServer::new();
+    let v1 = OlmV1::start(&api, Line::V1_10);
+    v1.serve(&catalog_image, content);
+    let home = tempfile::tempdir().expect("home");
+    let kc = home.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        olmctl_testkit::api::kubeconfig(
+            &api.serve_tls_on_loopback(),
+            olmctl_testkit::api::ADMIN_TOKEN,
+            "default",
+        ),
+    )
+    .expect("kubeconfig");
+    let env = [("KUBECONFIG", kc.as_path()), ("HOME", home.path())];
+    let args = [
+        "install",
+        PKG,
+        "--olmv1",
+        "--catalog",
+        &catalog_image,
+        "--channel",
+        "alpha",
+        "-n",
+        NS,
+        "--create-namespace",
+        "--service-account",
+        "installer",
+        "--timeout",
+        "60s",
+    ];
+    // --print: the same objects, the installer's included.
+    let mut print = args.to_vec();
+    print.push("--print");
+    let printed = ok(&run_olmctl(&print, &env));
+    assert!(printed.contains("kind: ClusterRole\nmetadata:\n  labels:\n    app.kubernetes.io/managed-by: olmctl\n    olmctl.dev/installer-for: argocd-operator\n  name: installer-clusterrole\n"), "{printed}");
+    let out = ok(&run_olmctl(&args, &env));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[..8],
+        [
+            "Namespace argocd created",
+            "ClusterCatalog argocd-operator-catalog created",
+            "ServiceAccount argocd/installer created",
+            "ClusterRole installer-clusterrole created",
+            "ClusterRoleBinding installer-binding created",
+            "ClusterRole installer-rbac-clusterrole created",
+            "ClusterRoleBinding installer-rbac-binding created",
+            "ClusterExtension argocd-operator created",
+        ]
+    );
+    assert_eq!(
+        lines.last().copied(),
+        Some("installed argocd-operator.v0.6.0 (0.6.0) in namespace argocd")
+    );
+    let ce = api
+        .get(GROUP, "clusterextensions", "", PKG)
+        .expect("extension");
+    assert_eq!(ce["spec"]["serviceAccount"], json!({"name": "installer"}));
+    assert!(
+        v1.steps()
+            .iter()
+            .any(|s| s == "extension argocd-operator installed argocd-operator.v0.6.0")
+    );
+
+    let out = ok(&run_olmctl(
+        &[
+            "uninstall",
+            PKG,
+            "--olmv1",
+            "--delete-cluster-catalog",
+            "--timeout",
+            "60s",
+        ],
+        &env,
+    ));
+    assert!(out.ends_with("ServiceAccount argocd/installer deleted\nClusterCatalog argocd-operator-catalog deleted\n"), "{out}");
+    assert!(api.get(GROUP, "clusterextensions", "", PKG).is_none());
+    assert!(api.get("", "serviceaccounts", NS, "installer").is_none());
+}

@@ -6,4 +6,5 @@
 
 pub mod names;
 pub mod render;
+pub mod resolve;
 pub mod validate;

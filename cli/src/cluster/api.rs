@@ -268,6 +268,40 @@ pub const SERVICE_ACCOUNT: Res = Res {
     namespaced: true,
 };
 
+const RBAC: &str = "rbac.authorization.k8s.io";
+/// ClusterRoles.
+pub const CLUSTER_ROLE: Res = Res {
+    group: RBAC,
+    version: "v1",
+    kind: "ClusterRole",
+    plural: "clusterroles",
+    namespaced: false,
+};
+/// ClusterRoleBindings.
+pub const CLUSTER_ROLE_BINDING: Res = Res {
+    group: RBAC,
+    version: "v1",
+    kind: "ClusterRoleBinding",
+    plural: "clusterrolebindings",
+    namespaced: false,
+};
+/// Roles.
+pub const ROLE: Res = Res {
+    group: RBAC,
+    version: "v1",
+    kind: "Role",
+    plural: "roles",
+    namespaced: true,
+};
+/// RoleBindings.
+pub const ROLE_BINDING: Res = Res {
+    group: RBAC,
+    version: "v1",
+    kind: "RoleBinding",
+    plural: "rolebindings",
+    namespaced: true,
+};
+
 impl Res {
     /// The resource of a manifest `olmctl install` writes.
     pub fn of(obj: &Value) -> Option<Res> {
@@ -284,6 +318,10 @@ impl Res {
             CLUSTER_CATALOG,
             CLUSTER_EXTENSION,
             SERVICE_ACCOUNT,
+            CLUSTER_ROLE,
+            CLUSTER_ROLE_BINDING,
+            ROLE,
+            ROLE_BINDING,
         ]
         .into_iter()
         .find(|r| r.kind == kind)

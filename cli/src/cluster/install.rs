@@ -200,6 +200,7 @@ pub async fn run(cluster: &Cluster, req: &InstallRequest, ui: &mut dyn Ui) -> Re
 }
 
 /// An object that exists: unchanged when its spec is ours, else its spec is merged with ours.
+/// A role's `rules` and a binding's `subjects` (they have no spec) are replaced by ours.
 pub(super) async fn apply_existing(
     c: &Calls,
     r: Res,
@@ -210,6 +211,15 @@ pub(super) async fn apply_existing(
     let Some(live) = api::get(c, r, ns, name).await? else {
         return Ok("gone while applying");
     };
+    for key in ["rules", "subjects"] {
+        if let Some(want) = desired.get(key) {
+            if live.get(key) == Some(want) {
+                return Ok("unchanged");
+            }
+            api::merge(c, r, ns, name, &json!({ key: want })).await?;
+            return Ok("configured");
+        }
+    }
     let Some(spec) = desired.get("spec") else {
         return Ok("unchanged");
     };

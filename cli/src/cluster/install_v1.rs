@@ -31,22 +31,37 @@ pub async fn run(
         ));
     };
     let honoured = honours_service_account(&crd);
+    let mut i = i.clone();
     match (&i.service_account, honoured) {
         (None, true) => {
             return Err(format!(
                 "this cluster's operator-controller (v1.10 or earlier) installs as the ClusterExtension's spec.serviceAccount: pass --service-account NAME of a ServiceAccount in {ns} (its RBAC: olmctl bundle installer-rbac)"
             ));
         }
-        (Some(sa), true) => {
-            if api::get(&c, api::SERVICE_ACCOUNT, Some(ns), sa).await?.is_none() && !i.create_namespace {
+        (Some(sa), true) => match api::get(&c, api::SERVICE_ACCOUNT, Some(ns), sa).await? {
+            Some(live)
+                if live
+                    .pointer("/metadata/labels/olmctl.dev~1installer-for")
+                    .is_none() =>
+            {
+                ui.line(&format!(
+                    "ServiceAccount {ns}/{sa} exists and was not made by olmctl: its RBAC is left as it is"
+                ));
+                i.installer_rbac.clear();
+            }
+            None if i.installer_rbac.is_empty() => {
                 return Err(format!(
-                    "ServiceAccount {ns}/{sa} not found: create it with its RBAC (olmctl bundle installer-rbac), or pass another --service-account"
+                    "ServiceAccount {ns}/{sa} not found: pass --catalog IMAGE for olmctl to derive it and its RBAC from the bundle, or create them (olmctl bundle installer-rbac)"
                 ));
             }
+            _ => {}
+        },
+        (Some(_), false) => {
+            ui.line(
+                "spec.serviceAccount is deprecated and ignored by this cluster's operator-controller (v1.11 and later): it installs as cluster-admin",
+            );
+            i.installer_rbac.clear();
         }
-        (Some(_), false) => ui.line(
-            "spec.serviceAccount is deprecated and ignored by this cluster's operator-controller (v1.11 and later): it installs as cluster-admin",
-        ),
         (None, false) => {}
     }
     if !i.create_namespace && api::get(&c, api::NAMESPACE, None, ns).await?.is_none() {

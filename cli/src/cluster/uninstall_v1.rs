@@ -10,38 +10,12 @@ use super::api::{self, Calls, Cluster, Res};
 use super::ui::Ui;
 use crate::term::{EXIT_FINDINGS, EXIT_OK};
 
-const RBAC: &str = "rbac.authorization.k8s.io";
-
 /// The installer's kinds, deleted bindings first.
 const INSTALLER_KINDS: [Res; 5] = [
-    Res {
-        group: RBAC,
-        version: "v1",
-        kind: "ClusterRoleBinding",
-        plural: "clusterrolebindings",
-        namespaced: false,
-    },
-    Res {
-        group: RBAC,
-        version: "v1",
-        kind: "RoleBinding",
-        plural: "rolebindings",
-        namespaced: true,
-    },
-    Res {
-        group: RBAC,
-        version: "v1",
-        kind: "ClusterRole",
-        plural: "clusterroles",
-        namespaced: false,
-    },
-    Res {
-        group: RBAC,
-        version: "v1",
-        kind: "Role",
-        plural: "roles",
-        namespaced: true,
-    },
+    api::CLUSTER_ROLE_BINDING,
+    api::ROLE_BINDING,
+    api::CLUSTER_ROLE,
+    api::ROLE,
     api::SERVICE_ACCOUNT,
 ];
 

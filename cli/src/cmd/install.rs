@@ -216,12 +216,84 @@ fn run_v1(a: InstallArgs) -> u8 {
         poll_interval_minutes: Some(poll),
         installer_rbac: Vec::new(),
     };
+    let mut i = i;
+    if i.service_account.is_some()
+        && let olmctl::install::olmv1::Catalog::Image(image) = &i.catalog
+    {
+        match installer_rbac_v1(&i, image, a.live.timeout) {
+            Ok(objs) => i.installer_rbac = objs,
+            Err(e) => {
+                error(e);
+                return EXIT_USAGE;
+            }
+        }
+    }
     if a.print {
         out(&olmctl::olmv1::render::to_yaml(&i.manifests()));
         return EXIT_OK;
     }
     let (connection, waiting) = a.live.split();
     crate::cluster::run_install_v1(i, connection, waiting)
+}
+
+/// The installer ServiceAccount and RBAC for the bundle a new extension resolves to: the
+/// catalog image pulled, the bundle chosen as operator-controller chooses it
+/// ([`olmctl::olmv1::resolve::for_install`]), its image pulled, rendered as v1.10 renders it,
+/// and [`olmctl::rbac::installer::installer_rbac`].
+fn installer_rbac_v1(
+    i: &olmctl::install::olmv1::InstallV1,
+    catalog: &str,
+    timeout: Duration,
+) -> Result<Vec<serde_json::Value>, String> {
+    use olmctl::oci::deliver::Want;
+    let registry = crate::args::RegistryArgs {
+        plain_http: false,
+        insecure: false,
+        username: None,
+        password_stdin: false,
+        retries: 4,
+        timeout,
+    };
+    let pull = crate::args::PullArgs {
+        platform: None,
+        max_size: 2 << 30,
+    };
+    let pulled = |image: &str, want: Want| {
+        crate::inputs::pulled(&[image], &registry, &pull, want).and_then(|(dirs, scratch)| {
+            let dir = dirs.into_iter().next().flatten().map(|(_, d)| d);
+            dir.map(|d| (d, scratch))
+                .ok_or_else(|| format!("{image}: not an image reference"))
+        })
+    };
+    let (dir, _catalog_scratch) = pulled(catalog, Want::Catalog)?;
+    let cfg = olmctl::fbc::load::load_catalog(&[dir])?.cfg;
+    let chosen =
+        olmctl::olmv1::resolve::for_install(&cfg, &i.package, &i.channels, i.version.as_deref())
+            .map_err(|e| format!("{catalog}: {e}"))?;
+    let (bdir, _bundle_scratch) = pulled(&chosen.image, Want::Bundle)?;
+    let bundle = olmctl::bundle::load::load_bundle(&bdir).map_err(|e| e.to_string())?;
+    let opts = olmctl::olmv1::render::Options {
+        install_namespace: i.namespace.clone(),
+        watch_namespace: None,
+        cert_provider: olmctl::olmv1::render::CertProvider::CertManager,
+        operator_namespace_annotation: false,
+        single_own_namespace: false,
+    };
+    let objects = olmctl::olmv1::render::manifests(&bundle, &opts).map_err(|r| {
+        format!(
+            "{}: operator-controller would not install this bundle: {r}",
+            chosen.image
+        )
+    })?;
+    Ok(olmctl::rbac::installer::installer_rbac(
+        &objects,
+        &[],
+        &olmctl::rbac::installer::Options {
+            namespace: i.namespace.clone(),
+            service_account: i.service_account.clone().unwrap_or_default(),
+            extension: i.package.clone(),
+        },
+    ))
 }
 
 /// Runs `olmctl install`.
