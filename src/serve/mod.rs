@@ -9,13 +9,15 @@
 //! - [`rope`]: bundle JSON as shared pieces (one copy of a package's icon);
 //! - [`catalog`]: the index the answers come from, built once at start;
 //! - [`registry`]: the `api.Registry` service;
-//! - [`server`]: the listener, health, reflection and shutdown.
+//! - [`server`]: the listener, health, reflection and shutdown;
+//! - [`http`]: catalogd's HTTP API (OLM v1) over the same catalog.
 
 pub mod catalog;
 pub mod codec;
 pub mod conn;
 pub mod csv;
 pub mod echo;
+pub mod http;
 pub mod listen;
 pub mod registry;
 pub mod reply;
