@@ -52,6 +52,19 @@ pub fn release_freed_memory() {
     }
 }
 
+/// Makes every thread allocate from glibc's main arena (`M_ARENA_MAX` 1), where
+/// [`release_freed_memory`] can give back all that is free. Called before any other thread
+/// starts by `catalog serve --no-grpc`, whose memory is otherwise mostly what loading left: with
+/// the per-thread arenas, the idle RSS of the 10x catalog varied from 13.7 to 31 MB between runs
+/// (a parser thread's arena keeps its free top), with one it stays at 13.1-13.7 MB.
+pub fn single_arena() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; no pointer is involved.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// The generated code is from the proto as checked in (rerun scripts/grpc-gen.sh after
