@@ -353,3 +353,109 @@ fn metas(mut reply: Reply, catalog: &Catalog, req: &Request<'_>, name: &[u8]) ->
     reply.content = Content::Sections { prefix, sections };
     reply
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog() -> (tempfile::TempDir, Catalog) {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("c.json");
+        std::fs::write(
+            &f,
+            r#"{"schema":"olm.package","name":"p"}
+{"schema":"olm.bundle","package":"p","name":"p.v1"}"#,
+        )
+        .unwrap();
+        let stored = super::super::store::store(&f, dir.path()).unwrap();
+        (
+            dir,
+            Catalog {
+                name: "c".into(),
+                stored,
+            },
+        )
+    }
+
+    fn ask(c: &Catalog, method: &str, target: &str) -> Reply {
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        handle(
+            c,
+            &Request {
+                method,
+                path,
+                query,
+                conditions: Conditions {
+                    get_or_head: method == "GET" || method == "HEAD",
+                    ..Conditions::default()
+                },
+            },
+        )
+    }
+
+    #[test]
+    fn routes_and_errors() {
+        let (_d, c) = catalog();
+        // The stored lines, keys sorted.
+        let first = "{\"name\":\"p\",\"schema\":\"olm.package\"}\n";
+        let second = "{\"name\":\"p.v1\",\"package\":\"p\",\"schema\":\"olm.bundle\"}\n";
+        let r = ask(&c, "GET", "/catalogs/c/api/v1/metas?schema=olm.bundle");
+        assert_eq!(r.status, 200);
+        assert_eq!(
+            r.content,
+            Content::Sections {
+                prefix: Vec::new(),
+                sections: vec![Section {
+                    offset: first.len() as u64,
+                    length: second.len() as u64
+                }]
+            }
+        );
+        let r = ask(&c, "HEAD", "/catalogs/c/api/v1/all");
+        assert_eq!(
+            r.header("Content-Length"),
+            Some((first.len() + second.len()).to_string().as_str())
+        );
+        let text = |r: &Reply| match &r.content {
+            Content::Text(t) => String::from_utf8(t.clone()).unwrap(),
+            other => panic!("{other:?}"),
+        };
+        let r = ask(&c, "GET", "/catalogs/c/api/v1/metas?schema=x&bad");
+        assert_eq!((r.status, text(&r)), (400, "400 Bad Request\n".to_string()));
+        let r = ask(&c, "PATCH", "/catalogs/c/api/v1/all");
+        assert_eq!(
+            (r.status, text(&r)),
+            (405, "Method Not Allowed\n".to_string())
+        );
+        let r = ask(&c, "GET", "/catalogs/d/api/v1/all");
+        assert_eq!((r.status, text(&r)), (404, "404 Not Found\n".to_string()));
+        let r = ask(&c, "GET", "/catalogs/c/api/v1/graphql");
+        assert_eq!(
+            (r.status, text(&r)),
+            (404, "404 page not found\n".to_string())
+        );
+        let r = ask(&c, "GET", "/catalogs/c/x/../api/v1/all");
+        assert_eq!(r.status, 301);
+        assert_eq!(r.header("Location"), Some("/catalogs/c/api/v1/all"));
+        let r = ask(&c, "GET", "/catalogs/c%/api/v1/all");
+        assert_eq!(r.status, 400);
+    }
+
+    #[test]
+    fn catalog_names_are_checked_as_kubernetes_checks_them() {
+        assert_eq!(catalog_name_error(b"operatorhubio"), None);
+        assert_eq!(catalog_name_error(b"a.b-c.0"), None);
+        for bad in [&b""[..], b"A", b"-a", b"a..b", b"a_b", b"\xff"] {
+            let e = catalog_name_error(bad).unwrap();
+            assert!(
+                e.starts_with("invalid catalog name: a lowercase RFC 1123"),
+                "{e}"
+            );
+        }
+        let e = catalog_name_error(&[b'A'; 254]).unwrap();
+        assert!(
+            e.starts_with("invalid catalog name: must be no more than 253 characters; a lowercase"),
+            "{e}"
+        );
+    }
+}
