@@ -1,5 +1,5 @@
-//! A reply's body streamed from `catalog.jsonl`: a prefix, then sections read from the file a
-//! chunk at a time (adjacent sections read as one), gzip-compressed on the way when asked.
+//! A reply's body streamed from `catalog.jsonl`: bytes and sections read from the file a chunk
+//! at a time (adjacent sections read as one), gzip-compressed on the way when asked.
 //! Memory per response is one chunk (and the compressor's state).
 
 use std::collections::VecDeque;
@@ -19,39 +19,72 @@ use super::store::read_at;
 /// Bytes read from the file at once.
 pub const CHUNK: u64 = 32 << 10;
 
+/// A piece of a body: bytes, or a section of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// Sent as they are.
+    Text(Vec<u8>),
+    /// Read from the file.
+    File(Section),
+}
+
+enum Queued {
+    Text(Bytes),
+    File(Section),
+}
+
 /// The body of one reply.
 pub struct Payload {
     file: Arc<File>,
-    prefix: Option<Bytes>,
-    sections: VecDeque<Section>,
+    pieces: VecDeque<Queued>,
     gzip: Option<GzEncoder<Vec<u8>>>,
     /// Bytes still to send when not compressed.
     remaining: u64,
 }
 
 impl Payload {
-    /// `prefix`, then `sections` of `file`; compressed with gzip when `gzip`.
-    pub fn new(file: Arc<File>, prefix: Vec<u8>, sections: &[Section], gzip: bool) -> Self {
-        let mut merged: VecDeque<Section> = VecDeque::new();
-        for s in sections.iter().filter(|s| s.length > 0) {
-            match merged.back_mut() {
-                Some(last) if last.offset + last.length == s.offset => last.length += s.length,
-                _ => merged.push_back(*s),
+    /// `pieces` in order (adjacent sections of `file` read as one); compressed with gzip when
+    /// `gzip`.
+    pub fn new(file: Arc<File>, pieces: Vec<Piece>, gzip: bool) -> Self {
+        let mut queued: VecDeque<Queued> = VecDeque::new();
+        let mut remaining = 0;
+        for p in pieces {
+            match p {
+                Piece::Text(t) if !t.is_empty() => {
+                    remaining += t.len() as u64;
+                    queued.push_back(Queued::Text(Bytes::from(t)));
+                }
+                Piece::File(s) if s.length > 0 => {
+                    remaining += s.length;
+                    match queued.back_mut() {
+                        Some(Queued::File(last)) if last.offset + last.length == s.offset => {
+                            last.length += s.length
+                        }
+                        _ => queued.push_back(Queued::File(s)),
+                    }
+                }
+                _ => {}
             }
         }
-        let remaining = prefix.len() as u64 + merged.iter().map(|s| s.length).sum::<u64>();
         Payload {
             file,
-            prefix: (!prefix.is_empty()).then(|| Bytes::from(prefix)),
-            sections: merged,
+            pieces: queued,
             gzip: gzip.then(|| GzEncoder::new(Vec::new(), flate2::Compression::default())),
             remaining,
         }
     }
 
-    /// The next chunk of the file, `None` at the end.
-    fn read_chunk(&mut self) -> Option<std::io::Result<Bytes>> {
-        let s = self.sections.front_mut()?;
+    /// The next bytes to send before compression, `None` at the end.
+    fn next_plain(&mut self) -> Option<std::io::Result<Bytes>> {
+        let s = match self.pieces.front_mut()? {
+            Queued::Text(_) => {
+                let Some(Queued::Text(t)) = self.pieces.pop_front() else {
+                    return None;
+                };
+                return Some(Ok(t));
+            }
+            Queued::File(s) => s,
+        };
         let n = s.length.min(CHUNK);
         let mut buf = vec![0; n as usize];
         let got = match read_at(&self.file, s.offset, &mut buf) {
@@ -67,7 +100,7 @@ impl Payload {
         s.offset += n;
         s.length -= n;
         if s.length == 0 {
-            self.sections.pop_front();
+            self.pieces.pop_front();
         }
         Some(Ok(Bytes::from(buf)))
     }
@@ -75,10 +108,7 @@ impl Payload {
     /// The next data to send, `None` at the end.
     fn next_data(&mut self) -> Option<std::io::Result<Bytes>> {
         loop {
-            let plain = match self.prefix.take() {
-                Some(p) => Some(Ok(p)),
-                None => self.read_chunk(),
-            };
+            let plain = self.next_plain();
             let Some(gz) = self.gzip.as_mut() else {
                 if let Some(Ok(b)) = &plain {
                     self.remaining -= b.len() as u64;
@@ -122,7 +152,7 @@ impl Body for Payload {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.prefix.is_none() && self.sections.is_empty() && self.gzip.is_none()
+        self.pieces.is_empty() && self.gzip.is_none()
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -174,10 +204,15 @@ mod tests {
         let mut want = b"head".to_vec();
         want.extend_from_slice(&data[10..200_015]);
         want.extend_from_slice(&data[250_000..250_003]);
-        let p = Payload::new(f.clone(), b"head".to_vec(), &secs, false);
+        let pieces = |secs: &[Section]| {
+            let mut v = vec![Piece::Text(b"head".to_vec())];
+            v.extend(secs.iter().map(|s| Piece::File(*s)));
+            v
+        };
+        let p = Payload::new(f.clone(), pieces(&secs), false);
         assert_eq!(p.size_hint().exact(), Some(want.len() as u64));
         assert_eq!(collect(p), want);
-        let gz = collect(Payload::new(f, b"head".to_vec(), &secs, true));
+        let gz = collect(Payload::new(f, pieces(&secs), true));
         let mut got = Vec::new();
         flate2::read::GzDecoder::new(&gz[..])
             .read_to_end(&mut got)
@@ -187,16 +222,14 @@ mod tests {
 
     #[test]
     fn a_file_shorter_than_its_index_is_an_error() {
-        let p = Payload::new(
+        let mut p = Payload::new(
             file(b"abc"),
-            Vec::new(),
-            &[Section {
+            vec![Piece::File(Section {
                 offset: 1,
                 length: 5,
-            }],
+            })],
             false,
         );
-        let mut p = p;
         assert!(p.next_data().unwrap().is_err());
     }
 }

@@ -12,6 +12,7 @@
 //! - Methods other than GET and HEAD: 405 (`methodRestrictedHandler`).
 //! - Errors are written as `http.Error` writes them (`httpError`).
 
+use super::body::Piece;
 use super::index::Section;
 use super::precond::{Conditions, Outcome, check, parse_range};
 use super::store::Stored;
@@ -56,6 +57,8 @@ pub enum Content {
     Empty,
     /// Bytes to send as they are.
     Text(Vec<u8>),
+    /// Bytes and sections of `catalog.jsonl`, in order (a multipart answer).
+    Parts(Vec<Piece>),
     /// `prefix`, then these sections of `catalog.jsonl` in order.
     Sections {
         /// Sent first (catalogd's 500 quirk writes its error, then the answer).
@@ -71,9 +74,28 @@ impl Content {
         match self {
             Content::Empty => 0,
             Content::Text(t) => t.len() as u64,
+            Content::Parts(parts) => parts
+                .iter()
+                .map(|p| match p {
+                    Piece::Text(t) => t.len() as u64,
+                    Piece::File(s) => s.length,
+                })
+                .sum(),
             Content::Sections { prefix, sections } => {
                 prefix.len() as u64 + sections.iter().map(|s| s.length).sum::<u64>()
             }
+        }
+    }
+
+    /// The body as pieces to send.
+    pub fn pieces(self) -> Vec<Piece> {
+        match self {
+            Content::Empty => Vec::new(),
+            Content::Text(t) => vec![Piece::Text(t)],
+            Content::Parts(p) => p,
+            Content::Sections { prefix, sections } => std::iter::once(Piece::Text(prefix))
+                .chain(sections.into_iter().map(Piece::File))
+                .collect(),
         }
     }
 
@@ -273,23 +295,66 @@ fn serve_content(mut reply: Reply, catalog: &Catalog, req: &Request<'_>) -> Repl
         ranges.clear();
     }
     let (mut start, mut length) = (0, size);
-    if let [r] = ranges.as_slice() {
-        (start, length) = (r.start, r.length);
-        reply.status = 206;
-        reply.set("Content-Range", r.content_range(size));
+    let mut parts = None;
+    match ranges.as_slice() {
+        [] => {}
+        [r] => {
+            (start, length) = (r.start, r.length);
+            reply.status = 206;
+            reply.set("Content-Range", r.content_range(size));
+        }
+        several => {
+            // multipart/byteranges as mime/multipart writes it (CreatePart, Close), each part
+            // with its Content-Range and the Content-Type. Go's boundary is 30 random bytes in
+            // hex; this one is 30 bytes of the SHA-256 of the request's ranges and the file's
+            // time and size, so an answer is reproducible.
+            let boundary = boundary(req.conditions.range.as_deref().unwrap_or(""), modtime, size);
+            let mut pieces = Vec::new();
+            for (i, r) in several.iter().enumerate() {
+                let sep = if i == 0 { "" } else { "\r\n" };
+                pieces.push(Piece::Text(
+                    format!(
+                        "{sep}--{boundary}\r\nContent-Range: {}\r\nContent-Type: application/jsonl\r\n\r\n",
+                        r.content_range(size)
+                    )
+                    .into_bytes(),
+                ));
+                pieces.push(Piece::File(Section {
+                    offset: r.start,
+                    length: r.length,
+                }));
+            }
+            pieces.push(Piece::Text(format!("\r\n--{boundary}--\r\n").into_bytes()));
+            reply.status = 206;
+            reply.set(
+                "Content-Type",
+                format!("multipart/byteranges; boundary={boundary}"),
+            );
+            let content = Content::Parts(pieces);
+            length = content.len();
+            parts = Some(content);
+        }
     }
-    // Several ranges (multipart/byteranges) are not served: the whole file is, as a server
-    // may ignore Range (RFC 9110 §14.2).
     reply.set("Accept-Ranges", "bytes");
     reply.set("Content-Length", length.to_string());
-    reply.content = Content::Sections {
+    reply.content = parts.unwrap_or(Content::Sections {
         prefix: Vec::new(),
         sections: vec![Section {
             offset: start,
             length,
         }],
-    };
+    });
     reply
+}
+
+/// A multipart boundary: 60 hex digits, from the ranges asked and the file's time and size.
+fn boundary(ranges: &str, modtime: i64, size: u64) -> String {
+    let digest = crate::oci::digest::sha256(format!("{ranges}\n{modtime}\n{size}").as_bytes());
+    digest
+        .trim_start_matches("sha256:")
+        .chars()
+        .take(60)
+        .collect()
 }
 
 /// `writeNotModified`: 304 without the headers that describe content.

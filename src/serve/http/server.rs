@@ -26,7 +26,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::Sleep;
 
-use super::body::Payload;
+use super::body::{Payload, Piece};
 use super::handlers::{Catalog, Content, Reply, handle};
 use super::precond::Conditions;
 use crate::serve::listen::{Listener, connection_cap};
@@ -138,11 +138,9 @@ pub fn respond(catalog: &Catalog, req: &Request<Incoming>) -> Response<Payload> 
     }
     let head = method == "HEAD";
     let body_len = reply.content.len();
-    let (prefix, sections) = match std::mem::replace(&mut reply.content, Content::Empty) {
-        _ if head => (Vec::new(), Vec::new()),
-        Content::Empty => (Vec::new(), Vec::new()),
-        Content::Text(t) => (t, Vec::new()),
-        Content::Sections { prefix, sections } => (prefix, sections),
+    let pieces = match std::mem::replace(&mut reply.content, Content::Empty) {
+        _ if head => Vec::new(),
+        c => c.pieces(),
     };
     let mut b = Response::builder()
         .status(reply.status)
@@ -154,12 +152,11 @@ pub fn respond(catalog: &Catalog, req: &Request<Incoming>) -> Response<Payload> 
     if head && reply.header("Content-Length").is_none() && body_len > 0 {
         b = b.header("Content-Length", body_len.to_string());
     }
-    let payload = Payload::new(catalog.stored.file.clone(), prefix, &sections, gzip);
+    let payload = Payload::new(catalog.stored.file.clone(), pieces, gzip);
     b.body(payload).unwrap_or_else(|_| {
         let mut r = Response::new(Payload::new(
             catalog.stored.file.clone(),
-            b"500 Internal Server Error\n".to_vec(),
-            &[],
+            vec![Piece::Text(b"500 Internal Server Error\n".to_vec())],
             false,
         ));
         *r.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
