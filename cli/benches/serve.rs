@@ -8,6 +8,13 @@
 //! `OLMCTL_LOAD_ONLY_WRITE=DIR` writes the 10x catalog to DIR and stops. Any failed call fails
 //! the bench (exit 1). Numbers are printed, nothing is asserted on time.
 //!
+//! With `OLMCTL_LOAD_API=http` (or `grpc,http`; default `grpc`) the same catalogs are served
+//! with `--http --no-grpc` (catalogd's API) and each client (a thread, a new connection per
+//! request) fetches `/api/v1/all` (every fourth time with gzip), then asks `metas` 20 times
+//! (`package=P`, `schema=olm.package&name=P`, `schema=olm.bundle&package=P`, in turn over the
+//! packages; every fourth with gzip). A body of the wrong length or a status other than 200
+//! counts as an error.
+//!
 //! The server is the release `olmctl` binary.
 
 use std::path::Path;
@@ -16,6 +23,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+#[path = "../tests/common/http.rs"]
+#[allow(dead_code)]
+mod http;
 #[path = "../../benches/support/proc.rs"]
 mod proc;
 #[path = "../../benches/support/tenfold.rs"]
@@ -49,19 +59,45 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Starts the server and waits for health SERVING; the time from spawn to SERVING.
-async fn start(dir: &Path) -> (Server, Duration) {
+/// Which API is served and loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Api {
+    Grpc,
+    Http,
+}
+
+/// The HTTP API's base path in this benchmark.
+const BASE: &str = "/catalogs/bench/api/v1";
+
+/// Starts the server and waits until it answers (health SERVING, or `/all` for HTTP); the time
+/// from spawn to then.
+async fn start(dir: &Path, api: Api) -> (Server, Duration) {
     let port = free_port();
     let t0 = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_olmctl"))
-        .args(["catalog", "serve"])
-        .arg(dir)
-        .args(["--port", &port.to_string()])
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_olmctl"));
+    cmd.args(["catalog", "serve"]).arg(dir);
+    match api {
+        Api::Grpc => cmd.args(["--port", &port.to_string()]),
+        Api::Http => cmd.args([
+            "--http",
+            &port.to_string(),
+            "--no-grpc",
+            "--catalog-name",
+            "bench",
+        ]),
+    };
+    let child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("start olmctl catalog serve");
     let server = Server { child, port };
+    if api == Api::Http {
+        tokio::task::spawn_blocking(move || http::wait_ready(port, &format!("{BASE}/all")))
+            .await
+            .unwrap();
+        return (server, t0.elapsed());
+    }
     let url = format!("http://127.0.0.1:{port}");
     loop {
         if let Ok(ch) = tonic::transport::Endpoint::from_shared(url.clone())
@@ -156,7 +192,74 @@ async fn client(port: u16, offset: usize, stop: Arc<AtomicBool>, counts: Arc<Cou
     }
 }
 
+/// One HTTP client: `/all`, then 20 metas queries, until `stop`.
+fn http_client(port: u16, offset: usize, stop: Arc<AtomicBool>, counts: Arc<Counts>) {
+    let mut packages: Vec<String> = Vec::new();
+    let mut expect_len = 0usize;
+    let mut round = offset;
+    while !stop.load(Ordering::Relaxed) {
+        let gzip: &[(&str, &str)] = if round.is_multiple_of(4) {
+            &[("Accept-Encoding", "gzip")]
+        } else {
+            &[]
+        };
+        round += 1;
+        match http::request(port, "GET", &format!("{BASE}/all"), gzip) {
+            Ok(a) if a.status == 200 => {
+                counts.list_streams.fetch_add(1, Ordering::Relaxed);
+                counts
+                    .bytes
+                    .fetch_add(a.body.len() as u64, Ordering::Relaxed);
+                if gzip.is_empty() {
+                    if packages.is_empty() {
+                        expect_len = a.body.len();
+                        packages = String::from_utf8_lossy(&a.body)
+                            .lines()
+                            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                            .filter(|v| v["schema"] == "olm.package")
+                            .filter_map(|v| v["name"].as_str().map(str::to_string))
+                            .collect();
+                    } else if a.body.len() != expect_len {
+                        counts.errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            _ => {
+                counts.errors.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        for i in 0..20 {
+            if packages.is_empty() || stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let p = &packages[(offset + round * 20 + i) % packages.len()];
+            let q = match i % 3 {
+                0 => format!("package={p}"),
+                1 => format!("schema=olm.package&name={p}"),
+                _ => format!("schema=olm.bundle&package={p}"),
+            };
+            let gz: &[(&str, &str)] = if i.is_multiple_of(4) {
+                &[("Accept-Encoding", "gzip")]
+            } else {
+                &[]
+            };
+            match http::request(port, "GET", &format!("{BASE}/metas?{q}"), gz) {
+                Ok(a) if a.status == 200 && !a.body.is_empty() => {
+                    counts.get_bundles.fetch_add(1, Ordering::Relaxed);
+                    counts
+                        .bytes
+                        .fetch_add(a.body.len() as u64, Ordering::Relaxed);
+                }
+                _ => {
+                    counts.errors.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+}
+
 struct Row {
+    api: Api,
     name: String,
     ready: Duration,
     idle_kb: u64,
@@ -167,19 +270,45 @@ struct Row {
     lists: u64,
     listed: u64,
     gets: u64,
+    bytes: u64,
     errors: u64,
 }
 
-async fn measure(name: &str, dir: &Path, secs: u64, clients: usize) -> Row {
-    let (mut server, ready) = start(dir).await;
+impl Row {
+    /// The columns every table has: catalog, ready, RSS idle, peak/HWM, after.
+    fn memory(&self) -> String {
+        format!(
+            "{:<7} {:>6} ms {:>9} {:>13} {:>9}",
+            self.name,
+            self.ready.as_millis(),
+            mb(self.idle_kb),
+            format!(
+                "{}/{}",
+                mb(self.peak_kb).trim_end_matches(" MB"),
+                mb(self.hwm_kb)
+            ),
+            mb(self.after_kb)
+        )
+    }
+}
+
+async fn measure(name: &str, dir: &Path, secs: u64, clients: usize, api: Api) -> Row {
+    let (mut server, ready) = start(dir, api).await;
     let pid = server.child.id().to_string();
     tokio::time::sleep(Duration::from_secs(1)).await;
     let idle_kb = proc::status_kb(&pid, "VmRSS:");
     let stop = Arc::new(AtomicBool::new(false));
     let counts = Arc::new(Counts::default());
-    let tasks: Vec<_> = (0..clients)
-        .map(|i| tokio::spawn(client(server.port, i * 13, stop.clone(), counts.clone())))
-        .collect();
+    let (mut tasks, mut threads) = (Vec::new(), Vec::new());
+    for i in 0..clients {
+        let (port, stop, counts) = (server.port, stop.clone(), counts.clone());
+        match api {
+            Api::Grpc => tasks.push(tokio::spawn(client(port, i * 13, stop, counts))),
+            Api::Http => threads.push(std::thread::spawn(move || {
+                http_client(port, i * 13, stop, counts)
+            })),
+        }
+    }
     let t0 = Instant::now();
     let mut peak_kb = 0;
     // RSS at each quarter of the load: flat memory means these stay level.
@@ -197,6 +326,9 @@ async fn measure(name: &str, dir: &Path, secs: u64, clients: usize) -> Row {
     for t in tasks {
         t.await.unwrap();
     }
+    for t in threads {
+        t.join().unwrap();
+    }
     tokio::time::sleep(Duration::from_secs(2)).await;
     let after_kb = proc::status_kb(&pid, "VmRSS:");
     let hwm_kb = proc::status_kb(&pid, "VmHWM:");
@@ -206,6 +338,7 @@ async fn measure(name: &str, dir: &Path, secs: u64, clients: usize) -> Row {
     let code = server.child.wait().unwrap().code();
     assert_eq!(code, Some(0), "{name}: exit after SIGTERM");
     Row {
+        api,
         name: name.to_string(),
         ready,
         idle_kb,
@@ -216,6 +349,7 @@ async fn measure(name: &str, dir: &Path, secs: u64, clients: usize) -> Row {
         lists: counts.list_streams.load(Ordering::Relaxed),
         listed: counts.list_messages.load(Ordering::Relaxed),
         gets: counts.get_bundles.load(Ordering::Relaxed),
+        bytes: counts.bytes.load(Ordering::Relaxed),
         errors: counts.errors.load(Ordering::Relaxed),
     }
 }
@@ -242,7 +376,7 @@ fn main() {
         std::process::exit(if status.success() { 0 } else { 2 });
     }
     println!(
-        "catalog serve: {clients} clients x {secs} s (ListBundles to the end, then 20 GetBundle), on 127.0.0.1; 10x = {packages} packages, {bundles} bundles"
+        "catalog serve: {clients} clients x {secs} s (gRPC: ListBundles to the end, then 20 GetBundle; HTTP: /all, then 20 metas), on 127.0.0.1; 10x = {packages} packages, {bundles} bundles"
     );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -250,38 +384,50 @@ fn main() {
         .build()
         .unwrap();
     let only = std::env::var("OLMCTL_LOAD_CATALOGS").unwrap_or_else(|_| "v4.18,10x".into());
+    let apis_wanted = std::env::var("OLMCTL_LOAD_API").unwrap_or_else(|_| "grpc".into());
+    let mut apis = Vec::new();
+    for a in apis_wanted.split(',') {
+        match a {
+            "grpc" => apis.push(Api::Grpc),
+            "http" => apis.push(Api::Http),
+            other => {
+                eprintln!("OLMCTL_LOAD_API: unknown API {other:?} (grpc, http)");
+                std::process::exit(2);
+            }
+        }
+    }
     let rows = rt.block_on(async {
         let mut rows = Vec::new();
-        if only.split(',').any(|c| c == "v4.18") {
-            rows.push(measure("v4.18", &tenfold::fixture(), secs, clients).await);
-        }
-        if only.split(',').any(|c| c == "10x") {
-            rows.push(measure("10x", tmp.path(), secs, clients).await);
+        for &api in &apis {
+            if only.split(',').any(|c| c == "v4.18") {
+                rows.push(measure("v4.18", &tenfold::fixture(), secs, clients, api).await);
+            }
+            if only.split(',').any(|c| c == "10x") {
+                rows.push(measure("10x", tmp.path(), secs, clients, api).await);
+            }
         }
         rows
     });
-    println!(
-        "{:<7} {:>9} {:>9} {:>13} {:>9} {:>9} {:>9} {:>12} {:>9} {:>6}",
-        "catalog",
-        "ready",
-        "RSS idle",
-        "RSS peak/HWM",
-        "RSS after",
-        "lists",
-        "listed",
-        "GetBundle",
-        "calls/s",
-        "errors"
-    );
-    let mut failed = false;
-    for r in &rows {
+    if rows.iter().any(|r| r.api == Api::Grpc) {
         println!(
-            "{:<7} {:>6} ms {:>9} {:>13} {:>9} {:>9} {:>9} {:>12} {:>9.0} {:>6}",
-            r.name,
-            r.ready.as_millis(),
-            mb(r.idle_kb),
-            format!("{}/{}", mb(r.peak_kb).trim_end_matches(" MB"), mb(r.hwm_kb)),
-            mb(r.after_kb),
+            "{:<7} {:>9} {:>9} {:>13} {:>9} {:>9} {:>9} {:>12} {:>9} {:>6}",
+            "catalog",
+            "ready",
+            "RSS idle",
+            "RSS peak/HWM",
+            "RSS after",
+            "lists",
+            "listed",
+            "GetBundle",
+            "calls/s",
+            "errors"
+        );
+    }
+    let mut failed = false;
+    for r in rows.iter().filter(|r| r.api == Api::Grpc) {
+        println!(
+            "{} {:>9} {:>9} {:>12} {:>9.0} {:>6}",
+            r.memory(),
             r.lists,
             r.listed,
             r.gets,
@@ -290,11 +436,37 @@ fn main() {
         );
         failed |= r.errors > 0;
     }
+    if rows.iter().any(|r| r.api == Api::Http) {
+        println!(
+            "HTTP (catalogd's API, --no-grpc): {:<7} {:>9} {:>9} {:>13} {:>9} {:>7} {:>9} {:>9} {:>6}",
+            "catalog",
+            "ready",
+            "RSS idle",
+            "RSS peak/HWM",
+            "RSS after",
+            "/all",
+            "metas",
+            "MB/s",
+            "errors"
+        );
+    }
+    for r in rows.iter().filter(|r| r.api == Api::Http) {
+        println!(
+            "HTTP (catalogd's API, --no-grpc): {} {:>7} {:>9} {:>9.1} {:>6}",
+            r.memory(),
+            r.lists,
+            r.gets,
+            r.bytes as f64 / 1e6 / secs as f64,
+            r.errors
+        );
+        failed |= r.errors > 0;
+    }
     for r in &rows {
         let q: Vec<String> = r.quarters.iter().map(|kb| mb(*kb)).collect();
         println!(
-            "{:<7} RSS at each quarter of the load: {}",
+            "{:<7} {:?} RSS at each quarter of the load: {}",
             r.name,
+            r.api,
             q.join(", ")
         );
     }

@@ -175,6 +175,10 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    if let Command::Catalog(cmd::catalog::CatalogCmd::Serve { no_grpc: true, .. }) = &cli.command {
+        // Before any other thread: see olmctl::serve::single_arena.
+        olmctl::serve::single_arena();
+    }
     // Run on a large stack: catalog values may nest deeply and are walked recursively.
     let worker = std::thread::Builder::new()
         .stack_size(olmctl::fbc::load::PARSER_STACK)

@@ -122,13 +122,8 @@ pub fn list_files(root: &Path) -> Result<Vec<PathBuf>, LoadError> {
 /// Parses the text of one file into `cfg`, appending problems.
 pub fn parse_text(text: &str, file: &Arc<Path>, cfg: &mut DeclarativeConfig) -> Vec<LoadProblem> {
     let mut blob_problems = Vec::new();
-    let mut on_doc = |node| decode_blob(node, file, cfg, &mut blob_problems);
-    let first = text.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '\u{feff}');
-    let res = if first.starts_with('{') {
-        json::parse_object_stream(text, &mut on_doc)
-    } else {
-        yaml::parse_objects(text, &mut on_doc)
-    };
+    let on_doc = |node| decode_blob(node, file, cfg, &mut blob_problems);
+    let res = parse_blobs(text, on_doc);
     let mut problems: Vec<LoadProblem> = blob_problems
         .into_iter()
         .map(|(file, issue)| LoadProblem::Blob { file, issue })
@@ -140,6 +135,21 @@ pub fn parse_text(text: &str, file: &Arc<Path>, cfg: &mut DeclarativeConfig) -> 
         });
     }
     problems
+}
+
+/// Parses the documents of one catalog file as opm's `YAMLOrJSONDecoder` reads it: a JSON
+/// stream when the first non-blank character is `{`, else YAML; `on_doc` gets each blob in file
+/// order. Stops at the first syntax error.
+pub fn parse_blobs(
+    text: &str,
+    mut on_doc: impl FnMut(super::node::Node),
+) -> Result<(), ParseError> {
+    let first = text.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '\u{feff}');
+    if first.starts_with('{') {
+        json::parse_object_stream(text, &mut on_doc)
+    } else {
+        yaml::parse_objects(text, &mut on_doc)
+    }
 }
 
 fn parse_file(path: &Path) -> Result<(DeclarativeConfig, Vec<LoadProblem>), LoadError> {

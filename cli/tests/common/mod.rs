@@ -5,6 +5,7 @@
 pub mod bounded;
 pub mod cli;
 pub mod flaky;
+pub mod http;
 pub mod served;
 pub mod terminal;
 

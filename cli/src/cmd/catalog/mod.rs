@@ -38,13 +38,30 @@ pub enum CatalogCmd {
         output: Report,
     },
     /// Serve OLM's registry gRPC API (api.Registry, health, reflection) from a catalog, as
-    /// `opm serve` does in a CatalogSource pod. A catalog with errors is refused (exit 2).
+    /// `opm serve` does in a CatalogSource pod, and/or catalogd's HTTP API (OLM v1) with
+    /// --http. A catalog with errors is refused (exit 2).
     Serve {
         /// The catalog directory (e.g. /configs), or a catalog image (pulled first).
         catalog: String,
-        /// The port (every interface).
+        /// The gRPC port (every interface).
         #[arg(long, default_value_t = 50051)]
         port: u16,
+        /// Also serve catalogd's HTTP API on this port: GET /catalogs/NAME/api/v1/all and
+        /// /api/v1/metas?schema=&package=&name= (OLM v1's ClusterCatalog content).
+        #[arg(long, value_name = "PORT")]
+        http: Option<u16>,
+        /// The catalog's name in the HTTP API's URLs (a DNS-1123 subdomain, as a
+        /// ClusterCatalog's name).
+        #[arg(
+            long,
+            value_name = "NAME",
+            default_value = "catalog",
+            requires = "http"
+        )]
+        catalog_name: String,
+        /// Serve only the HTTP API (no gRPC port, no gRPC index).
+        #[arg(long, requires = "http")]
+        no_grpc: bool,
         /// Accepted for compatibility with `opm serve` (no cache is needed: the index is built
         /// at start).
         #[arg(long, value_name = "DIR")]
@@ -380,11 +397,33 @@ pub fn run(cmd: CatalogCmd) -> u8 {
         CatalogCmd::Serve {
             catalog,
             port,
+            http,
+            catalog_name,
+            no_grpc,
             limits,
             registry,
             pull,
             ..
         } => {
+            let limits: olmctl::serve::server::Limits = limits.into();
+            let serving = olmctl::serve::run::Serving {
+                grpc: (!no_grpc).then_some(port),
+                http: http.map(|port| olmctl::serve::run::HttpServing {
+                    port,
+                    catalog: catalog_name,
+                    limits: olmctl::serve::http::server::HttpLimits {
+                        max_connections: limits.max_connections,
+                        ..Default::default()
+                    },
+                }),
+            };
+            // Refused before an image is pulled.
+            if let Some(e) = serving.http.as_ref().and_then(|h| {
+                olmctl::serve::http::handlers::catalog_name_error(h.catalog.as_bytes())
+            }) {
+                crate::term::error(format_args!("--catalog-name: {e}"));
+                return EXIT_USAGE;
+            }
             // An image is pulled into a scratch directory that lives as long as the server.
             let pulled =
                 match crate::inputs::pulled(&[catalog.as_str()], &registry, &pull, Want::Catalog) {
@@ -398,7 +437,7 @@ pub fn run(cmd: CatalogCmd) -> u8 {
                 Some((_, dir)) => dir.clone(),
                 None => PathBuf::from(&catalog),
             };
-            serve(&dir, port, limits.into())
+            serve(&dir, &serving, limits)
         }
         CatalogCmd::Fmt {
             dir,
@@ -529,9 +568,13 @@ pub fn run(cmd: CatalogCmd) -> u8 {
 
 /// `catalog serve`: one library operation ([`olmctl::serve::run::serve_dir`]), its refusal
 /// printed.
-fn serve(dir: &std::path::Path, port: u16, limits: olmctl::serve::server::Limits) -> u8 {
+fn serve(
+    dir: &std::path::Path,
+    serving: &olmctl::serve::run::Serving,
+    limits: olmctl::serve::server::Limits,
+) -> u8 {
     let events = crate::report::stderr_events();
-    match olmctl::serve::run::serve_dir(dir, port, limits, events.as_ref()) {
+    match olmctl::serve::run::serve_dir(dir, serving, limits, events.as_ref()) {
         Ok(()) => EXIT_OK,
         Err(NotServed::Failed(e)) => {
             crate::term::error(e);
