@@ -408,6 +408,14 @@ fn hostile_runs(d: &str, empty: &str, pkg: &str) -> Vec<(&'static str, Vec<Strin
             ],
         ),
         (
+            "bundle permissions",
+            vec!["bundle", "permissions", EVIL, "--olmv1", "--install-namespace", EVIL],
+        ),
+        (
+            "bundle installer-rbac",
+            vec!["bundle", "installer-rbac", EVIL, "--install-namespace", EVIL],
+        ),
+        (
             "gate evaluate",
             vec![
                 "gate",

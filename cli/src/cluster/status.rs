@@ -6,8 +6,11 @@ use olmctl::status::{Row, rows};
 use super::StatusRequest;
 use super::api::{self, Calls, Cluster};
 
-/// Copied CSVs (one per namespace an AllNamespaces operator watches) carry this label; they are
-/// not installs, so they are not listed.
+/// Copied CSVs (one per namespace an AllNamespaces operator watches) carry this label, set to
+/// the operator's namespace by OLM's `pkg/controller/operators/olm/operatorgroup.go ::
+/// csvCopyPrototype` (called from `copyToNamespace`); they are not installs, so they are not
+/// listed, as OLM's own CSV informers leave them out (`olm/operator.go`: the selector
+/// `!olm.copiedFrom`).
 const NOT_COPIED: &str = "!olm.copiedFrom";
 
 /// What `olmctl status` read.
