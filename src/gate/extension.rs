@@ -136,6 +136,24 @@ impl ExtensionDecision {
     pub fn changes_pin(&self) -> bool {
         self.pin.as_ref().is_some_and(|p| *p != self.version)
     }
+
+    /// The JSON merge patch that writes the decision, if it changes the pin: the new
+    /// `spec.source.catalog.version`, guarded by the `metadata.resourceVersion` the decision
+    /// was made on (the API server refuses it with 409 when the extension changed since); a
+    /// move to a newer version also stamps [`PINNED_AT_ANNOTATION`] with `now`, from which
+    /// the next step's `minAge` counts. Pinning a range to the installed version is no step and
+    /// leaves the stamp alone.
+    pub fn pin_patch(&self, now: Timestamp) -> Option<serde_json::Value> {
+        let pin = self.pin.as_ref().filter(|_| self.changes_pin())?;
+        let mut metadata = serde_json::json!({"resourceVersion": self.resource_version});
+        if self.decision == ExtVerdict::Move {
+            metadata["annotations"] = serde_json::json!({PINNED_AT_ANNOTATION: now.to_string()});
+        }
+        Some(serde_json::json!({
+            "metadata": metadata,
+            "spec": {"source": {"catalog": {"version": pin}}},
+        }))
+    }
 }
 
 /// What [`evaluate`] reads.
@@ -1080,6 +1098,33 @@ mod tests {
         assert_eq!(
             (d.decision, d.pin.as_deref(), d.reasons.len()),
             (ExtVerdict::Current, Some("2.0.0"), 0)
+        );
+    }
+
+    #[test]
+    fn the_patch_moves_the_pin_stamps_the_step_and_is_guarded_by_the_resource_version() {
+        let at: Timestamp = "2026-09-20T10:00:05Z".parse().expect("ts");
+        let d = one(&ce("1.0.0"), &safe_catalog(), &policy(""));
+        assert_eq!(
+            d.pin_patch(at),
+            Some(json!({
+                "metadata": {"resourceVersion": "77", "annotations": {PINNED_AT_ANNOTATION: "2026-09-20T10:00:05Z"}},
+                "spec": {"source": {"catalog": {"version": "1.1.0"}}},
+            }))
+        );
+        // Held with the pin where it is: nothing to write.
+        let d = one(&ce("1.1.0"), &safe_catalog(), &policy(""));
+        assert_eq!(d.pin_patch(at), None);
+        // A range pinned to the installed version: no stamp (no step was taken).
+        let mut x = ce("1.1.0");
+        x["spec"]["source"]["catalog"]["version"] = json!(">=1.0.0");
+        let d = one(&x, &safe_catalog(), &policy(""));
+        assert_eq!(
+            d.pin_patch(at),
+            Some(json!({
+                "metadata": {"resourceVersion": "77"},
+                "spec": {"source": {"catalog": {"version": "1.1.0"}}},
+            }))
         );
     }
 
