@@ -197,7 +197,7 @@ fn bad_input_is_exit_2_with_file_and_line() {
         ),
         (
             "apiVersion: olmctl.dev/v1alpha1\nkind: UpgradePolicy\nspec:\n  minAge: 1h\n".to_string(),
-            "unknown field spec.minAge (known: subscriptionSelector, maxUpgrade, crdChecks, maintenanceWindows, soak, paused)",
+            "unknown field spec.minAge (known: subscriptionSelector, clusterExtensionSelector, maxUpgrade, crdChecks, maintenanceWindows, soak, paused)",
         ),
         ("apiVersion: olmctl.dev/v2\nkind: UpgradePolicy\n".to_string(), "policy.yaml:1:13: apiVersion must be"),
     ];

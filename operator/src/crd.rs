@@ -157,6 +157,10 @@ pub mod v1 {
         /// Subscriptions of this namespace; empty selects all.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub selector: Option<LabelSelector>,
+        /// OLM v1 ClusterExtensions that install into this namespace (`spec.namespace`), whose
+        /// version pin the gate moves; absent: none, empty: all.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub cluster_extension_selector: Option<LabelSelector>,
         /// How far an upgrade may move from the installed CSV's version (default major).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_version_jump: Option<Jump>,
@@ -196,6 +200,9 @@ pub mod v1alpha1 {
         /// v1 `selector`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub subscription_selector: Option<LabelSelector>,
+        /// v1 `clusterExtensionSelector` (the same name in both versions).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub cluster_extension_selector: Option<LabelSelector>,
         /// v1 `maxVersionJump`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub max_upgrade: Option<Jump>,
@@ -267,6 +274,21 @@ pub fn crd_for(release: &str) -> Option<CustomResourceDefinition> {
         }
         "0.3.0" => {}
         _ => return None,
+    }
+    if release != "0.3.0" {
+        // `clusterExtensionSelector` (issue 31, OLM v1) came after 0.2.0.
+        for v in &mut c.spec.versions {
+            if let Some(props) = v
+                .schema
+                .as_mut()
+                .and_then(|s| s.open_api_v3_schema.as_mut())
+                .and_then(|s| s.properties.as_mut())
+                .and_then(|p| p.get_mut("spec"))
+                .and_then(|s| s.properties.as_mut())
+            {
+                props.remove("clusterExtensionSelector");
+            }
+        }
     }
     Some(c)
 }
@@ -356,6 +378,41 @@ mod tests {
             [s("v1", true, false), s("v1alpha1", false, true)]
         );
         assert!(crd_for("0.9.0").is_none());
+    }
+
+    #[test]
+    fn cluster_extension_selector_is_in_both_versions_and_reads_the_same_in_the_gate() {
+        for (api, rest) in [
+            ("v1", "maxVersionJump: patch"),
+            ("v1alpha1", "maxUpgrade: patch"),
+        ] {
+            let text = format!(
+                "apiVersion: olmctl.dev/{api}\nkind: UpgradePolicy\nmetadata: {{name: db, namespace: acme-system}}\nspec:\n  clusterExtensionSelector: {{matchLabels: {{team: db}}}}\n  {rest}\n"
+            );
+            let json = olmctl::fbc::yaml::first_document(&text)
+                .expect("yaml")
+                .expect("doc")
+                .to_json();
+            let back = if api == "v1" {
+                let p: v1::UpgradePolicy = serde_json::from_str(&json).expect("typed");
+                serde_json::to_string(&p).expect("json")
+            } else {
+                let p: v1alpha1::UpgradePolicy = serde_json::from_str(&json).expect("typed");
+                serde_json::to_string(&p).expect("json")
+            };
+            let a = olmctl::gate::policy::parse(&text).expect("text");
+            let b = olmctl::gate::policy::parse(&back).expect("typed");
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+            let sel = b.cluster_extension_selector.expect("kept");
+            assert_eq!(sel.match_labels.get("team").map(String::as_str), Some("db"));
+        }
+        // The CRD's schema has the field in both versions (the API server would prune it).
+        let yaml = crd_yaml();
+        assert_eq!(
+            yaml.matches("clusterExtensionSelector:").count(),
+            2,
+            "{yaml}"
+        );
     }
 
     #[test]

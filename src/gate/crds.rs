@@ -67,6 +67,10 @@ pub struct Upgrade<'a> {
     pub csv: Node,
     /// The CRDs the plan applies.
     pub crds: Vec<Node>,
+    /// Judge as OLM v1's CRD upgrade-safety preflight does (`preflight: olmv1` of `check
+    /// upgrade`: SCH014 is an error and crdify's parent reports are added), for a
+    /// ClusterExtension's step; false for OLM v0's InstallPlans.
+    pub preflight_olmv1: bool,
 }
 
 impl Upgrade<'_> {
@@ -105,7 +109,10 @@ impl Upgrade<'_> {
             .collect();
         hist.union_stored(&live_stored);
         let opts = safety::Options {
-            policy: safety::Policy::default(),
+            policy: safety::Policy {
+                preflight_olmv1: self.preflight_olmv1,
+                ..safety::Policy::default()
+            },
             target: kube.and_then(|v| K8sRange::parse(&format!("{}.{}", v.major, v.minor)).ok()),
         };
         let mut found = safety::check_edge(&of, &nf, &hist, &opts);

@@ -47,10 +47,14 @@ codes! {
     WINDOW = "GATE009", Warning, "Outside every maintenance window of the policy: the plan waits for the next opening.";
     SOAK = "GATE010", Warning, "The InstallPlan is younger than the policy's minAge (counted from its creationTimestamp): it waits until it has soaked.";
     PAUSED = "GATE011", Error, "The policy is paused: nothing is approved until it is resumed.";
-    OVERRIDE = "GATE012", Info, "Approved by the olmctl.dev/approve annotation on a Subscription, despite the other reasons listed.";
+    OVERRIDE = "GATE012", Info, "Approved by the olmctl.dev/approve annotation on a Subscription (for a ClusterExtension: the pin moved by its olmctl.dev/approve-version annotation), despite the other reasons listed.";
     KUBE_TOO_OLD = "GATE013", Error, "A CSV of the plan needs a newer Kubernetes (spec.minKubeVersion) than the cluster runs: OLM would install it and the CSV would fail.";
     KUBE_UNKNOWN = "GATE014", Info, "The cluster's Kubernetes version is not known (no --kube-version), so minKubeVersion was not checked.";
     CRD_WARNING = "GATE015", Info, "A CRD safety warning of `check upgrade` that the upgrade introduces: reported, no reason to hold.";
+    ROLLOUT = "GATE016", Warning, "The ClusterExtension has no installed bundle yet, or OLM v1 is still rolling out (Installed is not True, its generation is not observed yet, or the installed version is not the pinned one): the gate waits and leaves the pin as it is.";
+    PIN = "GATE017", Info, "The ClusterExtension's spec.source.catalog.version is not an exact pin of the installed version (empty, or a range under which OLM v1 upgrades by itself): the gate pins it to the installed version.";
+    PASSED_OVER = "GATE018", Info, "A higher direct successor of the installed ClusterExtension bundle that the policy does not allow was passed over: the pin moves to a lower one the policy allows.";
+    STEP_FAILED = "GATE019", Error, "OLM v1 gave up on the step to the pinned version (Progressing is False: a terminal error such as its CRD upgrade-safety preflight): a person must move the pin back or fix the cause.";
 }
 
 /// The annotation of the human override; its value names the InstallPlan to approve.
@@ -112,7 +116,11 @@ pub struct Reason {
 }
 
 impl Reason {
-    fn new(code: &'static crate::diag::Code, effect: Effect, message: impl Into<String>) -> Self {
+    pub(super) fn new(
+        code: &'static crate::diag::Code,
+        effect: Effect,
+        message: impl Into<String>,
+    ) -> Self {
         Reason {
             code: code.code,
             effect,
@@ -166,7 +174,8 @@ pub struct Context<'a> {
     pub kube: Option<&'a Version>,
 }
 
-fn labels(o: &Object) -> std::collections::BTreeMap<String, String> {
+/// An object's `metadata.labels`.
+pub(super) fn labels(o: &Object) -> std::collections::BTreeMap<String, String> {
     match field(&o.node, &["metadata", "labels"]).map(|n| &n.value) {
         Some(Value::Map(es)) => es
             .iter()
@@ -213,8 +222,9 @@ fn references(sub: &Object, plan: &Object) -> bool {
         && sub.str(&["status", "installPlanRef", "name"]) == Some(plan.name())
 }
 
-fn int_at(o: &Object, path: &[&str]) -> Option<i64> {
-    match field(&o.node, path).map(|n| &n.value) {
+/// An integer at `path` (a number, or a string of one).
+pub(super) fn int_at(n: &Node, path: &[&str]) -> Option<i64> {
+    match field(n, path).map(|n| &n.value) {
         Some(Value::Number(n)) if n.fract() == 0.0 => Some(*n as i64),
         Some(Value::Str(s)) => s.parse().ok(),
         _ => None,
@@ -244,11 +254,14 @@ enum Currency {
 }
 
 fn currency(plan: &Object, ns_subs: &[&Object], csvs: &[String]) -> Currency {
-    let generation = int_at(plan, &["spec", "generation"]);
+    let generation = int_at(&plan.node, &["spec", "generation"]);
     let referencing: Vec<&&Object> = ns_subs.iter().filter(|s| references(s, plan)).collect();
     let current = referencing.iter().any(|s| {
         let target = s.str(&["status", "currentCSV"]).unwrap_or_default();
-        let same_generation = match (int_at(s, &["status", "installPlanGeneration"]), generation) {
+        let same_generation = match (
+            int_at(&s.node, &["status", "installPlanGeneration"]),
+            generation,
+        ) {
             (Some(a), Some(b)) => a == b,
             _ => true,
         };
@@ -258,9 +271,9 @@ fn currency(plan: &Object, ns_subs: &[&Object], csvs: &[String]) -> Currency {
         return Currency::Current;
     }
     let moved_on = generation.is_some_and(|g| {
-        ns_subs
-            .iter()
-            .any(|s| int_at(s, &["status", "installPlanGeneration"]).is_some_and(|sg| sg >= g))
+        ns_subs.iter().any(|s| {
+            int_at(&s.node, &["status", "installPlanGeneration"]).is_some_and(|sg| sg >= g)
+        })
     });
     if moved_on || !referencing.is_empty() {
         Currency::Stale
@@ -455,14 +468,7 @@ fn decide(ctx: &Context<'_>, plan: &Object) -> Option<Decision> {
         d.reasons.push(Reason::new(&NOT_READY, Effect::Wait, why));
         return Some(d);
     }
-    let several = policies.len() > 1;
-    let of = |p: &Policy, m: String| {
-        if several {
-            format!("{m} (UpgradePolicy {})", p.name)
-        } else {
-            m
-        }
-    };
+    let of = naming(policies.len() > 1);
     let mut reasons = Vec::new();
     let mut from = BTreeSet::new();
     let mut accounted = true;
@@ -520,83 +526,26 @@ fn decide(ctx: &Context<'_>, plan: &Object) -> Option<Decision> {
             judge_csv(p, &facts, &of, &mut reasons);
         }
     }
-    let mut requeue: Option<Timestamp> = None;
-    let mut valid_until: Option<Timestamp> = None;
-    let mut until =
-        |t: Timestamp| valid_until = Some(valid_until.map_or(t, |v: Timestamp| v.min(t)));
+    let mut timing = Timing::default();
     for p in &policies {
-        if let Some(t) = window::next_edge(&p.windows, ctx.now) {
-            until(t);
-        }
-        if p.paused {
-            reasons.push(Reason::new(
-                &PAUSED,
-                Effect::Hold,
-                format!("UpgradePolicy {} is paused", p.name),
-            ));
-        }
-        if !window::open(&p.windows, ctx.now) {
-            let next = window::next_open(&p.windows, ctx.now);
-            if let Some(t) = next {
-                requeue = Some(requeue.map_or(t, |r| r.min(t)));
-            }
-            reasons.push(Reason::new(
-                &WINDOW,
-                Effect::Wait,
-                of(
-                    p,
-                    match next {
-                        Some(t) => {
-                            format!("outside every maintenance window; the next opens at {t}")
-                        }
-                        None => "outside every maintenance window, and none opens again".into(),
-                    },
-                ),
-            ));
-        }
-        if let Some(min_age) = p.min_age {
-            let created = plan
-                .str(&["metadata", "creationTimestamp"])
-                .and_then(|t| t.parse::<Timestamp>().ok());
-            match created {
-                Some(c) => {
-                    if let Some(at) = window::soaked_at(c, min_age, ctx.now) {
-                        requeue = Some(requeue.map_or(at, |r| r.min(at)));
-                        until(at);
-                        reasons.push(Reason::new(
-                            &SOAK,
-                            Effect::Wait,
-                            of(
-                                p,
-                                format!(
-                                    "InstallPlan {} was created at {c}, less than minAge {} ago; it is old enough at {at}",
-                                    plan.name(),
-                                    super::window::format_duration(min_age)
-                                ),
-                            ),
-                        ));
-                    }
-                }
-                None => reasons.push(Reason::new(
-                    &SOAK,
-                    Effect::Hold,
-                    format!(
-                        "InstallPlan {} has no valid creationTimestamp, so minAge cannot be judged",
-                        plan.name()
-                    ),
-                )),
-            }
-        }
+        let created = plan
+            .str(&["metadata", "creationTimestamp"])
+            .and_then(|t| t.parse::<Timestamp>().ok());
+        let soak = Soak {
+            since: created,
+            what: format!("InstallPlan {} was created", plan.name()),
+            missing: format!(
+                "InstallPlan {} has no valid creationTimestamp, so minAge cannot be judged",
+                plan.name()
+            ),
+        };
+        clock_reasons(p, ctx.now, &soak, &of, &mut reasons, &mut timing);
     }
-    // The same finding from several policies is one reason.
-    let mut seen = BTreeSet::new();
-    reasons.retain(|r: &Reason| seen.insert((r.code, r.effect, r.message.clone())));
-    let worst = reasons
-        .iter()
-        .map(|r| r.effect)
-        .max()
-        .unwrap_or(Effect::Info);
-    let mut decision = match worst {
+    let Timing {
+        requeue_at: mut requeue,
+        valid_until,
+    } = timing;
+    let mut decision = match worst(&mut reasons) {
         Effect::Hold => Verdict::Hold,
         Effect::Wait => Verdict::Wait,
         Effect::Info => Verdict::Approve,
@@ -720,26 +669,8 @@ fn csv_facts(
         });
     }
     // minKubeVersion against the cluster.
-    if let Some(min) = str_at(&new_csv, &["spec", "minKubeVersion"]).filter(|s| !s.is_empty()) {
-        match (
-            ctx.kube,
-            crate::checks::bundle::apis::parse_kube_version_strict(min),
-        ) {
-            (None, _) => facts.kube.push(Reason::new(
-                &KUBE_UNKNOWN,
-                Effect::Info,
-                format!("{csv} needs Kubernetes {min}; the cluster's version is unknown, so this was not checked"),
-            )),
-            (Some(k), Some(m)) if k.cmp_precedence(&m).is_lt() => facts.kube.push(hold(
-                &KUBE_TOO_OLD,
-                format!("{csv} needs Kubernetes {min} (spec.minKubeVersion); the cluster runs {k}"),
-            )),
-            (Some(_), Some(_)) => {}
-            (Some(_), None) => facts.kube.push(hold(
-                &KUBE_TOO_OLD,
-                format!("{csv} has spec.minKubeVersion {min:?}, which is not a version"),
-            )),
-        }
+    if let Some(min) = str_at(&new_csv, &["spec", "minKubeVersion"]) {
+        facts.kube = kube_reasons(csv, min, ctx.kube);
     }
     if !check_crds {
         return facts;
@@ -768,6 +699,7 @@ fn csv_facts(
         live,
         csv: new_csv,
         crds,
+        preflight_olmv1: false,
     };
     facts.crds = Some(up.check(ctx.kube));
     facts
@@ -799,15 +731,35 @@ fn judge_csv(
         _ => {}
     }
     reasons.extend(facts.kube.iter().cloned());
-    let Some(out) = &facts.crds else { return };
+    if let Some(out) = &facts.crds {
+        reasons.extend(crd_reasons(p, csv, out));
+    }
+}
+
+/// How a policy-specific message names its policy: only when several policies govern.
+pub(super) fn naming(several: bool) -> impl Fn(&Policy, String) -> String {
+    move |p: &Policy, m: String| {
+        if several {
+            format!("{m} (UpgradePolicy {})", p.name)
+        } else {
+            m
+        }
+    }
+}
+
+/// One policy's reasons for the CRD safety findings of the upgrade to `to` (GATE007, GATE015,
+/// GATE008): errors hold under `crdSafety: Enforce` and inform under `Warn`; nothing under
+/// `Ignore`.
+pub(super) fn crd_reasons(p: &Policy, to: &str, out: &crate::gate::crds::Outcome) -> Vec<Reason> {
+    let mut reasons = Vec::new();
     if p.crd_safety == CrdSafety::Ignore {
-        return;
+        return reasons;
     }
     let effect = match p.crd_safety {
         CrdSafety::Enforce => Effect::Hold,
         _ => Effect::Info,
     };
-    let say = |f: &crate::diag::Finding| format!("{} {}: {}", csv, f.code, f.message);
+    let say = |f: &crate::diag::Finding| format!("{} {}: {}", to, f.code, f.message);
     for f in &out.errors {
         reasons.push(Reason::new(&CRD_UNSAFE, effect, say(f)));
     }
@@ -816,10 +768,142 @@ fn judge_csv(
     }
     for f in &out.preexisting {
         let m = format!(
-            "{csv}: the live cluster already has {}: {}",
+            "{to}: the live cluster already has {}: {}",
             f.code, f.message
         );
         reasons.push(Reason::new(&CRD_PREEXISTING, Effect::Info, m));
+    }
+    reasons
+}
+
+/// Dedupes `reasons` (the same finding from several policies is one reason) and gives the
+/// strongest effect among them.
+pub(super) fn worst(reasons: &mut Vec<Reason>) -> Effect {
+    let mut seen = BTreeSet::new();
+    reasons.retain(|r: &Reason| seen.insert((r.code, r.effect, r.message.clone())));
+    reasons
+        .iter()
+        .map(|r| r.effect)
+        .max()
+        .unwrap_or(Effect::Info)
+}
+
+/// A bundle's `minKubeVersion` (named `what`) against the cluster's version (GATE013, GATE014).
+pub(super) fn kube_reasons(what: &str, min: &str, kube: Option<&Version>) -> Vec<Reason> {
+    let hold = |code, m: String| Reason::new(code, Effect::Hold, m);
+    if min.is_empty() {
+        return Vec::new();
+    }
+    match (
+        kube,
+        crate::checks::bundle::apis::parse_kube_version_strict(min),
+    ) {
+        (None, _) => vec![Reason::new(
+            &KUBE_UNKNOWN,
+            Effect::Info,
+            format!(
+                "{what} needs Kubernetes {min}; the cluster's version is unknown, so this was not checked"
+            ),
+        )],
+        (Some(k), Some(m)) if k.cmp_precedence(&m).is_lt() => vec![hold(
+            &KUBE_TOO_OLD,
+            format!("{what} needs Kubernetes {min} (spec.minKubeVersion); the cluster runs {k}"),
+        )],
+        (Some(_), Some(_)) => Vec::new(),
+        (Some(_), None) => vec![hold(
+            &KUBE_TOO_OLD,
+            format!("{what} has spec.minKubeVersion {min:?}, which is not a version"),
+        )],
+    }
+}
+
+/// When a waiting decision should be looked at again, and until when it stands.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Timing {
+    /// The earliest instant a wait can end (the next window, the end of the soak).
+    pub requeue_at: Option<Timestamp>,
+    /// The earliest window edge or soak end.
+    pub valid_until: Option<Timestamp>,
+}
+
+impl Timing {
+    fn requeue(&mut self, t: Timestamp) {
+        self.requeue_at = Some(self.requeue_at.map_or(t, |r| r.min(t)));
+    }
+
+    fn until(&mut self, t: Timestamp) {
+        self.valid_until = Some(self.valid_until.map_or(t, |v| v.min(t)));
+    }
+}
+
+/// What `minAge` counts from.
+pub(super) struct Soak {
+    /// The instant, when known.
+    pub since: Option<Timestamp>,
+    /// What happened at that instant (`InstallPlan x was created`).
+    pub what: String,
+    /// The hold message when the instant is unknown.
+    pub missing: String,
+}
+
+/// One policy's reasons that depend on the clock: `paused` (GATE011), the maintenance windows
+/// (GATE009) and `minAge` (GATE010).
+pub(super) fn clock_reasons(
+    p: &Policy,
+    now: Timestamp,
+    soak: &Soak,
+    of: &dyn Fn(&Policy, String) -> String,
+    reasons: &mut Vec<Reason>,
+    timing: &mut Timing,
+) {
+    if let Some(t) = window::next_edge(&p.windows, now) {
+        timing.until(t);
+    }
+    if p.paused {
+        reasons.push(Reason::new(
+            &PAUSED,
+            Effect::Hold,
+            format!("UpgradePolicy {} is paused", p.name),
+        ));
+    }
+    if !window::open(&p.windows, now) {
+        let next = window::next_open(&p.windows, now);
+        if let Some(t) = next {
+            timing.requeue(t);
+        }
+        reasons.push(Reason::new(
+            &WINDOW,
+            Effect::Wait,
+            of(
+                p,
+                match next {
+                    Some(t) => format!("outside every maintenance window; the next opens at {t}"),
+                    None => "outside every maintenance window, and none opens again".into(),
+                },
+            ),
+        ));
+    }
+    let Some(min_age) = p.min_age else { return };
+    match soak.since {
+        Some(c) => {
+            if let Some(at) = window::soaked_at(c, min_age, now) {
+                timing.requeue(at);
+                timing.until(at);
+                reasons.push(Reason::new(
+                    &SOAK,
+                    Effect::Wait,
+                    of(
+                        p,
+                        format!(
+                            "{} at {c}, less than minAge {} ago; it is old enough at {at}",
+                            soak.what,
+                            window::format_duration(min_age)
+                        ),
+                    ),
+                ));
+            }
+        }
+        None => reasons.push(Reason::new(&SOAK, Effect::Hold, soak.missing.clone())),
     }
 }
 

@@ -6,6 +6,7 @@ mod budget;
 pub mod convert;
 pub mod crds;
 pub mod decide;
+pub mod extension;
 mod fixture;
 pub mod jump;
 pub mod manifests;

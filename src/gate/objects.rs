@@ -1,7 +1,7 @@
 //! The cluster objects `olmctl gate evaluate -f` reads: YAML files of Kubernetes objects (one
 //! per document, or `kind: List` dumps as `kubectl get -o yaml` writes them). The gate keeps
-//! Subscriptions, InstallPlans, ClusterServiceVersions, CustomResourceDefinitions and
-//! ConfigMaps and ignores every other kind; a document that is not a Kubernetes object is an
+//! Subscriptions, InstallPlans, ClusterServiceVersions, CustomResourceDefinitions, ConfigMaps,
+//! and OLM v1's ClusterExtensions and ClusterCatalogs, and ignores every other kind; a document that is not a Kubernetes object is an
 //! error at its file and line.
 
 use std::path::Path;
@@ -62,6 +62,10 @@ pub struct Objects {
     pub crds: Vec<Object>,
     /// Core ConfigMaps.
     pub config_maps: Vec<Object>,
+    /// `olm.operatorframework.io` ClusterExtensions (OLM v1).
+    pub cluster_extensions: Vec<Object>,
+    /// `olm.operatorframework.io` ClusterCatalogs (OLM v1; their `status.lastUnpacked`).
+    pub cluster_catalogs: Vec<Object>,
     /// How many objects of other kinds were ignored.
     pub ignored: usize,
     /// What is left of this evaluation's budget for decoding unpacked bundles.
@@ -150,6 +154,8 @@ impl Objects {
             ("operators.coreos.com", "ClusterServiceVersion") => &mut self.csvs,
             ("apiextensions.k8s.io", "CustomResourceDefinition") => &mut self.crds,
             ("", "ConfigMap") => &mut self.config_maps,
+            ("olm.operatorframework.io", "ClusterExtension") => &mut self.cluster_extensions,
+            ("olm.operatorframework.io", "ClusterCatalog") => &mut self.cluster_catalogs,
             _ => {
                 self.ignored += 1;
                 return Ok(());

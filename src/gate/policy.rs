@@ -7,6 +7,8 @@
 //! metadata: {name: default, namespace: acme-system}
 //! spec:
 //!   selector: {matchLabels: {}}   # Subscriptions of this namespace; empty selects all
+//!   clusterExtensionSelector:     # OLM v1 ClusterExtensions installing into this namespace
+//!     matchLabels: {}             # (absent: none; empty: all)
 //!   maxVersionJump: minor         # patch | minor | major (default major: no limit)
 //!   crdSafety: Enforce            # Enforce (default) | Warn | Ignore
 //!   maintenanceWindows:           # empty: any time
@@ -88,6 +90,10 @@ pub struct Policy {
     pub namespace: String,
     /// `spec.selector`.
     pub selector: Selector,
+    /// `spec.clusterExtensionSelector`: the OLM v1 ClusterExtensions the policy governs
+    /// (`None`: none; an empty selector: every ClusterExtension installing into the policy's
+    /// namespace).
+    pub cluster_extension_selector: Option<Selector>,
     /// `spec.maxVersionJump`.
     pub max_version_jump: Jump,
     /// `spec.crdSafety`.
@@ -168,23 +174,25 @@ fn list<'a>(n: &'a Node, path: &str) -> Result<&'a [Node], PolicyError> {
     }
 }
 
-fn selector(n: &Node) -> Result<Selector, PolicyError> {
-    let m = map(n, "spec.selector", &["matchLabels", "matchExpressions"])?;
+/// Reads the label selector at `path` (`spec.selector`, `spec.clusterExtensionSelector`, or a
+/// ClusterExtension's `spec.source.catalog.selector`).
+pub fn selector(n: &Node, path: &str) -> Result<Selector, PolicyError> {
+    let m = map(n, path, &["matchLabels", "matchExpressions"])?;
     let mut s = Selector::default();
     if let Some(l) = m.get("matchLabels").filter(|l| l.value != Value::Null) {
-        for (k, v) in map_any(l, "spec.selector.matchLabels")? {
+        for (k, v) in map_any(l, &format!("{path}.matchLabels"))? {
             s.match_labels.insert(
                 k.to_string(),
-                string(v, &format!("spec.selector.matchLabels.{k}"))?.to_string(),
+                string(v, &format!("{path}.matchLabels.{k}"))?.to_string(),
             );
         }
     }
     if let Some(x) = m.get("matchExpressions") {
-        for (i, r) in list(x, "spec.selector.matchExpressions")?
+        for (i, r) in list(x, &format!("{path}.matchExpressions"))?
             .iter()
             .enumerate()
         {
-            let path = format!("spec.selector.matchExpressions[{i}]");
+            let path = format!("{path}.matchExpressions[{i}]");
             let rm = map(r, &path, &["key", "operator", "values"])?;
             let key = rm
                 .get("key")
@@ -267,6 +275,7 @@ pub fn from_node(doc: &Node) -> Result<Policy, PolicyError> {
         name,
         namespace,
         selector: Selector::default(),
+        cluster_extension_selector: None,
         max_version_jump: Jump::Major,
         crd_safety: CrdSafety::Enforce,
         windows: Vec::new(),
@@ -305,7 +314,7 @@ fn alpha_spec(spec: &Node) -> Result<Node, PolicyError> {
             return Err(err(
                 e.key_pos,
                 format!(
-                    "unknown field spec.{} (known: subscriptionSelector, maxUpgrade, crdChecks, maintenanceWindows, soak, paused); it is the v1 name, write apiVersion: olmctl.dev/v1 to use it",
+                    "unknown field spec.{} (known: subscriptionSelector, clusterExtensionSelector, maxUpgrade, crdChecks, maintenanceWindows, soak, paused); it is the v1 name, write apiVersion: olmctl.dev/v1 to use it",
                     e.key
                 ),
             ));
@@ -354,6 +363,7 @@ fn read_spec(spec: &Node, mut p: Policy) -> Result<Policy, PolicyError> {
         "spec",
         &[
             "selector",
+            "clusterExtensionSelector",
             "maxVersionJump",
             "crdSafety",
             "maintenanceWindows",
@@ -362,7 +372,10 @@ fn read_spec(spec: &Node, mut p: Policy) -> Result<Policy, PolicyError> {
         ],
     )?;
     if let Some(n) = s.get("selector") {
-        p.selector = selector(n)?;
+        p.selector = selector(n, "spec.selector")?;
+    }
+    if let Some(n) = s.get("clusterExtensionSelector") {
+        p.cluster_extension_selector = Some(selector(n, "spec.clusterExtensionSelector")?);
     }
     if let Some(n) = s.get("maxVersionJump") {
         p.max_version_jump =
@@ -564,6 +577,74 @@ mod tests {
         assert!(!s.matches(&l(&[("team", "a"), ("tier", "silver")])));
         assert!(!s.matches(&l(&[("team", "a"), ("tier", "gold"), ("legacy", "y")])));
         assert!(!s.matches(&l(&[("tier", "gold")])));
+    }
+
+    #[test]
+    fn cluster_extension_selector_in_both_versions() {
+        // Absent: the policy governs no ClusterExtension (v0 policies are unchanged).
+        assert_eq!(
+            parse(EXAMPLE).expect("policy").cluster_extension_selector,
+            None
+        );
+        let text = EXAMPLE.replace(
+            "  maxVersionJump",
+            "  clusterExtensionSelector: {matchLabels: {team: db}}\n  maxVersionJump",
+        );
+        let s = parse(&text)
+            .expect("v1")
+            .cluster_extension_selector
+            .expect("set");
+        assert_eq!(s.match_labels.get("team").map(String::as_str), Some("db"));
+        // Empty selects every ClusterExtension.
+        let empty = EXAMPLE.replace(
+            "  maxVersionJump",
+            "  clusterExtensionSelector: {}\n  maxVersionJump",
+        );
+        let s = parse(&empty)
+            .expect("v1")
+            .cluster_extension_selector
+            .expect("set");
+        assert!(s.matches(&BTreeMap::new()));
+        // v1alpha1 has the same field under the same name (convert keeps fields it does not
+        // rename).
+        let alpha = "apiVersion: olmctl.dev/v1alpha1\nkind: UpgradePolicy\nmetadata: {name: a}\nspec:\n  clusterExtensionSelector: {matchExpressions: [{key: tier, operator: In, values: [gold]}]}\n  maxUpgrade: patch\n";
+        let p = parse(alpha).expect("v1alpha1");
+        assert_eq!(
+            p.cluster_extension_selector.expect("set").match_expressions[0].key,
+            "tier"
+        );
+        // Errors name the field and the place.
+        for (bad, line, col, needle) in [
+            (
+                "clusterExtensionSelector: [a]",
+                6,
+                29,
+                "spec.clusterExtensionSelector must be a mapping",
+            ),
+            (
+                "clusterExtensionSelector: {matchLabel: {}}",
+                6,
+                30,
+                "unknown field spec.clusterExtensionSelector.matchLabel",
+            ),
+            (
+                "clusterExtensionSelector: {matchExpressions: [{key: a, operator: Is}]}",
+                6,
+                68,
+                "spec.clusterExtensionSelector.matchExpressions[0].operator must be In",
+            ),
+            (
+                "clusterExtensionSelector: {matchLabels: {a: [1]}}",
+                6,
+                47,
+                "spec.clusterExtensionSelector.matchLabels.a must be a string",
+            ),
+        ] {
+            let text = EXAMPLE.replace("  maxVersionJump", &format!("  {bad}\n  maxVersionJump"));
+            let e = parse(&text).expect_err(bad);
+            assert!(e.message.contains(needle), "{bad}: {}", e.message);
+            assert_eq!((e.pos.line, e.pos.col), (line, col), "{bad}: {}", e.message);
+        }
     }
 
     proptest::proptest! {
