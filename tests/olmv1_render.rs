@@ -60,6 +60,13 @@ fn expected(case: &Path) -> Vec<Value> {
 }
 
 fn check(bundle: &str, case: &str, install: &str, watch: Option<&str>) {
+    // The deployment config of the case, when upstream's case has one.
+    let config = data()
+        .join("deployment-config")
+        .join(format!("{case}.json"));
+    let deployment_config = config.exists().then(|| {
+        serde_json::from_str(&std::fs::read_to_string(&config).expect("config")).expect("json")
+    });
     let b = load_bundle(&data().join("bundles").join(bundle)).expect("bundle");
     let opts = Options {
         install_namespace: install.into(),
@@ -67,6 +74,7 @@ fn check(bundle: &str, case: &str, install: &str, watch: Option<&str>) {
         cert_provider: CertProvider::None,
         operator_namespace_annotation: true,
         single_own_namespace: false,
+        deployment_config,
     };
     let mut got = render(&b, &opts).unwrap_or_else(|e| panic!("{bundle} {case}: {e}"));
     got.sort_by_key(key);
@@ -91,6 +99,19 @@ fn argocd_in_all_namespaces() {
         "argocd-system",
         None,
     );
+}
+
+/// The Alpha `DeploymentConfig` gate: every option, an empty affinity, an empty node
+/// affinity (upstream's three cases).
+#[test]
+fn argocd_with_deployment_configs() {
+    for case in [
+        "with-deploymentconfig-options",
+        "with-empty-affinity",
+        "with-empty-affinity-subtype",
+    ] {
+        check("argocd-operator.v0.6.0", case, "argocd-system", None);
+    }
 }
 
 #[test]
@@ -134,6 +155,7 @@ fn opts(provider: CertProvider, watch: Option<&str>) -> Options {
         cert_provider: provider,
         operator_namespace_annotation: true,
         single_own_namespace: false,
+        deployment_config: None,
     }
 }
 

@@ -338,6 +338,7 @@ impl V1RenderArgs {
             },
             operator_namespace_annotation: line != "1.10",
             single_own_namespace: self.single_own_namespace,
+            deployment_config: None,
         }
     }
 }

@@ -311,6 +311,7 @@ fn installer_rbac_prints_the_derivation() {
             cert_provider: olmctl::olmv1::render::CertProvider::CertManager,
             operator_namespace_annotation: false,
             single_own_namespace: false,
+            deployment_config: None,
         },
     )
     .expect("renders");

@@ -220,6 +220,7 @@ fn v1_10_installs_as_the_service_account() {
             cert_provider: olmctl::olmv1::render::CertProvider::CertManager,
             operator_namespace_annotation: false,
             single_own_namespace: false,
+            deployment_config: None,
         },
     )
     .expect("renders");

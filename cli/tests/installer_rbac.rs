@@ -92,6 +92,7 @@ fn render(dir: &Path) -> Option<Vec<Value>> {
         cert_provider: CertProvider::CertManager,
         operator_namespace_annotation: false,
         single_own_namespace: false,
+        deployment_config: None,
     };
     olmctl::olmv1::render::manifests(&b, &opts).ok()
 }

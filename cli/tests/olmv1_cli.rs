@@ -24,6 +24,7 @@ fn library(name: &str, provider: CertProvider) -> Vec<Value> {
             cert_provider: provider,
             operator_namespace_annotation: true,
             single_own_namespace: false,
+            deployment_config: None,
         },
     )
     .expect("renders")
@@ -100,4 +101,56 @@ fn refusals_and_bad_input() {
     assert_eq!(o.status.code(), Some(2));
     let o = olmctl(&["bundle", "render", &b, "--install-namespace", "x"]);
     assert_eq!(o.status.code(), Some(2), "--olmv1 is required");
+}
+
+/// `--deployment-config FILE` (YAML here) reaches every Deployment as the library applies it;
+/// a file that is not an object is refused with its position, exit 2.
+#[test]
+fn the_deployment_config_is_applied() {
+    let b = bundle("argocd-operator.v0.6.0");
+    let dir = tempfile::tempdir().expect("tmp");
+    let f = dir.path().join("dc.yaml");
+    std::fs::write(
+        &f,
+        "nodeSelector:\n  kubernetes.io/os: linux\nenv:\n- name: LOG_LEVEL\n  value: debug\n",
+    )
+    .expect("write");
+    let o = render(
+        &b,
+        &[
+            "-o",
+            "json",
+            "--deployment-config",
+            f.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let got: Vec<Value> = serde_json::from_slice(&o.stdout).expect("JSON");
+    let d = got
+        .iter()
+        .find(|o| o["kind"] == "Deployment")
+        .expect("deployment");
+    let pod = &d["spec"]["template"]["spec"];
+    assert_eq!(
+        pod["nodeSelector"],
+        serde_json::json!({"kubernetes.io/os": "linux"})
+    );
+    let env = pod["containers"][0]["env"].as_array().expect("env");
+    assert_eq!(
+        env.last(),
+        Some(&serde_json::json!({"name": "LOG_LEVEL", "value": "debug"}))
+    );
+    std::fs::write(&f, "- 1\n").expect("write");
+    let o = render(&b, &["--deployment-config", f.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("dc.yaml:1:1: a deploymentConfig is an object"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

@@ -167,7 +167,10 @@ pub fn apply(dep: &mut Value, config: &Value) {
     if let (Some(a), Some(p)) = (get("affinity"), pod.as_object_mut()) {
         apply_affinity(p, a);
     }
-    if let Some(ann) = get("annotations").and_then(Value::as_object).filter(|m| !m.is_empty()) {
+    if let Some(ann) = get("annotations")
+        .and_then(Value::as_object)
+        .filter(|m| !m.is_empty())
+    {
         add_annotations(&mut dep["metadata"], ann);
         add_annotations(&mut dep["spec"]["template"]["metadata"], ann);
     }
@@ -199,11 +202,26 @@ mod tests {
                     "affinity": {"nodeAffinity": {}}}),
         );
         let c = &d["spec"]["template"]["spec"]["containers"][0];
-        assert_eq!(c["env"], json!([{"name": "A", "value": "2"}, {"name": "B", "value": "3"}]));
-        assert_eq!(c["volumeMounts"], json!([{"name": "v", "mountPath": "/new"}]));
-        assert_eq!(d["spec"]["template"]["spec"]["tolerations"], json!([{"key": "t"}]));
-        assert_eq!(d["metadata"]["annotations"], json!({"keep": "mine", "new": "x"}));
-        assert_eq!(d["spec"]["template"]["metadata"]["annotations"], json!({"keep": "theirs", "new": "x"}));
+        assert_eq!(
+            c["env"],
+            json!([{"name": "A", "value": "2"}, {"name": "B", "value": "3"}])
+        );
+        assert_eq!(
+            c["volumeMounts"],
+            json!([{"name": "v", "mountPath": "/new"}])
+        );
+        assert_eq!(
+            d["spec"]["template"]["spec"]["tolerations"],
+            json!([{"key": "t"}])
+        );
+        assert_eq!(
+            d["metadata"]["annotations"],
+            json!({"keep": "mine", "new": "x"})
+        );
+        assert_eq!(
+            d["spec"]["template"]["metadata"]["annotations"],
+            json!({"keep": "theirs", "new": "x"})
+        );
         // An empty nodeAffinity erases it; the pod affinity stays.
         assert_eq!(
             d["spec"]["template"]["spec"]["affinity"],

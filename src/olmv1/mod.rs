@@ -4,6 +4,7 @@
 //! - [`validate`]: the bundle checks its renderer runs first;
 //! - [`names`]: the names it gives generated objects (hashes as Go computes them).
 
+pub mod deployment_config;
 pub mod names;
 pub mod render;
 pub mod resolve;

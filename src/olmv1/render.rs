@@ -43,6 +43,9 @@ pub struct Options {
     /// operator-controller's `SingleOwnNamespaceInstallSupport` gate (Alpha, off by default):
     /// without it a bundle must support AllNamespaces.
     pub single_own_namespace: bool,
+    /// The ClusterExtension's `deploymentConfig` (the Alpha `DeploymentConfig` gate), applied to
+    /// every Deployment ([`super::deployment_config::apply`]).
+    pub deployment_config: Option<Value>,
 }
 
 /// Why operator-controller would not install the bundle, in its words.
@@ -570,6 +573,10 @@ fn deployments(c: &Ctx<'_>, csv_annotations: &Map<String, Value>) -> Vec<Value> 
         let mut dep = Value::Object(dep);
         if webhook_deployments.contains(name) && c.opts.cert_provider != CertProvider::None {
             cert_volumes(&mut dep, &cert_name(&service_name(name)));
+        }
+        // Apply deployment configuration if provided.
+        if let Some(config) = &c.opts.deployment_config {
+            super::deployment_config::apply(&mut dep, config);
         }
         out.push(dep);
     }

@@ -278,6 +278,7 @@ fn installer_rbac_v1(
         cert_provider: olmctl::olmv1::render::CertProvider::CertManager,
         operator_namespace_annotation: false,
         single_own_namespace: false,
+        deployment_config: None,
     };
     let objects = olmctl::olmv1::render::manifests(&bundle, &opts).map_err(|r| {
         format!(

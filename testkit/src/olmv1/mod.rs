@@ -595,6 +595,7 @@ fn operator_controller(inner: &mut Inner, ce: &Value) {
             cert_provider: olmctl::olmv1::render::CertProvider::CertManager,
             operator_namespace_annotation: inner.line == Line::V1_11,
             single_own_namespace: false,
+            deployment_config: None,
         };
         let mut objects = olmctl::olmv1::render::manifests(&b, &opts).map_err(|e| wrap(e.0))?;
         if s(ce, "/spec/install/preflight/crdUpgradeSafety/enforcement") != "None" {

@@ -24,6 +24,11 @@ pub struct RenderArgs {
     /// pods, 1.10 does not.
     #[arg(long, value_name = "VERSION", default_value = "1.11", value_parser = ["1.10", "1.11"])]
     operator_controller: String,
+    /// A ClusterExtension deploymentConfig (YAML or JSON object: env, envFrom, volumes,
+    /// volumeMounts, tolerations, resources, nodeSelector, affinity, annotations) applied to
+    /// every Deployment, as operator-controller's Alpha DeploymentConfig gate does.
+    #[arg(long, value_name = "FILE")]
+    deployment_config: Option<std::path::PathBuf>,
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = ManifestFormat::Yaml)]
     output: ManifestFormat,
@@ -39,9 +44,18 @@ pub fn run(a: RenderArgs) -> u8 {
         Ok(b) => b,
         Err(code) => return code,
     };
-    let opts = a
+    let mut opts = a
         .render
         .options(&a.install_namespace, &a.operator_controller);
+    if let Some(f) = &a.deployment_config {
+        match read_deployment_config(f) {
+            Ok(v) => opts.deployment_config = Some(v),
+            Err(e) => {
+                crate::term::error(e);
+                return crate::term::EXIT_USAGE;
+            }
+        }
+    }
     match olmctl::olmv1::render::manifests(&bundle, &opts) {
         Ok(objs) => {
             out(&a.output.render(&objs));
@@ -55,4 +69,26 @@ pub fn run(a: RenderArgs) -> u8 {
             EXIT_FINDINGS
         }
     }
+}
+
+/// The deploymentConfig file: one YAML or JSON object.
+fn read_deployment_config(f: &std::path::Path) -> Result<serde_json::Value, String> {
+    let doc = olmctl::fbc::yaml::read_first_document(f)?.ok_or_else(|| {
+        format!(
+            "{}:1:1: empty deploymentConfig document",
+            esc(&f.display().to_string())
+        )
+    })?;
+    let v: serde_json::Value = serde_json::from_str(&doc.to_json())
+        .map_err(|e| format!("{}: {e}", esc(&f.display().to_string())))?;
+    if !v.is_object() {
+        return Err(format!(
+            "{}:{}:{}: a deploymentConfig is an object (env, envFrom, volumes, volumeMounts, tolerations, resources, nodeSelector, affinity, annotations), not {}",
+            esc(&f.display().to_string()),
+            doc.pos.line,
+            doc.pos.col,
+            doc.kind()
+        ));
+    }
+    Ok(v)
 }
