@@ -699,3 +699,94 @@ async fn deletion_finalizers_garbage_collection_and_crd_cleanup() {
     ));
     assert!(api.get("", "configmaps", "gone", "c").is_none());
 }
+
+/// RBAC's escalation prevention (cluster.md R7.4) on the write path: a user allowed to create
+/// roles may create only roles whose rules it holds, and bind only roles whose rules it holds
+/// or may `bind`; system:masters may do anything.
+#[tokio::test]
+async fn writing_rbac_is_checked_for_escalation() {
+    let (api, url) = ready();
+    let no = Duration::from_secs(2);
+    let json = "application/json";
+    let rbac = "/apis/rbac.authorization.k8s.io/v1";
+    // The writer may create roles and bindings in ns and read configmaps there, nothing more.
+    api.insert("roles", json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "writer", "namespace": "ns"},
+        "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"], "verbs": ["create"]},
+                  {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}));
+    api.insert(
+        "rolebindings",
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "writer", "namespace": "ns"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "writer"},
+        "subjects": [{"kind": "ServiceAccount", "name": "w", "namespace": "ns"}]}),
+    );
+    let w = api.token_for(UserInfo::service_account("ns", "w"));
+    let role = |name: &str, resource: &str| {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+               "metadata": {"name": name},
+               "rules": [{"apiGroups": [""], "resources": [resource], "verbs": ["get"]}]})
+    };
+    let post = |path: String, token: String, body: Value| {
+        let url = url.clone();
+        async move { raw(&url, "POST", &path, &token, Some((json, body)), no).await }
+    };
+    let (code, body) = post(
+        format!("{rbac}/namespaces/ns/roles"),
+        w.clone(),
+        role("held", "configmaps"),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = post(
+        format!("{rbac}/namespaces/ns/roles"),
+        w.clone(),
+        role("more", "secrets"),
+    )
+    .await;
+    assert_eq!(code, 403, "{body}");
+    let status: Value = serde_json::from_str(&body).expect("status");
+    assert_eq!(
+        status["message"],
+        "roles.rbac.authorization.k8s.io \"more\" is forbidden: user \"system:serviceaccount:ns:w\" (groups=[\"system:serviceaccounts\" \"system:serviceaccounts:ns\" \"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\"]}"
+    );
+    assert_eq!(status["reason"], "Forbidden");
+    let (code, _) = post(
+        format!("{rbac}/namespaces/ns/roles"),
+        ADMIN_TOKEN.to_string(),
+        role("more", "secrets"),
+    )
+    .await;
+    assert_eq!(code, 201, "system:masters may");
+    let binding = |name: &str, role: &str| {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+               "metadata": {"name": name},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+               "subjects": [{"kind": "ServiceAccount", "name": "x", "namespace": "ns"}]})
+    };
+    let (code, body) = post(
+        format!("{rbac}/namespaces/ns/rolebindings"),
+        w.clone(),
+        binding("b1", "held"),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = post(
+        format!("{rbac}/namespaces/ns/rolebindings"),
+        w.clone(),
+        binding("b2", "more"),
+    )
+    .await;
+    assert_eq!(code, 403, "{body}");
+    let (code, body) = post(
+        format!("{rbac}/namespaces/ns/rolebindings"),
+        w.clone(),
+        binding("b3", "missing"),
+    )
+    .await;
+    assert_eq!(code, 404, "{body}");
+    assert!(
+        body.contains("roles.rbac.authorization.k8s.io \\\"missing\\\" not found"),
+        "{body}"
+    );
+}

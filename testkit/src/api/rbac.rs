@@ -33,8 +33,8 @@
 //! Not modelled: the Node authorizer (users in `system:nodes` get no node-specific rights),
 //! webhook/ABAC authorizers, impersonation, `AuthorizeWithSelectors` (field/label selector
 //! attributes are ignored by RBAC anyway). The escalation check on writes of RBAC objects
-//! (R7.4) is [`escalation`]; the API server's write path does not call it yet (the installer
-//! RBAC tests do). The informer caches' arbitrary order is replaced by a sort by namespace and
+//! (R7.4) is [`escalation`], which the API server runs on creates and updates of roles and
+//! bindings (not on patches). The informer caches' arbitrary order is replaced by a sort by namespace and
 //! name, which only affects the order of `rules_review` rules and of aggregated resolution
 //! errors.
 
