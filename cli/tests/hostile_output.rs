@@ -409,11 +409,24 @@ fn hostile_runs(d: &str, empty: &str, pkg: &str) -> Vec<(&'static str, Vec<Strin
         ),
         (
             "bundle permissions",
-            vec!["bundle", "permissions", EVIL, "--olmv1", "--install-namespace", EVIL],
+            vec![
+                "bundle",
+                "permissions",
+                EVIL,
+                "--olmv1",
+                "--install-namespace",
+                EVIL,
+            ],
         ),
         (
             "bundle installer-rbac",
-            vec!["bundle", "installer-rbac", EVIL, "--install-namespace", EVIL],
+            vec![
+                "bundle",
+                "installer-rbac",
+                EVIL,
+                "--install-namespace",
+                EVIL,
+            ],
         ),
         (
             "gate evaluate",
