@@ -44,17 +44,7 @@ pub struct Catalogs {
 
 impl Default for Catalogs {
     fn default() -> Self {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(30))
-            .timeout(FETCH_TIMEOUT)
-            .user_agent(concat!("olmctl-operator/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| format!("cannot set up the HTTP client: {e}"));
-        Catalogs {
-            http,
-            cache: Mutex::new(HashMap::new()),
-        }
+        Catalogs::with_roots(Vec::new())
     }
 }
 
@@ -68,6 +58,48 @@ fn is_serving(cc: &Object) -> bool {
 }
 
 impl Catalogs {
+    fn with_roots(roots: Vec<reqwest::Certificate>) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut b = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .timeout(FETCH_TIMEOUT)
+            .user_agent(concat!("olmctl-operator/", env!("CARGO_PKG_VERSION")));
+        for c in roots {
+            b = b.add_root_certificate(c);
+        }
+        let http = b
+            .build()
+            .map_err(|e| format!("cannot set up the HTTP client: {e}"));
+        Catalogs {
+            http,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A client that also trusts the certificate authorities of every file in `dir` (PEM), as
+    /// operator-controller's `--ca-certs-dir` does for catalogd's HTTPS (the standard install
+    /// serves it with a cert-manager CA that it mounts there).
+    pub fn with_ca_certs_dir(dir: &std::path::Path) -> Result<Self, String> {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .map_err(|e| format!("--ca-certs-dir {}: {e}", dir.display()))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        let mut roots = Vec::new();
+        for f in files {
+            let pem = std::fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+            let certs = reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| format!("{}: not PEM certificates: {e}", f.display()))?;
+            if certs.is_empty() {
+                return Err(format!("{}: no PEM certificate", f.display()));
+            }
+            roots.extend(certs);
+        }
+        Ok(Catalogs::with_roots(roots))
+    }
+
     /// The content of the ClusterCatalog `cc`, as operator-controller's
     /// `Client.PopulateCache` gets it after `validateCatalog`: the catalog must be `Serving`
     /// and resolved; `GET <status.urls.base>/api/v1/all`; only a 200 is read (and kept).

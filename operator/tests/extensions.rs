@@ -332,3 +332,48 @@ async fn a_replica_that_does_not_lead_moves_no_pin() {
         s.abort();
     }
 }
+
+/// catalogd serves HTTPS with its own CA in the standard install: with `--ca-certs-dir` the
+/// operator trusts it (here the testkit's fixed CA and an HTTPS server it signed, which answers
+/// 404 on this path: the TLS handshake passed), without it the handshake fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catalogd_over_https_is_trusted_through_ca_certs_dir() {
+    let api = ApiServer::new();
+    let base = format!("{}/catalogs/pelorus-catalog", api.serve_tls_on_loopback());
+    let cc = json!({
+        "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog",
+        "metadata": {"name": "pelorus-catalog"},
+        "status": {"conditions": [{"type": "Serving", "status": "True"}],
+                   "resolvedSource": {"image": {"ref": "quay.io/x/catalog@sha256:00"}},
+                   "urls": {"base": base}},
+    });
+    let mut objects = olmctl::gate::objects::Objects::default();
+    objects
+        .add_text(std::path::Path::new("cc.json"), &cc.to_string())
+        .expect("reads");
+    let cc = &objects.cluster_catalogs[0];
+
+    let untrusted = olmctl_operator::extensions::Catalogs::default()
+        .content(cc)
+        .await
+        .expect_err("not trusted");
+    assert!(!untrusted.contains("status code"), "{untrusted}");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("ca.crt"), olmctl_testkit::api::tls::CA_CERT).expect("write");
+    let trusted = olmctl_operator::extensions::Catalogs::with_ca_certs_dir(dir.path())
+        .expect("reads the CA")
+        .content(cc)
+        .await
+        .expect_err("404");
+    assert!(
+        trusted.contains("error: received unexpected response status code 404"),
+        "{trusted}"
+    );
+
+    std::fs::write(dir.path().join("junk"), "not a certificate").expect("write");
+    let bad = olmctl_operator::extensions::Catalogs::with_ca_certs_dir(dir.path())
+        .err()
+        .expect("refused");
+    assert!(bad.contains("junk"), "{bad}");
+}
