@@ -1057,9 +1057,6 @@ async fn record_extension(
         m.insert(d.name.clone(), sig);
     }
     count_decision(ctx, d.decision.as_str(), &d.reasons);
-    if moved {
-        ctx.metrics.approved();
-    }
     let mut note = format!(
         "{} installed {}",
         d.package,

@@ -93,6 +93,19 @@ impl World {
         self.servers.push(t);
     }
 
+    /// The catalog with 0.0.3 ..= 0.0.`last`, and the ClusterExtension installed at 0.0.3.
+    async fn installed_at_3(&mut self, last: u32) {
+        self.publish("1", 3, last).await;
+        self.api.insert("clusterextensions", extension("0.0.3"));
+        self.olm.tick();
+        assert_eq!(
+            installed(&self.api),
+            bundle_name(3),
+            "{:#?}",
+            self.olm.steps()
+        );
+    }
+
     /// One reconcile of the namespace, from what the API has now (listing the extensions
     /// wakes the doubles, as their informers would be).
     async fn reconcile(&self) -> olmctl_operator::controller::Next {
@@ -156,10 +169,7 @@ impl World {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pin_moves_inside_the_window_holds_on_preflight_and_the_override_moves_it() {
     let mut w = World::new().await;
-    w.publish("1", 3, 3).await;
-    w.api.insert("clusterextensions", extension("0.0.3"));
-    w.olm.tick();
-    assert_eq!(installed(&w.api), bundle_name(3), "{:#?}", w.olm.steps());
+    w.installed_at_3(3).await;
 
     // Nothing newer: current, the pin kept.
     w.reconcile().await;
@@ -301,6 +311,12 @@ async fn the_pin_moves_inside_the_window_holds_on_preflight_and_the_override_mov
     let ann = get_extension(&w.api)["metadata"]["annotations"]["olmctl.dev/pinned-at"].clone();
     assert_eq!(ann, "2026-09-26T01:00:00Z");
     assert_eq!(w.ctx.metrics.decisions("hold", "GATE007"), 1);
+    assert_eq!(
+        w.ctx.metrics.decisions("move", "GATE012"),
+        1,
+        "the override's move"
+    );
+    assert_eq!(w.ctx.metrics.decisions("wait", "GATE009"), 2);
     for s in &w.servers {
         s.abort();
     }
@@ -310,9 +326,7 @@ async fn the_pin_moves_inside_the_window_holds_on_preflight_and_the_override_mov
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_that_does_not_lead_moves_no_pin() {
     let mut w = World::new().await;
-    w.publish("1", 3, 4).await;
-    w.api.insert("clusterextensions", extension("0.0.3"));
-    w.olm.tick();
+    w.installed_at_3(4).await;
     w.at(INSIDE);
     let ctx = Arc::new(Ctx::new(
         w.api.client(),
@@ -376,4 +390,49 @@ async fn catalogd_over_https_is_trusted_through_ca_certs_dir() {
         .err()
         .expect("refused");
     assert!(bad.contains("junk"), "{bad}");
+}
+
+/// catalogd's content cannot be read (its address moved to where nothing answers): the
+/// reconcile fails naming the catalog (retried with backoff), the metric counts it, and the
+/// extension's entry on the policy stays as it was; once it can be read again, it is judged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_catalog_is_retried_and_the_entry_kept() {
+    let mut w = World::new().await;
+    w.installed_at_3(4).await;
+    w.reconcile().await;
+    let before = w.entry();
+    assert_eq!(before["decision"], "Waiting", "{before:#}");
+
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr")
+    };
+    w.olm.set_external_address(&format!("http://{closed}"));
+    w.olm.tick();
+    let view = View::list(&w.api.client(), NS).await.expect("list");
+    let err = reconcile(NS, &view, &w.ctx)
+        .await
+        .expect_err("the catalog cannot be read");
+    assert!(
+        err.to_string()
+            .contains("ClusterExtension pelorus: catalog \"pelorus-catalog\": GET"),
+        "{err}"
+    );
+    assert_eq!(w.entry(), before);
+    assert!(
+        w.ctx
+            .metrics
+            .render()
+            .contains("olmctl_gate_errors_total{kind=\"catalog\"} 1"),
+        "{}",
+        w.ctx.metrics.render()
+    );
+
+    w.publish("2", 3, 4).await;
+    w.at(INSIDE);
+    w.reconcile().await;
+    assert_eq!(pin(&w.api), "0.0.4", "{:#}", w.entry());
+    for s in &w.servers {
+        s.abort();
+    }
 }

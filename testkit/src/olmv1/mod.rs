@@ -11,7 +11,8 @@
 //!   (the `olm.operatorframework.io/metadata.name` label);
 //!   `internal/catalogd/controllers/core/clustercatalog_controller.go :: reconcile,
 //!   updateStatusProgressing, updateStatusServing` (an image that cannot be pulled: Retrying;
-//!   one pulled: resolved by digest, `lastUnpacked`, `urls.base`, Serving);
+//!   one pulled: resolved by digest, `lastUnpacked`, `urls.base` from the external address
+//!   ([`OlmV1::set_external_address`], catalogd's `--external-address`), Serving);
 //! - operator-controller `controllers/clusterextension_reconcile_steps.go ::
 //!   ServiceAccountValidator` (v1.10: the ServiceAccount must exist), `handleResolutionError`,
 //!   `ApplyBundle`; `resolve/catalog.go :: CatalogResolver.Resolve, resolutionError.Error`
