@@ -19,6 +19,12 @@
 //! - the namespace is queued again at the next maintenance-window edge or soak end of its
 //!   decisions, and every namespace with a policy at each resync period.
 //!
+//! OLM v1: the caches also hold ClusterExtensions (an event queues the namespace the extension
+//! installs into) and ClusterCatalogs (an event queues every namespace); they are not part of
+//! readiness, so a cluster without OLM v1 runs as before. A namespace's reconcile then judges
+//! the extensions its policies select ([`crate::extensions`]), moves their pins while leading,
+//! and records them on the policies' status (`clusterExtensions`), as Events and metrics.
+//!
 //! No finalizer: when a policy goes, its namespace's next reconcile (queued by the deletion)
 //! removes the decision annotations no policy stands behind any more. A finalizer would block
 //! the namespace's deletion and the CRD's removal once the operator is gone, and earlier

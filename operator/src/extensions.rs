@@ -168,15 +168,14 @@ async fn inputs(
     catalogs: &Catalogs,
     ce: &DynamicObject,
     ccs: &[DynamicObject],
-) -> Result<(Objects, DeclarativeConfig), String> {
+) -> Result<(Objects, Arc<DeclarativeConfig>), String> {
     let err = |e: kube::Error| e.to_string();
     let mut objects = Objects::default();
     cluster::add(&mut objects, "ClusterExtension", ce).map_err(err)?;
     for cc in ccs {
         cluster::add(&mut objects, "ClusterCatalog", cc).map_err(err)?;
     }
-    let mut cfg = DeclarativeConfig::default();
-    {
+    let cfg = {
         let Some(ce_obj) = objects.cluster_extensions.first() else {
             return Err("the ClusterExtension does not read".into());
         };
@@ -185,10 +184,21 @@ async fn inputs(
             .filter(|c| is_serving(c))
             .cloned()
             .collect();
+        let mut contents = Vec::new();
         for cc in &selected {
-            cfg.merge((*catalogs.content(cc).await?).clone());
+            contents.push(catalogs.content(cc).await?);
         }
-    }
+        // One catalog (the usual case) is used as fetched; several are merged.
+        if contents.len() == 1 {
+            contents.remove(0)
+        } else {
+            let mut cfg = DeclarativeConfig::default();
+            for c in contents {
+                cfg.merge((*c).clone());
+            }
+            Arc::new(cfg)
+        }
+    };
     let package = ce
         .data
         .pointer("/spec/source/catalog/packageName")
