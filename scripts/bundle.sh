@@ -24,7 +24,12 @@ generate() {
   local m="$work/$release"
   mkdir -p "$m/samples"
   "$OPERATOR" crd --release "$release" > "$m/crd.yaml"
-  cp operator/config/rbac.yaml "$m/"
+  if [ "$release" = 0.3.0 ]; then
+    cp operator/config/rbac.yaml "$m/"
+  else
+    # The OLM v1 rules (ClusterExtensions, ClusterCatalogs) came after 0.2.0.
+    sed '/# olmv1: begin/,/# olmv1: end/d' operator/config/rbac.yaml > "$m/rbac.yaml"
+  fi
   sed "s|ghcr.io/olmctl/olmctl-operator:[0-9.]*|ghcr.io/olmctl/olmctl-operator:$release|" \
     operator/config/deployment.yaml > "$m/deployment.yaml"
   sed "s|ghcr.io/olmctl/olmctl-operator:[0-9.]*|ghcr.io/olmctl/olmctl-operator:$release|" \

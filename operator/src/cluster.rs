@@ -11,7 +11,7 @@ use kube::{Client, ResourceExt};
 use olmctl::bundle::load::{list_at, str_at};
 use olmctl::gate::objects::Objects;
 
-/// The OLM resources the gate reads.
+/// The OLM (v0 and v1) resources the gate reads.
 pub fn resource(kind: &str) -> ApiResource {
     let (group, version, plural) = match kind {
         "Subscription" => ("operators.coreos.com", "v1alpha1", "subscriptions"),
@@ -19,6 +19,8 @@ pub fn resource(kind: &str) -> ApiResource {
         "ClusterServiceVersion" => ("operators.coreos.com", "v1alpha1", "clusterserviceversions"),
         "CustomResourceDefinition" => ("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
         "ConfigMap" => ("", "v1", "configmaps"),
+        "ClusterExtension" => ("olm.operatorframework.io", "v1", "clusterextensions"),
+        "ClusterCatalog" => ("olm.operatorframework.io", "v1", "clustercatalogs"),
         other => panic!("not a kind the gate reads: {other}"),
     };
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
@@ -29,7 +31,8 @@ pub fn api(client: &Client, ns: &str, kind: &str) -> Api<DynamicObject> {
     Api::namespaced_with(client.clone(), ns, &resource(kind))
 }
 
-fn add(objects: &mut Objects, kind: &str, o: &DynamicObject) -> Result<(), kube::Error> {
+/// Adds `o`, a `kind` as the API serves it, to `objects`.
+pub fn add(objects: &mut Objects, kind: &str, o: &DynamicObject) -> Result<(), kube::Error> {
     // Lists leave apiVersion and kind out of their items: put them back.
     let mut v = serde_json::to_value(o).map_err(kube::Error::SerdeError)?;
     let ar = resource(kind);

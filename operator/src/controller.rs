@@ -19,6 +19,12 @@
 //! - the namespace is queued again at the next maintenance-window edge or soak end of its
 //!   decisions, and every namespace with a policy at each resync period.
 //!
+//! OLM v1: the caches also hold ClusterExtensions (an event queues the namespace the extension
+//! installs into) and ClusterCatalogs (an event queues every namespace); they are not part of
+//! readiness, so a cluster without OLM v1 runs as before. A namespace's reconcile then judges
+//! the extensions its policies select ([`crate::extensions`]), moves their pins while leading,
+//! and records them on the policies' status (`clusterExtensions`), as Events and metrics.
+//!
 //! No finalizer: when a policy goes, its namespace's next reconcile (queued by the deletion)
 //! removes the decision annotations no policy stands behind any more. A finalizer would block
 //! the namespace's deletion and the CRD's removal once the operator is gone, and earlier
@@ -38,6 +44,7 @@ use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use olmctl::gate::decide::{Context as GateContext, Decision, Effect, Verdict, evaluate};
+use olmctl::gate::extension::{ExtVerdict, ExtensionDecision};
 use olmctl::gate::objects::{Object, Objects};
 use olmctl::gate::policy::Policy;
 use serde_json::{Value, json};
@@ -77,7 +84,19 @@ pub struct Ctx {
     /// What this replica last wrote: each policy's status and each Subscription's decision
     /// annotation (the caches may not show a write yet; this replica is the only writer).
     written: Mutex<Written>,
+    /// ClusterCatalog content (OLM v1), fetched from catalogd.
+    pub catalogs: crate::extensions::Catalogs,
+    /// What was last recorded (Events, metrics) per ClusterExtension: the verdict, the pin
+    /// and the reasons.
+    ext_recorded: Mutex<HashMap<String, ExtSig>>,
 }
+
+/// What an extension's recorded decision is compared by.
+type ExtSig = (
+    olmctl::gate::extension::ExtVerdict,
+    Option<String>,
+    Vec<(String, String)>,
+);
 
 /// The last writes of this replica, by `namespace/name`.
 #[derive(Default)]
@@ -108,6 +127,8 @@ impl Ctx {
             memo: Mutex::new(Memo::default()),
             decoded: Mutex::default(),
             written: Mutex::new(Written::default()),
+            catalogs: crate::extensions::Catalogs::default(),
+            ext_recorded: Mutex::new(HashMap::new()),
         }
     }
 
@@ -133,6 +154,8 @@ pub enum Error {
     Kube(kube::Error),
     /// The plan changed while it was approved.
     Conflict(String),
+    /// A ClusterCatalog's content could not be read (OLM v1).
+    Catalog(String),
 }
 
 impl std::fmt::Display for Error {
@@ -140,6 +163,7 @@ impl std::fmt::Display for Error {
         match self {
             Error::Kube(e) => write!(f, "API error: {e}"),
             Error::Conflict(m) => write!(f, "conflict: {m}"),
+            Error::Catalog(m) => write!(f, "catalog content: {m}"),
         }
     }
 }
@@ -188,6 +212,13 @@ pub struct View {
     pub install_plans: Vec<Arc<DynamicObject>>,
     /// ClusterServiceVersions.
     pub csvs: Vec<Arc<DynamicObject>>,
+    /// ClusterExtensions installing into the namespace (OLM v1).
+    pub cluster_extensions: Vec<Arc<DynamicObject>>,
+    /// Every ClusterCatalog (OLM v1).
+    pub cluster_catalogs: Vec<Arc<DynamicObject>>,
+    /// Whether the two above are known (OLM v1's caches synced, or listed): when not, the
+    /// policies' extension entries are left as they are.
+    pub extensions_known: bool,
 }
 
 impl View {
@@ -225,7 +256,26 @@ impl View {
                 .into_iter()
                 .map(Arc::new)
                 .collect(),
+            cluster_extensions: list_v1(client, "ClusterExtension")
+                .await?
+                .into_iter()
+                .filter(|c| crate::extensions::in_namespace(c, ns))
+                .collect(),
+            cluster_catalogs: list_v1(client, "ClusterCatalog").await?,
+            extensions_known: true,
         })
+    }
+}
+
+/// Every object of an OLM v1 kind; none when OLM v1 is not installed (404).
+async fn list_v1(client: &Client, kind: &str) -> Result<Vec<Arc<DynamicObject>>, kube::Error> {
+    match crate::extensions::cluster_api(client, kind)
+        .list(&ListParams::default())
+        .await
+    {
+        Ok(l) => Ok(l.items.into_iter().map(Arc::new).collect()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(Vec::new()),
+        Err(e) => Err(e),
     }
 }
 
@@ -236,6 +286,8 @@ pub struct Caches {
     subscriptions: Store<DynamicObject>,
     install_plans: Store<DynamicObject>,
     csvs: Store<DynamicObject>,
+    cluster_extensions: Store<DynamicObject>,
+    cluster_catalogs: Store<DynamicObject>,
 }
 
 impl Caches {
@@ -249,7 +301,27 @@ impl Caches {
             subscriptions: self.subscriptions.state_filter(in_ns),
             install_plans: self.install_plans.state_filter(in_ns),
             csvs: self.csvs.state_filter(in_ns),
+            cluster_extensions: self
+                .cluster_extensions
+                .state_filter(|c| crate::extensions::in_namespace(c, ns)),
+            cluster_catalogs: self.cluster_catalogs.state(),
+            extensions_known: self.extensions_synced(),
         }
+    }
+
+    /// Whether OLM v1's caches have listed (never, on a cluster without OLM v1: they are not
+    /// part of readiness, and extensions are then left alone).
+    pub fn extensions_synced(&self) -> bool {
+        use futures::FutureExt;
+        self.cluster_extensions
+            .wait_until_ready()
+            .now_or_never()
+            .is_some_and(|r| r.is_ok())
+            && self
+                .cluster_catalogs
+                .wait_until_ready()
+                .now_or_never()
+                .is_some_and(|r| r.is_ok())
     }
 
     /// Every namespace with a policy, or with a Subscription the gate annotated.
@@ -328,6 +400,8 @@ pub fn start_caches(
         api: Api<DynamicObject>,
         ar: ApiResource,
         queue: tokio::sync::mpsc::UnboundedSender<String>,
+        key: fn(&DynamicObject) -> Option<String>,
+        synced_queues_all: bool,
     ) -> (
         Store<DynamicObject>,
         futures::stream::BoxStream<'static, ()>,
@@ -346,9 +420,13 @@ pub fn start_caches(
                             | watcher::Event::Delete(o)
                             | watcher::Event::InitApply(o),
                         ) => {
-                            if let Some(ns) = o.namespace() {
+                            if let Some(ns) = key(&o) {
                                 let _ = q.send(ns);
                             }
+                        }
+                        // A cache outside readiness (OLM v1's) is ready now: everything again.
+                        Ok(watcher::Event::InitDone) if synced_queues_all => {
+                            let _ = q.send(ALL.to_string());
                         }
                         Ok(_) => {}
                         Err(e) => tracing::warn!(error = %e, "watch failed; retrying"),
@@ -372,23 +450,51 @@ pub fn start_caches(
     };
     let (preader, pwriter) = reflector::store::<UpgradePolicy>();
     let p = drive(papi, pwriter, queue.clone());
+    let own_ns = |o: &DynamicObject| o.namespace();
     let (subs, s) = drive_dyn(
         dyn_api("Subscription"),
         cluster::resource("Subscription"),
         queue.clone(),
+        own_ns,
+        false,
     );
     let (plans, i) = drive_dyn(
         dyn_api("InstallPlan"),
         cluster::resource("InstallPlan"),
         queue.clone(),
+        own_ns,
+        false,
     );
     let (csvs, c) = drive_dyn(
         dyn_api("ClusterServiceVersion"),
         cluster::resource("ClusterServiceVersion"),
+        queue.clone(),
+        own_ns,
+        false,
+    );
+    // OLM v1's objects are cluster-scoped: an extension queues the namespace it installs into
+    // (whose policies govern it), a catalog every namespace ([`ALL`]).
+    let (ces, e) = drive_dyn(
+        crate::extensions::cluster_api(client, "ClusterExtension"),
+        cluster::resource("ClusterExtension"),
+        queue.clone(),
+        |o| {
+            o.data
+                .pointer("/spec/namespace")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        },
+        true,
+    );
+    let (ccs, k) = drive_dyn(
+        crate::extensions::cluster_api(client, "ClusterCatalog"),
+        cluster::resource("ClusterCatalog"),
         queue,
+        |_| Some(ALL.to_string()),
+        true,
     );
     let task = tokio::spawn(async move {
-        futures::stream::select_all([p, s, i, c])
+        futures::stream::select_all([p, s, i, c, e, k])
             .for_each(|_| async {})
             .await;
     });
@@ -398,10 +504,15 @@ pub fn start_caches(
             subscriptions: subs,
             install_plans: plans,
             csvs,
+            cluster_extensions: ces,
+            cluster_catalogs: ccs,
         },
         task,
     )
 }
+
+/// The queue's key for "every namespace" (a ClusterCatalog changed); no namespace is named so.
+pub const ALL: &str = "*";
 
 /// When to look at the namespace again.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -779,19 +890,271 @@ async fn reconcile_inner(ns: &str, view: &View, ctx: &Ctx) -> Result<Next, Error
     }
     annotate(ctx, ns, view, &current, &gate_policies).await?;
 
+    // OLM v1: the ClusterExtensions the policies select.
+    let (extensions, unjudged) = if view.extensions_known {
+        reconcile_extensions(ctx, view, &policies, &gate_policies, now, kube.as_ref()).await?
+    } else {
+        (Vec::new(), Vec::new())
+    };
+
     // Each policy's status.
     let plan_names: HashSet<String> = view.install_plans.iter().map(|p| p.name_any()).collect();
     for (p, gp) in &policies {
         let previous = last_status(ctx, p);
-        let st = policy_status(p, previous, gp, &current, view, &plan_names, now);
+        let mut entries = if view.extensions_known {
+            crate::extensions::status_entries(&previous, &gp.name, &extensions, now)
+        } else {
+            previous.cluster_extensions.clone()
+        };
+        // An extension not judged this time (its catalog unreadable, or changed while the pin
+        // moved) keeps its entry.
+        for o in previous
+            .cluster_extensions
+            .iter()
+            .filter(|o| unjudged.iter().any(|(n, _)| *n == o.name))
+        {
+            if entries.iter().all(|e| e.name != o.name) {
+                entries.push(o.clone());
+            }
+        }
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut st = policy_status(p, previous, gp, &current, view, &plan_names, now);
+        if !entries.is_empty()
+            && let Some(c) = st.conditions.iter_mut().find(|c| c.type_ == "Ready")
+            && c.status == "True"
+        {
+            c.message = format!("{}; {}", c.message, crate::extensions::summary(&entries));
+        }
+        st.cluster_extensions = entries;
         patch_status_if_changed(ctx, p, &st).await?;
     }
     let at = current
         .iter()
         .filter(|d| d.decision != Verdict::Approve)
         .filter_map(|d| d.valid_until.or(d.requeue_at))
+        .chain(
+            extensions
+                .iter()
+                .filter(|d| matches!(d.decision, ExtVerdict::Wait | ExtVerdict::Hold))
+                .filter_map(|d| d.valid_until.or(d.requeue_at)),
+        )
         .min();
+    if let Some((name, e)) = unjudged.into_iter().find(|(_, e)| !e.is_empty()) {
+        // Retried with backoff; everything else of the namespace is written.
+        return Err(Error::Catalog(format!("ClusterExtension {name}: {e}")));
+    }
     Ok(Next { at })
+}
+
+/// The decisions for the namespace's ClusterExtensions its policies cover; a move of a pin
+/// re-checked and written ([`crate::extensions::move_checked`]); Events and metrics when a
+/// decision changes. Also returns the extensions not judged this time, with the error (empty
+/// when the extension changed while its pin moved: its watch event brings it back).
+async fn reconcile_extensions(
+    ctx: &Ctx,
+    view: &View,
+    policies: &[(Arc<UpgradePolicy>, Policy)],
+    gate_policies: &[Policy],
+    now: jiff::Timestamp,
+    kube: Option<&semver::Version>,
+) -> Result<(Vec<ExtensionDecision>, Vec<(String, String)>), Error> {
+    let mut out = Vec::new();
+    let mut unjudged = Vec::new();
+    if gate_policies
+        .iter()
+        .all(|p| p.cluster_extension_selector.is_none())
+    {
+        return Ok((out, unjudged));
+    }
+    let ccs: Vec<DynamicObject> = view
+        .cluster_catalogs
+        .iter()
+        .map(|c| (**c).clone())
+        .collect();
+    let mut ces: Vec<&Arc<DynamicObject>> = view.cluster_extensions.iter().collect();
+    ces.sort_by_key(|c| c.name_any());
+    for ce in ces {
+        let decided = crate::extensions::decide(
+            &ctx.client,
+            &ctx.catalogs,
+            gate_policies,
+            ce,
+            &ccs,
+            now,
+            kube,
+        )
+        .await;
+        let mut d = match decided {
+            Ok(Some(d)) => d,
+            Ok(None) => continue,
+            Err(e) => {
+                ctx.metrics.error("catalog");
+                tracing::warn!(cluster_extension = %ce.name_any(), error = %e, "not judged");
+                unjudged.push((ce.name_any(), e));
+                continue;
+            }
+        };
+        let mut moved = false;
+        if d.changes_pin() {
+            let names = crate::extensions::selected_names(ce, &ccs);
+            let leading = || ctx.leadership.is_leader();
+            match crate::extensions::move_checked(
+                &ctx.client,
+                &ctx.catalogs,
+                gate_policies,
+                &d,
+                &names,
+                now,
+                kube,
+                leading,
+            )
+            .await
+            {
+                Ok(Some(re)) => {
+                    d = re;
+                    moved = true;
+                }
+                Ok(None) => {
+                    unjudged.push((ce.name_any(), String::new()));
+                    continue;
+                }
+                Err(Error::Catalog(e)) => {
+                    ctx.metrics.error("catalog");
+                    unjudged.push((ce.name_any(), e));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let governing: Vec<&Arc<UpgradePolicy>> = policies
+            .iter()
+            .filter(|(_, p)| d.policies.contains(&p.name))
+            .map(|(k, _)| k)
+            .collect();
+        record_extension(ctx, &governing, &d, moved).await;
+        out.push(d);
+    }
+    Ok((out, unjudged))
+}
+
+/// An Event on the ClusterExtension and on each governing policy, and the metrics, when an
+/// extension's decision (verdict, pin, reasons) changes. Event failures are logged.
+async fn record_extension(
+    ctx: &Ctx,
+    policies: &[&Arc<UpgradePolicy>],
+    d: &ExtensionDecision,
+    moved: bool,
+) {
+    let sig: ExtSig = (
+        d.decision,
+        d.pin.clone(),
+        d.reasons
+            .iter()
+            .map(|r| (r.code.to_string(), r.message.clone()))
+            .collect(),
+    );
+    {
+        let Ok(mut m) = ctx.ext_recorded.lock() else {
+            return;
+        };
+        if !moved && m.get(&d.name) == Some(&sig) {
+            return;
+        }
+        m.insert(d.name.clone(), sig);
+    }
+    count_decision(ctx, d.decision.as_str(), &d.reasons);
+    let mut note = format!(
+        "{} installed {}",
+        d.package,
+        d.installed.as_deref().unwrap_or("nothing")
+    );
+    if let Some(n) = &d.next {
+        note.push_str(&format!("; next step {} ({})", n.bundle, n.version));
+    }
+    if moved {
+        note.push_str(&format!(
+            "; pin {:?} -> {}",
+            d.version,
+            d.pin.as_deref().unwrap_or_default()
+        ));
+    }
+    let note = event_note(note, &d.reasons);
+    let ev = gate_event(
+        d.decision == ExtVerdict::Hold,
+        crate::extensions::word(d.decision),
+        note,
+        if moved { "MovePin" } else { "Evaluate" },
+    );
+    let ce_ref = ObjectReference {
+        api_version: Some("olm.operatorframework.io/v1".into()),
+        kind: Some("ClusterExtension".into()),
+        name: Some(d.name.clone()),
+        ..Default::default()
+    };
+    publish(ctx, &ev, ce_ref, policies).await;
+}
+
+/// An Event of the gate: a Warning when `held`.
+fn gate_event(held: bool, reason: &str, note: String, action: &str) -> Event {
+    Event {
+        type_: if held {
+            EventType::Warning
+        } else {
+            EventType::Normal
+        },
+        reason: reason.into(),
+        note: Some(note),
+        action: action.into(),
+        secondary: None,
+    }
+}
+
+/// The decisions metric: one per told reason's code (`none` without one).
+fn count_decision(ctx: &Ctx, decision: &str, reasons: &[olmctl::gate::decide::Reason]) {
+    let codes: Vec<&str> = reasons
+        .iter()
+        .filter(|r| shown(r))
+        .map(|r| r.code)
+        .collect();
+    ctx.metrics.decision(decision, &codes);
+}
+
+/// Whether a reason is told in Events and metrics: holds and waits, and the override.
+fn shown(r: &olmctl::gate::decide::Reason) -> bool {
+    r.effect != Effect::Info || r.code == olmctl::gate::decide::OVERRIDE.code
+}
+
+/// `note` with the told reasons appended, cut to the 1 kB an Event's note may hold.
+fn event_note(mut note: String, reasons: &[olmctl::gate::decide::Reason]) -> String {
+    for r in reasons.iter().filter(|r| shown(r)) {
+        note.push_str(&format!("; {}: {}", r.code, r.message));
+    }
+    if note.len() > 1000 {
+        let mut cut = 997;
+        while !note.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        note.truncate(cut);
+        note.push_str("...");
+    }
+    note
+}
+
+/// Publishes `ev` about `regarding` and each governing policy; failures are logged.
+async fn publish(
+    ctx: &Ctx,
+    ev: &Event,
+    regarding: ObjectReference,
+    policies: &[&Arc<UpgradePolicy>],
+) {
+    let recorder = Recorder::new(ctx.client.clone(), ctx.reporter.clone());
+    let mut refs = vec![regarding];
+    refs.extend(policies.iter().map(|p| p.object_ref(&())));
+    for r in refs {
+        if let Err(e) = recorder.publish(ev, &r).await {
+            tracing::warn!(error = %e, "event not recorded");
+        }
+    }
 }
 
 /// Re-reads the plan, the namespace's Subscriptions and CSVs, and the content from the API,
@@ -961,6 +1324,7 @@ fn status_of(
     UpgradePolicyStatus {
         conditions,
         subscriptions: entries,
+        cluster_extensions: previous.cluster_extensions.clone(),
         observed_generation: generation,
     }
 }
@@ -1068,6 +1432,7 @@ async fn patch_status_if_changed(
     let cur = last_status(ctx, p);
     let same = Some(&cur).is_some_and(|cur| {
         cur.subscriptions == st.subscriptions
+            && cur.cluster_extensions == st.cluster_extensions
             && cur.observed_generation == st.observed_generation
             && cur.conditions.len() == st.conditions.len()
             && cur.conditions.iter().zip(&st.conditions).all(|(a, b)| {
@@ -1104,35 +1469,17 @@ async fn patch_status_if_changed(
 /// An Event on the InstallPlan and on each governing policy, and the metrics, for a new or
 /// changed decision. Event failures are logged, never fatal.
 async fn record(ctx: &Ctx, policies: &[&Arc<UpgradePolicy>], d: &Decision, approved: bool) {
-    let shown = |r: &&olmctl::gate::decide::Reason| {
-        r.effect != Effect::Info || r.code == olmctl::gate::decide::OVERRIDE.code
-    };
-    let codes: Vec<&str> = d.reasons.iter().filter(shown).map(|r| r.code).collect();
-    ctx.metrics.decision(d.decision.as_str(), &codes);
-    let mut note = format!("{} -> {}", d.from.join(", "), d.to.join(", "));
-    for r in d.reasons.iter().filter(shown) {
-        note.push_str(&format!("; {}: {}", r.code, r.message));
-    }
-    if note.len() > 1000 {
-        let mut cut = 997;
-        while !note.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        note.truncate(cut);
-        note.push_str("...");
-    }
-    let ev = Event {
-        type_: if d.decision == Verdict::Hold {
-            EventType::Warning
-        } else {
-            EventType::Normal
-        },
-        reason: word(d.decision).into(),
-        note: Some(note),
-        action: if approved { "Approve" } else { "Evaluate" }.into(),
-        secondary: None,
-    };
-    let recorder = Recorder::new(ctx.client.clone(), ctx.reporter.clone());
+    count_decision(ctx, d.decision.as_str(), &d.reasons);
+    let note = event_note(
+        format!("{} -> {}", d.from.join(", "), d.to.join(", ")),
+        &d.reasons,
+    );
+    let ev = gate_event(
+        d.decision == Verdict::Hold,
+        word(d.decision),
+        note,
+        if approved { "Approve" } else { "Evaluate" },
+    );
     let plan_ref = ObjectReference {
         api_version: Some("operators.coreos.com/v1alpha1".into()),
         kind: Some("InstallPlan".into()),
@@ -1140,13 +1487,7 @@ async fn record(ctx: &Ctx, policies: &[&Arc<UpgradePolicy>], d: &Decision, appro
         namespace: Some(d.namespace.clone()),
         ..Default::default()
     };
-    let mut refs = vec![plan_ref];
-    refs.extend(policies.iter().map(|p| p.object_ref(&())));
-    for r in refs {
-        if let Err(e) = recorder.publish(&ev, &r).await {
-            tracing::warn!(error = %e, "event not recorded");
-        }
-    }
+    publish(ctx, &ev, plan_ref, policies).await;
 }
 
 /// The decision annotation on each Subscription a current plan installs, written only when it
@@ -1281,6 +1622,9 @@ pub async fn run(
                 *k = Some(v);
             }
         }
+        if queued.remove(ALL) {
+            queued.extend(caches.namespaces());
+        }
         if leading {
             while let Some(ns) = queued.pop_first() {
                 if !ctx.leadership.is_leader() {
@@ -1306,6 +1650,7 @@ pub async fn run(
                         let kind = match e {
                             Error::Kube(_) => "api",
                             Error::Conflict(_) => "conflict",
+                            Error::Catalog(_) => "catalog",
                         };
                         ctx.metrics.error(kind);
                         let delay = backoff(*n);

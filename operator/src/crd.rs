@@ -118,6 +118,38 @@ pub struct SubscriptionStatus {
     pub next_check: Option<String>,
 }
 
+/// The gate's decision for one covered ClusterExtension (OLM v1): where its pin
+/// (`spec.source.catalog.version`) stands and why.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionStatus {
+    /// The ClusterExtension.
+    pub name: String,
+    /// Its package (`spec.source.catalog.packageName`).
+    pub package: String,
+    /// The installed bundle (`status.install.bundle.name`), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installed_bundle: Option<String>,
+    /// The installed version (`status.install.bundle.version`), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installed: Option<String>,
+    /// The pin (`spec.source.catalog.version`) as the gate left it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<String>,
+    /// The step considered: the bundle the pin moved to, or the one that waits or is held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_bundle: Option<String>,
+    /// `Moved`, `Current`, `Waiting` or `Held`.
+    pub decision: String,
+    /// Every reason.
+    pub reasons: Vec<ReasonStatus>,
+    /// When the decision was first made as it stands (RFC 3339).
+    pub since: String,
+    /// When a waiting extension is looked at again (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_check: Option<String>,
+}
+
 /// `status` of an UpgradePolicy (both versions).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -128,6 +160,9 @@ pub struct UpgradePolicyStatus {
     /// One entry per covered Subscription with a pending InstallPlan, by name.
     #[serde(default)]
     pub subscriptions: Vec<SubscriptionStatus>,
+    /// One entry per covered ClusterExtension (OLM v1), by name; absent when there is none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster_extensions: Vec<ExtensionStatus>,
     /// The policy generation the status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
@@ -276,17 +311,23 @@ pub fn crd_for(release: &str) -> Option<CustomResourceDefinition> {
         _ => return None,
     }
     if release != "0.3.0" {
-        // `clusterExtensionSelector` (issue 31, OLM v1) came after 0.2.0.
+        // `clusterExtensionSelector` (issue 31, OLM v1) came after 0.2.0, and with it
+        // `status.clusterExtensions`.
         for v in &mut c.spec.versions {
-            if let Some(props) = v
-                .schema
-                .as_mut()
-                .and_then(|s| s.open_api_v3_schema.as_mut())
-                .and_then(|s| s.properties.as_mut())
-                .and_then(|p| p.get_mut("spec"))
-                .and_then(|s| s.properties.as_mut())
-            {
-                props.remove("clusterExtensionSelector");
+            for (part, field) in [
+                ("spec", "clusterExtensionSelector"),
+                ("status", "clusterExtensions"),
+            ] {
+                if let Some(props) = v
+                    .schema
+                    .as_mut()
+                    .and_then(|s| s.open_api_v3_schema.as_mut())
+                    .and_then(|s| s.properties.as_mut())
+                    .and_then(|p| p.get_mut(part))
+                    .and_then(|s| s.properties.as_mut())
+                {
+                    props.remove(field);
+                }
             }
         }
     }

@@ -5,6 +5,7 @@
 //! - [`crd`]: the UpgradePolicy resource (v1, and the deprecated v1alpha1);
 //! - [`controller`]: caches, the namespace reconcile, Events, status, approvals;
 //! - [`cluster`]: what a reconcile reads from the API server;
+//! - [`extensions`]: OLM v1 ClusterExtensions: catalog content from catalogd, the pin's moves;
 //! - [`leader`]: Lease-based leader election as client-go's;
 //! - [`run`]: the process (probes, webhook, caches, election, signals);
 //! - [`http`]: `/metrics`, `/healthz`, `/readyz`, and the conversion webhook over TLS;
@@ -14,6 +15,7 @@ pub mod client;
 pub mod cluster;
 pub mod controller;
 pub mod crd;
+pub mod extensions;
 pub mod http;
 pub mod leader;
 pub mod metrics;

@@ -91,6 +91,11 @@ struct RunArgs {
     /// a call still unanswered then fails and is retried.
     #[arg(long, default_value = "60s", value_parser = run::parse_duration)]
     request_timeout: Duration,
+    /// Certificate authorities (every file of the directory, PEM) to trust for catalogd's
+    /// HTTPS, where OLM v1's catalog content is read (operator-controller's flag of the same
+    /// name); the system's are trusted too.
+    #[arg(long, value_name = "DIR")]
+    ca_certs_dir: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -164,6 +169,7 @@ fn serve(args: RunArgs) -> ExitCode {
             header: args.header_timeout,
             body: args.body_timeout,
         },
+        ca_certs_dir: args.ca_certs_dir,
     };
     let request_timeout = args.request_timeout;
     let result = rt.block_on(async move {

@@ -43,6 +43,8 @@ pub struct Options {
     pub lease_owner_deployment: Option<String>,
     /// The probe and webhook servers' bounds.
     pub limits: http::Limits,
+    /// Certificate authorities (PEM files) trusted for catalogd's HTTPS, beside the system's.
+    pub ca_certs_dir: Option<PathBuf>,
 }
 
 /// How the process ended.
@@ -97,13 +99,17 @@ pub async fn run(
         crate::system_clock(),
     )?
     .owned_by_deployment(opts.lease_owner_deployment.clone());
-    let ctx = Arc::new(controller::Ctx::new(
+    let mut ctx = controller::Ctx::new(
         client,
         metrics,
         leadership.clone(),
         crate::system_clock(),
         None,
-    ));
+    );
+    if let Some(dir) = &opts.ca_certs_dir {
+        ctx.catalogs = crate::extensions::Catalogs::with_ca_certs_dir(dir)?;
+    }
+    let ctx = Arc::new(ctx);
     // The controller stops on `stop`; the elector stops after it (then releases).
     let (stop_ctl_tx, stop_ctl_rx) = tokio::sync::oneshot::channel::<()>();
     let (stop_el_tx, stop_el_rx) = tokio::sync::oneshot::channel::<()>();

@@ -76,6 +76,9 @@ fn the_rbac_grants_what_the_controller_does() {
         ("coordination.k8s.io", "leases", "update"),
         ("olmctl.dev", "upgradepolicies/status", "patch"),
         ("olmctl.dev", "upgradepolicies", "patch"),
+        ("olm.operatorframework.io", "clusterextensions", "patch"),
+        ("olm.operatorframework.io", "clusterextensions", "watch"),
+        ("olm.operatorframework.io", "clustercatalogs", "get"),
     ] {
         assert!(grants(g, r, v), "no {v} on {g}/{r}");
     }

@@ -7,8 +7,10 @@
 //!
 //! The scenario: the operator (in-process, as its ServiceAccount) takes the Lease (owned by its
 //! Deployment), removes an earlier release's finalizer, approves a plan after reading it again
-//! with its CRDs and unpacked bundle, annotates the Subscription, writes the policy's status
-//! and an Event, and releases the Lease on stop. With the bundle's rules no request is
+//! with its CRDs and unpacked bundle, annotates the Subscription, moves the pin of an OLM v1
+//! ClusterExtension the policy selects (watching extensions and catalogs, reading both again,
+//! the content from catalogd's HTTP API), writes the policy's status and Events, and releases
+//! the Lease on stop. With the bundle's rules no request is
 //! refused; without any one verb of any one rule, some request is.
 
 mod common;
@@ -43,10 +45,37 @@ fn verbs(rbac: &[(String, Value)]) -> Vec<(usize, usize, String)> {
     out
 }
 
-/// The cluster with `rbac` granted; returns it and the operator's token.
-fn cluster_with(rbac: &[(String, Value)], csv: &Value, ns: &str) -> (ApiServer, String) {
+/// What a run keeps alive: OLM v1's doubles, the catalog's files and its HTTP server.
+struct V1 {
+    _olm: olmctl_testkit::olmv1::OlmV1,
+    _dir: tempfile::TempDir,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for V1 {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// The cluster with `rbac` granted; returns it, the operator's token, and OLM v1 (a
+/// ClusterExtension at pelorus-operator 0.0.3, installed, with 0.0.4 in its catalog).
+async fn cluster_with(rbac: &[(String, Value)], csv: &Value, ns: &str) -> (ApiServer, String, V1) {
     let api = cluster();
     api.use_system_clock();
+    let olm = olmctl_testkit::olmv1::OlmV1::start(&api, olmctl_testkit::olmv1::Line::V1_11);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = olmv1::publish(&api, &olm, dir.path(), "1", 3, 4).await;
+    let mut ce = olmv1::extension("0.0.3");
+    ce["spec"]["namespace"] = json!(NS);
+    api.insert("clusterextensions", ce);
+    olm.tick();
+    assert_eq!(
+        olmv1::installed(&api),
+        olmv1::bundle_name(3),
+        "{:#?}",
+        olm.steps()
+    );
     api.insert(
         "namespaces",
         json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
@@ -65,11 +94,20 @@ fn cluster_with(rbac: &[(String, Value)], csv: &Value, ns: &str) -> (ApiServer, 
     for (_, v) in safe_docs() {
         api.insert(plural(v["kind"].as_str().expect("kind")), v);
     }
-    let mut p = policy(json!({"maxVersionJump": "minor"}));
+    let mut p = policy(json!({"maxVersionJump": "minor",
+        "clusterExtensionSelector": {"matchLabels": {"app": "pelorus"}}}));
     p["metadata"]["finalizers"] = json!([LEGACY_FINALIZER]);
     api.insert("upgradepolicies", p);
     let token = api.token_for(UserInfo::service_account(ns, "olmctl-operator"));
-    (api, token)
+    (
+        api,
+        token,
+        V1 {
+            _olm: olm,
+            _dir: dir,
+            server,
+        },
+    )
 }
 
 fn denied(api: &ApiServer, ns: &str) -> Vec<String> {
@@ -100,6 +138,8 @@ fn done(api: &ApiServer, ns: &str) -> bool {
         && lease["metadata"]["ownerReferences"][0]["kind"] == "Deployment"
         // Renewed at least once (an update).
         && lease["spec"]["renewTime"] != lease["spec"]["acquireTime"]
+        && olmv1::pin(api) == "0.0.4"
+        && p["status"]["clusterExtensions"][0]["name"] == "pelorus"
 }
 
 fn state(api: &ApiServer, ns: &str) -> String {
@@ -144,6 +184,7 @@ async fn scenario(api: &ApiServer, token: &str, ns: &str) -> (Vec<String>, bool)
         resync: Duration::from_secs(600),
         lease_owner_deployment: Some("olmctl-operator".into()),
         limits: Default::default(),
+        ca_certs_dir: None,
     };
     let client = api.client_with_token(token);
     let task = tokio::spawn(run(client, opts, async {
@@ -191,7 +232,7 @@ async fn the_lease_right_follows_the_install_namespace() {
 async fn nothing_refused_in(ns: &str) {
     let csv = csv(ns);
     let rbac = bundle_rbac_in(&csv, ns);
-    let (api, token) = cluster_with(&rbac, &csv, ns);
+    let (api, token, _v1) = cluster_with(&rbac, &csv, ns).await;
     let (denied, ok) = scenario(&api, &token, ns).await;
     assert!(denied.is_empty(), "refused in {ns}: {denied:#?}");
     assert!(ok, "the scenario did not finish\n{}", state(&api, ns));
@@ -216,6 +257,8 @@ async fn nothing_refused_in(ns: &str) {
                     .flatten()
                     .any(|v| v == "leases" || v == "*")
             }) && r["metadata"]["name"] != "cluster-admin"
+                // The OLM v1 extension's own roles (pelorus's) are not the operator's.
+                && r["metadata"]["labels"]["olm.operatorframework.io/owner-kind"].is_null()
         });
     assert!(!cluster_leases, "no ClusterRole grants leases");
 }
@@ -248,7 +291,7 @@ async fn every_verb_of_every_rule_is_needed() {
         rule["verbs"] = json!(left);
         let csv = csv.clone();
         async move {
-            let (api, token) = cluster_with(&less, &csv, ns);
+            let (api, token, _v1) = cluster_with(&less, &csv, ns).await;
             let (denied, ok) = scenario(&api, &token, ns).await;
             (what, denied, ok)
         }

@@ -378,6 +378,20 @@ pub fn successors(
     Ok(out)
 }
 
+/// The CRDs a decision for `package` may read from the cluster: those its bundles in `cfg` ship
+/// (`olm.bundle.object` manifests), by name. The operator reads exactly these live CRDs (by
+/// name, as it reads an InstallPlan's) before [`evaluate`]; bundles whose objects do not decode
+/// are left out (their decision says why).
+pub fn crd_names(cfg: &DeclarativeConfig, package: &str) -> std::collections::BTreeSet<String> {
+    bundles(cfg, package)
+        .values()
+        .filter_map(|b| bundle_objects(b).ok())
+        .flatten()
+        .filter(|n| kind_is(n, "CustomResourceDefinition"))
+        .filter_map(|n| str_at(&n, &["metadata", "name"]).map(str::to_string))
+        .collect()
+}
+
 /// The objects of a catalog bundle (`olm.bundle.object`, base64 JSON or YAML manifests).
 fn bundle_objects(b: &Bundle) -> Result<Vec<Node>, String> {
     let mut out = Vec::new();
@@ -546,16 +560,24 @@ fn judge(
     out
 }
 
-/// The newest `status.lastUnpacked` of the ClusterCatalogs the extension selects
-/// (`spec.source.catalog.selector`; none selects all, as `CatalogResolver.Resolve` does).
-fn catalog_unpacked(ctx: &ExtContext<'_>, ce: &Object) -> Option<Timestamp> {
+/// The ClusterCatalogs of `objects` the extension resolves from: those its
+/// `spec.source.catalog.selector` matches (none selects all, as `CatalogResolver.Resolve`
+/// does). The operator fetches the content of these (those `Serving`) for [`evaluate`].
+pub fn selected_catalogs<'o>(objects: &'o Objects, ce: &Object) -> Vec<&'o Object> {
     let sel: Selector = field(&ce.node, &["spec", "source", "catalog", "selector"])
         .and_then(|n| selector(n, "spec.source.catalog.selector").ok())
         .unwrap_or_default();
-    ctx.objects
+    objects
         .cluster_catalogs
         .iter()
         .filter(|c| sel.matches(&labels(c)))
+        .collect()
+}
+
+/// The newest `status.lastUnpacked` of the ClusterCatalogs the extension selects.
+fn catalog_unpacked(ctx: &ExtContext<'_>, ce: &Object) -> Option<Timestamp> {
+    selected_catalogs(ctx.objects, ce)
+        .into_iter()
         .filter_map(|c| c.str(&["status", "lastUnpacked"])?.parse().ok())
         .max()
 }
@@ -961,6 +983,16 @@ mod tests {
 
     fn v(s: &str) -> Version {
         Version::parse(s).expect("v")
+    }
+
+    #[test]
+    fn the_crds_read_are_those_the_package_ships() {
+        let names: Vec<String> = crd_names(&safe_catalog(), "acme-db").into_iter().collect();
+        assert_eq!(names, vec![CRD.to_string()]);
+        assert!(crd_names(&safe_catalog(), "other").is_empty());
+        // Metadata only: nothing to read.
+        let meta = catalog(&[("1.0.0", None, None, false)], &[]);
+        assert!(crd_names(&meta, "acme-db").is_empty());
     }
 
     #[test]

@@ -14,6 +14,7 @@ use olmctl_operator::metrics::Metrics;
 use olmctl_testkit::api::ApiServer;
 use serde_json::{Value, json};
 
+pub mod olmv1;
 pub mod pods;
 
 /// Sunday 2026-09-20 10:00 UTC: the example plan is six days old.

@@ -11,7 +11,8 @@
 //!   (the `olm.operatorframework.io/metadata.name` label);
 //!   `internal/catalogd/controllers/core/clustercatalog_controller.go :: reconcile,
 //!   updateStatusProgressing, updateStatusServing` (an image that cannot be pulled: Retrying;
-//!   one pulled: resolved by digest, `lastUnpacked`, `urls.base`, Serving);
+//!   one pulled: resolved by digest, `lastUnpacked`, `urls.base` from the external address
+//!   ([`OlmV1::set_external_address`], catalogd's `--external-address`), Serving);
 //! - operator-controller `controllers/clusterextension_reconcile_steps.go ::
 //!   ServiceAccountValidator` (v1.10: the ServiceAccount must exist), `handleResolutionError`,
 //!   `ApplyBundle`; `resolve/catalog.go :: CatalogResolver.Resolve, resolutionError.Error`
@@ -71,6 +72,7 @@ struct Inner {
     line: Line,
     images: BTreeMap<String, CatalogImage>,
     steps: Vec<String>,
+    external_address: String,
 }
 
 /// The OLM v1 double.
@@ -134,6 +136,7 @@ impl OlmV1 {
                 line,
                 images: BTreeMap::new(),
                 steps: Vec::new(),
+                external_address: "https://catalogd-service.olmv1-system.svc".into(),
             })),
         };
         let m = me.clone();
@@ -154,6 +157,17 @@ impl OlmV1 {
             .expect("lock")
             .images
             .insert(image.to_string(), content);
+    }
+
+    /// Where catalogd says it serves, as its `--external-address` flag (default
+    /// `catalogd-service.olmv1-system.svc`): `status.urls.base` is
+    /// `<address>/catalogs/<name>` (`clustercatalog_controller.go :: reconcile`, through
+    /// `storage.LocalDirV1.BaseURL`). Here the scheme is part of it, so that a test can serve a
+    /// catalog's content over plain HTTP (e.g. `http://127.0.0.1:PORT`); catalogs already
+    /// served get the new base at the next pass.
+    pub fn set_external_address(&self, address: &str) {
+        self.inner.lock().expect("lock").external_address =
+            address.trim_end_matches('/').to_string();
     }
 
     /// What the controllers did, in order (one line per status write).
@@ -227,8 +241,10 @@ fn catalogd(inner: &mut Inner, cc: &Value) {
             ],
             json!({
                 "resolvedSource": {"type": "Image", "image": {"ref": digest_ref(image)}},
-                "urls": {"base": format!("https://catalogd-service.olmv1-system.svc/catalogs/{name}")},
-                "lastUnpacked": crate::olm::now(),
+                "urls": {"base": format!("{}/catalogs/{name}", inner.external_address)},
+                "lastUnpacked": cc.pointer("/status/lastUnpacked").cloned().filter(|_| {
+                    cc.pointer("/status/resolvedSource/image/ref") == Some(&json!(digest_ref(image)))
+                }).unwrap_or_else(|| json!(crate::olm::now())),
             }),
         )
     } else {
@@ -246,7 +262,13 @@ fn catalogd(inner: &mut Inner, cc: &Value) {
         )
     };
     let new = set_conditions(cc, conditions);
-    if cc.pointer("/status/conditions") == Some(&new) {
+    if cc.pointer("/status/conditions") == Some(&new)
+        && ["urls", "resolvedSource"].iter().all(|k| {
+            extra
+                .get(k)
+                .is_none_or(|u| cc.pointer(&format!("/status/{k}")) == Some(u))
+        })
+    {
         return;
     }
     let mut status = extra;
@@ -514,6 +536,20 @@ fn preflight(api: &ApiServer, objects: &[Value]) -> Result<(), String> {
     }
 }
 
+/// `status.install` and the Installed condition for `bundle`, installed at `generation`.
+fn installed_status(bundle: &Candidate, generation: &Value) -> (Value, Value) {
+    (
+        json!({"bundle": {"name": bundle.name, "version": bundle.version.to_string()}}),
+        cond(
+            "Installed",
+            "True",
+            "Succeeded",
+            &format!("Installed bundle {} successfully", bundle.image),
+            generation,
+        ),
+    )
+}
+
 /// operator-controller's reconcile of one ClusterExtension.
 fn operator_controller(inner: &mut Inner, ce: &Value) {
     let api = inner.api.clone();
@@ -572,9 +608,11 @@ fn operator_controller(inner: &mut Inner, ce: &Value) {
             Some(_) => format!("failed to resolve bundle, retrying: {e}"),
         })?;
         if installed.is_some_and(|(n, _)| n == bundle.name) {
-            status_install = Some(
-                json!({"bundle": {"name": bundle.name, "version": bundle.version.to_string()}}),
-            );
+            // Nothing to apply; the Installed condition is set again at this generation
+            // (`setInstalledStatusFromRevisionStates` runs on every reconcile).
+            let (install, c) = installed_status(&bundle, &generation);
+            status_install = Some(install);
+            conditions.push(c);
             return Ok(());
         }
         let wrap = |e: String| {
@@ -659,15 +697,9 @@ fn operator_controller(inner: &mut Inner, ce: &Value) {
         for k in before.into_iter().filter(|k| !now_keys.contains(k)) {
             api.delete(&k.0, &k.1, &k.2, &k.3);
         }
-        status_install =
-            Some(json!({"bundle": {"name": bundle.name, "version": bundle.version.to_string()}}));
-        conditions.push(cond(
-            "Installed",
-            "True",
-            "Succeeded",
-            &format!("Installed bundle {} successfully", bundle.image),
-            &generation,
-        ));
+        let (install, c) = installed_status(&bundle, &generation);
+        status_install = Some(install);
+        conditions.push(c);
         Ok(())
     })();
     match &outcome {

@@ -1,0 +1,407 @@
+//! OLM v1 (issue 31 §5): the ClusterExtensions an UpgradePolicy selects
+//! (`spec.clusterExtensionSelector`, those installing into the policy's namespace). The gate
+//! owns their `spec.source.catalog.version`: the decision is the library's
+//! (`olmctl::gate::extension::evaluate`, the same as `olmctl gate evaluate`), and this module
+//! gives it what it reads and writes what it decides:
+//!
+//! - the catalog content, as operator-controller reads it: `GET <status.urls.base>/api/v1/all`
+//!   of each `Serving` ClusterCatalog the extension selects (`catalogmetadata/client/client.go
+//!   :: Client.PopulateCache, validateCatalog`), kept per catalog while its
+//!   `status.resolvedSource.image.ref` is the same (upstream caches by that reference) and never
+//!   kept when the answer is not 200;
+//! - the live CRDs the package's bundles ship, read by name as the InstallPlan path reads its
+//!   CRDs (`olmctl::gate::extension::crd_names`);
+//! - a move of the pin: the extension and its catalogs read again from the API (not the
+//!   caches), decided again, and `ExtensionDecision::pin_patch` sent (guarded by the
+//!   resourceVersion the decision was made on, stamping `olmctl.dev/pinned-at`) only while
+//!   this replica leads. operator-controller then resolves the pinned direct successor, runs
+//!   its CRD preflight and installs it (`status.install.bundle`), and the gate steps again.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kube::Client;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use olmctl::fbc::decl::DeclarativeConfig;
+use olmctl::gate::extension::{ExtContext, ExtVerdict, ExtensionDecision};
+use olmctl::gate::objects::{Object, Objects};
+use olmctl::gate::policy::Policy;
+
+use crate::cluster;
+use crate::crd::{ExtensionStatus, ReasonStatus, UpgradePolicyStatus};
+
+/// A catalog fetch: at most this long for the whole answer.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The content of ClusterCatalogs, fetched from catalogd's HTTP API.
+pub struct Catalogs {
+    http: Result<reqwest::Client, String>,
+    /// By catalog name: the key it was fetched for (resolved reference and base URL) and the
+    /// content.
+    cache: Mutex<HashMap<String, (String, Arc<DeclarativeConfig>)>>,
+}
+
+impl Default for Catalogs {
+    fn default() -> Self {
+        Catalogs::with_roots(Vec::new())
+    }
+}
+
+fn is_serving(cc: &Object) -> bool {
+    olmctl::bundle::load::list_at(&cc.node, &["status", "conditions"])
+        .iter()
+        .any(|c| {
+            olmctl::bundle::load::str_at(c, &["type"]) == Some("Serving")
+                && olmctl::bundle::load::str_at(c, &["status"]) == Some("True")
+        })
+}
+
+impl Catalogs {
+    fn with_roots(roots: Vec<reqwest::Certificate>) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut b = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .timeout(FETCH_TIMEOUT)
+            .user_agent(concat!("olmctl-operator/", env!("CARGO_PKG_VERSION")));
+        for c in roots {
+            b = b.add_root_certificate(c);
+        }
+        let http = b
+            .build()
+            .map_err(|e| format!("cannot set up the HTTP client: {e}"));
+        Catalogs {
+            http,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A client that also trusts the certificate authorities of every file in `dir` (PEM), as
+    /// operator-controller's `--ca-certs-dir` does for catalogd's HTTPS (the standard install
+    /// serves it with a cert-manager CA that it mounts there).
+    pub fn with_ca_certs_dir(dir: &std::path::Path) -> Result<Self, String> {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .map_err(|e| format!("--ca-certs-dir {}: {e}", dir.display()))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        let mut roots = Vec::new();
+        for f in files {
+            let pem = std::fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+            let certs = reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| format!("{}: not PEM certificates: {e}", f.display()))?;
+            if certs.is_empty() {
+                return Err(format!("{}: no PEM certificate", f.display()));
+            }
+            roots.extend(certs);
+        }
+        Ok(Catalogs::with_roots(roots))
+    }
+
+    /// The content of the ClusterCatalog `cc`, as operator-controller's
+    /// `Client.PopulateCache` gets it after `validateCatalog`: the catalog must be `Serving`
+    /// and resolved; `GET <status.urls.base>/api/v1/all`; only a 200 is read (and kept).
+    pub async fn content(&self, cc: &Object) -> Result<Arc<DeclarativeConfig>, String> {
+        let name = cc.name();
+        if !is_serving(cc) {
+            return Err(format!("catalog {name:?} is not being served"));
+        }
+        let Some(resolved) = cc.str(&["status", "resolvedSource", "image", "ref"]) else {
+            return Err(format!("catalog {name:?} has not been resolved"));
+        };
+        let base = cc.str(&["status", "urls", "base"]).unwrap_or_default();
+        if base.is_empty() {
+            return Err(format!("catalog {name:?} has no status.urls.base"));
+        }
+        let key = format!("{resolved} {base}");
+        if let Some((k, c)) = self.cache.lock().ok().and_then(|m| m.get(name).cloned())
+            && k == key
+        {
+            return Ok(c);
+        }
+        let url = format!("{}/api/v1/all", base.trim_end_matches('/'));
+        let http = self.http.as_ref().map_err(Clone::clone)?;
+        let resp = http
+            .get(&url)
+            .send()
+            .await
+            .map_err(|e| format!("catalog {name:?}: GET {url}: {e}"))?;
+        if resp.status() != reqwest::StatusCode::OK {
+            return Err(format!(
+                "catalog {name:?}: GET {url}: error: received unexpected response status code {}",
+                resp.status().as_u16()
+            ));
+        }
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| format!("catalog {name:?}: GET {url}: {e}"))?;
+        let mut cfg = DeclarativeConfig::default();
+        let file: Arc<std::path::Path> = Arc::from(std::path::Path::new(&url));
+        for p in olmctl::fbc::load::parse_text(&text, &file, &mut cfg) {
+            if let olmctl::fbc::load::LoadProblem::Syntax { error, .. } = p {
+                return Err(format!(
+                    "catalog {name:?}: {url}:{}:{}: {}",
+                    error.line, error.column, error.message
+                ));
+            }
+        }
+        let cfg = Arc::new(cfg);
+        if let Ok(mut m) = self.cache.lock() {
+            m.insert(name.to_string(), (key, cfg.clone()));
+        }
+        Ok(cfg)
+    }
+}
+
+/// The ClusterExtensions a reconcile of namespace `ns` looks at: those installing into it.
+pub fn in_namespace(ce: &DynamicObject, ns: &str) -> bool {
+    ce.data.pointer("/spec/namespace").and_then(|v| v.as_str()) == Some(ns)
+}
+
+/// What a decision for one extension reads: the extension, every ClusterCatalog, the live
+/// CRDs its package ships, and the merged content of the catalogs it selects.
+async fn inputs(
+    client: &Client,
+    catalogs: &Catalogs,
+    ce: &DynamicObject,
+    ccs: &[DynamicObject],
+) -> Result<(Objects, Arc<DeclarativeConfig>), String> {
+    let err = |e: kube::Error| e.to_string();
+    let mut objects = Objects::default();
+    cluster::add(&mut objects, "ClusterExtension", ce).map_err(err)?;
+    for cc in ccs {
+        cluster::add(&mut objects, "ClusterCatalog", cc).map_err(err)?;
+    }
+    let cfg = {
+        let Some(ce_obj) = objects.cluster_extensions.first() else {
+            return Err("the ClusterExtension does not read".into());
+        };
+        let selected: Vec<Object> = olmctl::gate::extension::selected_catalogs(&objects, ce_obj)
+            .into_iter()
+            .filter(|c| is_serving(c))
+            .cloned()
+            .collect();
+        let mut contents = Vec::new();
+        for cc in &selected {
+            contents.push(catalogs.content(cc).await?);
+        }
+        // One catalog (the usual case) is used as fetched; several are merged.
+        if contents.len() == 1 {
+            contents.remove(0)
+        } else {
+            let mut cfg = DeclarativeConfig::default();
+            for c in contents {
+                cfg.merge((*c).clone());
+            }
+            Arc::new(cfg)
+        }
+    };
+    let package = ce
+        .data
+        .pointer("/spec/source/catalog/packageName")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    let crd_api: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &cluster::resource("CustomResourceDefinition"),
+    );
+    for name in olmctl::gate::extension::crd_names(&cfg, package) {
+        if let Some(o) = crd_api.get_opt(&name).await.map_err(err)? {
+            cluster::add(&mut objects, "CustomResourceDefinition", &o).map_err(err)?;
+        }
+    }
+    Ok((objects, cfg))
+}
+
+/// The decision for `ce` by `policies` (none when no policy covers it).
+pub async fn decide(
+    client: &Client,
+    catalogs: &Catalogs,
+    policies: &[Policy],
+    ce: &DynamicObject,
+    ccs: &[DynamicObject],
+    now: jiff::Timestamp,
+    kube: Option<&semver::Version>,
+) -> Result<Option<ExtensionDecision>, String> {
+    // Policies first: no catalog is fetched for an extension nobody governs.
+    let mut probe = Objects::default();
+    cluster::add(&mut probe, "ClusterExtension", ce).map_err(|e| e.to_string())?;
+    let covered = probe.cluster_extensions.first().is_some_and(|o| {
+        policies
+            .iter()
+            .any(|p| olmctl::gate::extension::covers(p, o))
+    });
+    if !covered {
+        return Ok(None);
+    }
+    let (objects, cfg) = inputs(client, catalogs, ce, ccs).await?;
+    Ok(olmctl::gate::extension::evaluate(&ExtContext {
+        policies,
+        objects: &objects,
+        catalog: &cfg,
+        now,
+        kube,
+    })
+    .into_iter()
+    .next())
+}
+
+/// Reads the extension and the catalogs again from the API, decides again, and writes the pin
+/// when the decision stands: [`ExtensionDecision::pin_patch`], one merge patch guarded by the
+/// resourceVersion, sent only while `leading()`. Returns the decision written, or `None` when
+/// the extension or the decision changed meanwhile (or a 409): judged again on its next event.
+#[allow(clippy::too_many_arguments)]
+pub async fn move_checked(
+    client: &Client,
+    catalogs: &Catalogs,
+    policies: &[Policy],
+    d: &ExtensionDecision,
+    catalog_names: &[String],
+    now: jiff::Timestamp,
+    kube: Option<&semver::Version>,
+    leading: impl Fn() -> bool,
+) -> Result<Option<ExtensionDecision>, crate::controller::Error> {
+    let ce_api = cluster_api(client, "ClusterExtension");
+    let Some(ce) = ce_api.get_opt(&d.name).await? else {
+        return Ok(None);
+    };
+    let cc_api = cluster_api(client, "ClusterCatalog");
+    let mut ccs = Vec::new();
+    for n in catalog_names {
+        if let Some(c) = cc_api.get_opt(n).await? {
+            ccs.push(c);
+        }
+    }
+    let again = decide(client, catalogs, policies, &ce, &ccs, now, kube)
+        .await
+        .map_err(crate::controller::Error::Catalog)?;
+    let Some(re) = again else {
+        return Ok(None);
+    };
+    if re.pin != d.pin || !re.changes_pin() {
+        return Ok(None);
+    }
+    if !leading() {
+        tracing::info!(cluster_extension = %d.name, "pin not moved: this replica no longer leads");
+        return Ok(None);
+    }
+    let Some(patch) = re.pin_patch(now) else {
+        return Ok(None);
+    };
+    match ce_api
+        .patch(&re.name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => return Ok(None),
+        Err(e) => return Err(e.into()),
+    }
+    tracing::info!(cluster_extension = %re.name, pin = ?re.pin, from = %re.version, "pin moved");
+    Ok(Some(re))
+}
+
+/// The cluster-scoped dynamic API of `kind` (`ClusterExtension`, `ClusterCatalog`).
+pub fn cluster_api(client: &Client, kind: &str) -> Api<DynamicObject> {
+    Api::all_with(client.clone(), &cluster::resource(kind))
+}
+
+/// The ClusterCatalogs an extension selects, by name (the move's re-check reads these again).
+pub fn selected_names(ce: &DynamicObject, ccs: &[DynamicObject]) -> Vec<String> {
+    let mut objects = Objects::default();
+    if cluster::add(&mut objects, "ClusterExtension", ce).is_err() {
+        return Vec::new();
+    }
+    for cc in ccs {
+        let _ = cluster::add(&mut objects, "ClusterCatalog", cc);
+    }
+    let Some(o) = objects.cluster_extensions.first() else {
+        return Vec::new();
+    };
+    olmctl::gate::extension::selected_catalogs(&objects, o)
+        .into_iter()
+        .map(|c| c.name().to_string())
+        .collect()
+}
+
+/// `Moved`, `Current`, `Waiting` or `Held`.
+pub fn word(v: ExtVerdict) -> &'static str {
+    match v {
+        ExtVerdict::Move => "Moved",
+        ExtVerdict::Current => "Current",
+        ExtVerdict::Wait => "Waiting",
+        ExtVerdict::Hold => "Held",
+    }
+}
+
+/// The reasons as the status lists them.
+pub fn reasons(d: &ExtensionDecision) -> Vec<ReasonStatus> {
+    d.reasons
+        .iter()
+        .map(|r| ReasonStatus {
+            code: r.code.into(),
+            effect: r.effect.as_str().into(),
+            message: r.message.clone(),
+        })
+        .collect()
+}
+
+/// The policy's entries for the extensions `policy` governs, `since` kept from `previous`
+/// while the decision and reasons are the same.
+pub fn status_entries(
+    previous: &UpgradePolicyStatus,
+    policy: &str,
+    decisions: &[ExtensionDecision],
+    now: jiff::Timestamp,
+) -> Vec<ExtensionStatus> {
+    let mut out: Vec<ExtensionStatus> = decisions
+        .iter()
+        .filter(|d| d.policies.iter().any(|p| p == policy))
+        .map(|d| {
+            let rs = reasons(d);
+            let old = previous
+                .cluster_extensions
+                .iter()
+                .find(|x| x.name == d.name);
+            let same = old.is_some_and(|o| o.decision == word(d.decision) && o.reasons == rs);
+            ExtensionStatus {
+                name: d.name.clone(),
+                package: d.package.clone(),
+                installed_bundle: d.installed_bundle.clone(),
+                installed: d.installed.clone(),
+                pin: d
+                    .pin
+                    .clone()
+                    .or_else(|| Some(d.version.clone()).filter(|v| !v.is_empty())),
+                next_bundle: d.next.as_ref().map(|s| s.bundle.clone()),
+                decision: word(d.decision).into(),
+                reasons: rs,
+                since: match old {
+                    Some(o) if same => o.since.clone(),
+                    _ => now.to_string(),
+                },
+                next_check: match d.decision {
+                    ExtVerdict::Wait | ExtVerdict::Hold => d.requeue_at.map(|t| t.to_string()),
+                    _ => None,
+                },
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// The Ready condition's summary of the extensions' entries.
+pub fn summary(entries: &[ExtensionStatus]) -> String {
+    let count = |w: &str| entries.iter().filter(|e| e.decision == w).count();
+    format!(
+        "{} ClusterExtension(s): {} moved, {} current, {} waiting, {} held",
+        entries.len(),
+        count("Moved"),
+        count("Current"),
+        count("Waiting"),
+        count("Held")
+    )
+}
