@@ -285,25 +285,6 @@ impl<'a> Held<'a> {
     }
 }
 
-/// Whether `rules` meet every need; the first need they miss.
-pub fn first_unmet<'a>(needs: &'a [Need], rules: &[(String, Rule)]) -> Option<&'a Need> {
-    let slotted: Vec<(Slot, Rule)> = rules
-        .iter()
-        .map(|(ns, r)| {
-            (
-                if ns.is_empty() {
-                    Slot::Grant
-                } else {
-                    Slot::Role(ns.clone())
-                },
-                r.clone(),
-            )
-        })
-        .collect();
-    let held = Held::of(slotted.iter());
-    needs.iter().find(|n| !held.meet(n))
-}
-
 /// The candidate rules: what each need asks, in its slot; the management rules first, and how
 /// many they are.
 fn candidates(needs: &[Need]) -> (Vec<(Slot, Rule)>, usize) {
@@ -515,16 +496,4 @@ pub fn installer_rbac(objects: &[Value], old: &[Value], opts: &Options) -> Vec<V
         ));
     }
     out
-}
-
-/// The rules of installer objects by namespace (empty: cluster-wide), for [`first_unmet`].
-pub fn rules_by_namespace(installer: &[Value]) -> Vec<(String, Rule)> {
-    installer
-        .iter()
-        .filter(|o| matches!(str_at(o, "/kind"), "Role" | "ClusterRole"))
-        .flat_map(|o| {
-            let ns = str_at(o, "/metadata/namespace").to_string();
-            Rule::of_role(o).into_iter().map(move |r| (ns.clone(), r))
-        })
-        .collect()
 }

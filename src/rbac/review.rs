@@ -357,65 +357,62 @@ pub fn review(granted: &Granted, cx: &Context, keep: &dyn Fn(&Grant) -> bool) ->
 }
 
 impl Context {
-    /// The context of `bundle` installed in `namespace`: its CRDs, the ServiceAccounts of its
-    /// CSV's permissions and deployments, and its package and CSV names as the subject.
-    pub fn of_bundle(bundle: &crate::bundle::load::BundleDir, namespace: &str) -> Context {
-        let objects = super::v0::bundle_objects(bundle);
+    /// The context of `bundle` installed in `namespace`, from its manifests as JSON
+    /// (`objects`, [`super::v0::bundle_objects`]): its CRDs, the ServiceAccounts of its CSV's
+    /// permissions and deployments, and its package and CSV names as the subject.
+    pub fn of_bundle(
+        bundle: &crate::bundle::load::BundleDir,
+        objects: &[serde_json::Value],
+        namespace: &str,
+    ) -> Context {
         let s = |v: &serde_json::Value, p: &str| {
             v.pointer(p)
                 .and_then(serde_json::Value::as_str)
                 .unwrap_or_default()
                 .to_string()
         };
+        let list = |v: Option<&serde_json::Value>, key: &str| {
+            v.and_then(|v| v.get(key))
+                .and_then(serde_json::Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
         let mut cx = Context {
             namespace: namespace.to_string(),
             ..Context::default()
         };
-        for o in &objects {
+        for o in objects {
             match s(o, "/kind").as_str() {
                 "CustomResourceDefinition" => cx.own_crds.push(s(o, "/metadata/name")),
                 "ClusterServiceVersion" => {
                     cx.subject.bundle = Some(s(o, "/metadata/name"));
                     let spec = o.pointer("/spec/install/spec");
-                    for key in ["permissions", "clusterPermissions"] {
-                        for p in spec
-                            .and_then(|v| v.get(key))
-                            .and_then(serde_json::Value::as_array)
-                            .into_iter()
-                            .flatten()
-                        {
-                            let sa = s(p, "/serviceAccountName");
-                            cx.service_accounts.push(if sa.is_empty() {
+                    let sas = list(spec, "permissions")
+                        .iter()
+                        .chain(&list(spec, "clusterPermissions"))
+                        .map(|p| s(p, "/serviceAccountName"))
+                        .chain(
+                            list(spec, "deployments")
+                                .iter()
+                                .map(|d| s(d, "/spec/template/spec/serviceAccountName")),
+                        )
+                        .map(|sa| {
+                            if sa.is_empty() {
                                 "default".to_string()
                             } else {
                                 sa
-                            });
-                        }
-                    }
-                    for d in spec
-                        .and_then(|v| v.get("deployments"))
-                        .and_then(serde_json::Value::as_array)
-                        .into_iter()
-                        .flatten()
-                    {
-                        let sa = s(d, "/spec/template/spec/serviceAccountName");
-                        cx.service_accounts.push(if sa.is_empty() {
-                            "default".to_string()
-                        } else {
-                            sa
-                        });
-                    }
+                            }
+                        })
+                        .collect::<Vec<_>>();
+                    cx.service_accounts.extend(sas);
                 }
                 _ => {}
             }
         }
-        if let Some(a) = &bundle.annotations {
-            let v: serde_json::Value = serde_json::from_str(&a.node.to_json()).unwrap_or_default();
-            let p = s(&v, "/operators.operatorframework.io.bundle.package.v1");
-            if !p.is_empty() {
-                cx.subject.package = Some(p);
-            }
-        }
+        cx.subject.package = bundle
+            .annotation(crate::bundle::load::keys::PACKAGE)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string);
         cx.own_crds.sort();
         cx.service_accounts.sort();
         cx.service_accounts.dedup();

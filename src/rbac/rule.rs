@@ -159,33 +159,6 @@ impl Request {
         self.namespace = namespace.to_string();
         self
     }
-
-    /// The rule that would allow exactly this request (operator-controller's
-    /// `policyRuleFromAttributesRecord`).
-    pub fn as_rule(&self) -> Rule {
-        if let Some(p) = &self.path {
-            return Rule {
-                non_resource_urls: vec![p.clone()],
-                verbs: vec![self.verb.clone()],
-                ..Rule::default()
-            };
-        }
-        let mut resource = self.resource.clone();
-        if !self.subresource.is_empty() {
-            resource = format!("{resource}/{}", self.subresource);
-        }
-        Rule {
-            api_groups: vec![self.api_group.clone()],
-            resources: vec![resource],
-            resource_names: if self.name.is_empty() {
-                Vec::new()
-            } else {
-                vec![self.name.clone()]
-            },
-            verbs: vec![self.verb.clone()],
-            ..Rule::default()
-        }
-    }
 }
 
 fn has(set: &[String], s: &str) -> bool {

@@ -38,10 +38,10 @@ fn bind(kind: &str, name: &str, ns: &str, role_kind: &str, sa: &str, sa_ns: &str
     super::make::binding(kind, name, ns, (role_kind, name), (sa, sa_ns), None)
 }
 
-/// OLM v0's RBAC objects for `bundle` installed in `namespace`, with an AllNamespaces
-/// OperatorGroup when `all_namespaces`.
-pub fn objects(bundle: &BundleDir, namespace: &str, all_namespaces: bool) -> Vec<Value> {
-    let all = bundle_objects(bundle);
+/// OLM v0's RBAC objects for a bundle (its manifests as JSON, [`bundle_objects`]) installed in
+/// `namespace`, with an AllNamespaces OperatorGroup when the CSV supports that install mode (the
+/// usual OperatorGroup for such an operator), else one targeting its own namespace.
+pub fn objects(all: &[Value], namespace: &str) -> Vec<Value> {
     let mut out = Vec::new();
     let Some(csv) = all
         .iter()
@@ -49,6 +49,13 @@ pub fn objects(bundle: &BundleDir, namespace: &str, all_namespaces: bool) -> Vec
     else {
         return out;
     };
+    let all_namespaces = csv
+        .pointer("/spec/installModes")
+        .and_then(Value::as_array)
+        .is_some_and(|m| {
+            m.iter()
+                .any(|m| m["type"] == "AllNamespaces" && m["supported"] == true)
+        });
     let csv_name = str_at(csv, "/metadata/name");
     let spec = csv
         .pointer("/spec/install/spec")
@@ -110,13 +117,13 @@ pub fn objects(bundle: &BundleDir, namespace: &str, all_namespaces: bool) -> Vec
         ));
     }
     for o in all {
-        let kind = str_at(&o, "/kind");
+        let kind = str_at(o, "/kind");
         if matches!(kind, "Role" | "RoleBinding") {
             let mut o = o.clone();
             o["metadata"]["namespace"] = json!(namespace);
             out.push(o);
         } else if matches!(kind, "ClusterRole" | "ClusterRoleBinding") {
-            out.push(o);
+            out.push(o.clone());
         }
     }
     out

@@ -70,7 +70,8 @@ pub enum Line {
 struct Inner {
     api: ApiServer,
     line: Line,
-    images: BTreeMap<String, CatalogImage>,
+    /// Each pullable image: its content and its blobs, read once (an image does not change).
+    images: BTreeMap<String, (CatalogImage, Vec<Value>)>,
     steps: Vec<String>,
     external_address: String,
 }
@@ -152,11 +153,12 @@ impl OlmV1 {
 
     /// Makes `image` pullable with this content.
     pub fn serve(&self, image: &str, content: CatalogImage) {
+        let all = blobs(&content.dir);
         self.inner
             .lock()
             .expect("lock")
             .images
-            .insert(image.to_string(), content);
+            .insert(image.to_string(), (content, all));
     }
 
     /// Where catalogd says it serves, as its `--external-address` flag (default
@@ -403,10 +405,9 @@ fn resolve(
                 crate::api::selectors::go_quote(name)
             ));
         }
-        let Some(content) = inner.images.get(s(&cc, "/spec/source/image/ref")) else {
+        let Some((content, all)) = inner.images.get(s(&cc, "/spec/source/image/ref")) else {
             continue;
         };
-        let all = blobs(&content.dir);
         let of_pkg = |schema: &str| {
             all.iter()
                 .filter(|b| b["schema"] == schema && b["package"] == pkg)

@@ -41,10 +41,10 @@ pub struct InstallerRbacArgs {
 
 fn rendered(arg: &str, a: &InstallerRbacArgs) -> Result<(Vec<serde_json::Value>, String), u8> {
     let (bundle, _scratch) = crate::inputs::bundle(arg, &a.registry, &a.pull)?;
-    let package = olmctl::rbac::review::Context::of_bundle(&bundle, &a.install_namespace)
-        .subject
-        .package
-        .unwrap_or_default();
+    let package = bundle
+        .annotation(olmctl::bundle::load::keys::PACKAGE)
+        .unwrap_or_default()
+        .to_string();
     // operator-controller v1.10: the line whose spec.serviceAccount is honoured.
     let opts = a.render.options(&a.install_namespace, "1.10");
     olmctl::olmv1::render::manifests(&bundle, &opts)

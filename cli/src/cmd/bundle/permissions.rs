@@ -60,39 +60,31 @@ pub enum FailOn {
     None,
 }
 
-/// The RBAC objects of `bundle` as the chosen OLM creates them, or why OLM v1 refuses it.
-fn objects(bundle: &BundleDir, a: &PermissionsArgs) -> Result<Vec<serde_json::Value>, String> {
+/// The RBAC objects of `bundle` (its manifests as JSON: `all`) as the chosen OLM creates them,
+/// or why OLM v1 refuses it.
+fn objects(
+    bundle: &BundleDir,
+    all: &[serde_json::Value],
+    a: &PermissionsArgs,
+) -> Result<Vec<serde_json::Value>, String> {
     if a.olmv1 {
         let opts = a.render.options(&a.install_namespace, "1.11");
         olmctl::olmv1::render::manifests(bundle, &opts)
             .map_err(|r| format!("operator-controller would not install this bundle: {r}"))
     } else {
-        let all = olmctl::rbac::v0::bundle_objects(bundle);
-        let all_namespaces = all.iter().any(|o| {
-            o["kind"] == "ClusterServiceVersion"
-                && o.pointer("/spec/installModes")
-                    .and_then(serde_json::Value::as_array)
-                    .is_some_and(|m| {
-                        m.iter()
-                            .any(|m| m["type"] == "AllNamespaces" && m["supported"] == true)
-                    })
-        });
-        Ok(olmctl::rbac::v0::objects(
-            bundle,
-            &a.install_namespace,
-            all_namespaces,
-        ))
+        Ok(olmctl::rbac::v0::objects(all, &a.install_namespace))
     }
 }
 
 fn load(arg: &str, a: &PermissionsArgs) -> Result<(Granted, Context), u8> {
     let (bundle, _scratch) = crate::inputs::bundle(arg, &a.registry, &a.pull)?;
-    let objs = objects(&bundle, a).map_err(|e| {
+    let all = olmctl::rbac::v0::bundle_objects(&bundle);
+    let objs = objects(&bundle, &all, a).map_err(|e| {
         crate::term::error(format_args!("{}: {e}", esc(arg)));
         EXIT_FINDINGS
     })?;
     let g = granted(&objs, &sources(&bundle));
-    Ok((g, Context::of_bundle(&bundle, &a.install_namespace)))
+    Ok((g, Context::of_bundle(&bundle, &all, &a.install_namespace)))
 }
 
 fn rule_text(r: &olmctl::rbac::rule::Rule) -> String {
