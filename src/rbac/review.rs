@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::grants::{Grant, Granted, Origin, Scope};
+use super::grants::{External, Grant, Granted, Origin, Scope};
 use super::rule::{Request, Rule, allows};
 use crate::diag::Severity::{Error, Info, Warning};
 use crate::diag::{Finding, Location, Severity, Subject};
@@ -234,9 +234,14 @@ fn rule_findings(g: &Grant, cx: &Context) -> Vec<(&'static crate::diag::Code, Se
 
 /// Reviews what `granted` gives: one finding per flagged rule and code, per binding of an
 /// existing role, per foreign subject, per aggregated ClusterRole, and one per subject that
-/// gets rights cluster-wide. `keep` selects the grants to review (all, or those an upgrade
-/// adds).
-pub fn review(granted: &Granted, cx: &Context, keep: &dyn Fn(&Grant) -> bool) -> Vec<Finding> {
+/// gets rights cluster-wide. `keep` selects the grants and `keep_external` the bindings of
+/// existing roles to review (all, or those an upgrade adds).
+pub fn review(
+    granted: &Granted,
+    cx: &Context,
+    keep: &dyn Fn(&Grant) -> bool,
+    keep_external: &dyn Fn(&External) -> bool,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let finding = |code: &'static crate::diag::Code,
                    severity: Severity,
@@ -296,20 +301,7 @@ pub fn review(granted: &Granted, cx: &Context, keep: &dyn Fn(&Grant) -> bool) ->
             ));
         }
     }
-    for e in &granted.external {
-        let keep_it = e.subjects.iter().any(|s| {
-            keep(&Grant {
-                subject: s.clone(),
-                scope: e.scope.clone(),
-                rule: Rule::default(),
-                role: e.role.clone(),
-                binding: e.binding.clone(),
-                origin: None,
-            })
-        });
-        if !keep_it {
-            continue;
-        }
+    for e in granted.external.iter().filter(|e| keep_external(e)) {
         let who: Vec<String> = e.subjects.iter().map(|s| s.describe()).collect();
         let sev = if e.role.name == "cluster-admin" && e.scope == Scope::Cluster {
             Error

@@ -173,7 +173,7 @@ pub fn run(a: PermissionsArgs) -> u8 {
                     .map(|e| json!({"binding": e.binding, "role": e.role, "scope": e.scope, "subjects": e.subjects}))
                     .collect::<Vec<_>>()
             );
-            review(&new, &cx, &|_| true)
+            review(&new, &cx, &|_| true, &|_| true)
         }
         Some(old_arg) => {
             let (old, _) = match load(old_arg, &a) {
@@ -208,13 +208,17 @@ pub fn run(a: PermissionsArgs) -> u8 {
                 .iter()
                 .flat_map(|e| e.subjects.iter().map(|s| (s.describe(), e.role.describe())))
                 .collect();
-            review(&new, &cx, &|g| {
-                if g.rule == olmctl::rbac::rule::Rule::default() {
-                    // A binding of an existing role: new unless the old bundle bound it too.
-                    return !old_bindings.contains(&(g.subject.describe(), g.role.describe()));
-                }
-                rights::of_grant(g).iter().any(|r| d.added.contains(r))
-            })
+            review(
+                &new,
+                &cx,
+                &|g| rights::of_grant(g).iter().any(|r| d.added.contains(r)),
+                // A binding of an existing role: new unless the old bundle bound it too.
+                &|e| {
+                    e.subjects
+                        .iter()
+                        .any(|s| !old_bindings.contains(&(s.describe(), e.role.describe())))
+                },
+            )
         }
     };
     let what = cx
