@@ -790,3 +790,177 @@ async fn writing_rbac_is_checked_for_escalation() {
         "{body}"
     );
 }
+
+/// The escalation check runs on what an update or patch would store (cluster.md R7.4; the RBAC
+/// storages' `Update` wraps the updated object): a merge patch, a JSON patch, a server-side
+/// apply and a PUT that add a rule the writer does not hold are refused; a change of only the
+/// garbage collector's fields (`IsOnlyMutatingGCFields`) is not checked; and removing a
+/// ClusterRole's aggregation rule needs full authority, as setting one does.
+#[tokio::test]
+async fn patches_and_updates_of_rbac_are_checked_for_escalation() {
+    let (api, url) = ready();
+    let no = Duration::from_secs(2);
+    let rbac = "/apis/rbac.authorization.k8s.io/v1";
+    // The writer may read, update and patch roles and cluster roles, and read configmaps.
+    api.insert("clusterroles", json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "writer"},
+        "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "clusterroles"],
+                   "verbs": ["get", "update", "patch"]},
+                  {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}));
+    api.insert(
+        "clusterrolebindings",
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "writer"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "writer"},
+        "subjects": [{"kind": "ServiceAccount", "name": "w", "namespace": "ns"}]}),
+    );
+    let w = api.token_for(UserInfo::service_account("ns", "w"));
+    // A role granting what the writer holds, and one granting secrets (written by an admin).
+    for (name, resource) in [("held", "configmaps"), ("more", "secrets")] {
+        api.insert(
+            "roles",
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": name, "namespace": "ns"},
+            "rules": [{"apiGroups": [""], "resources": [resource], "verbs": ["get"]}]}),
+        );
+    }
+    let send = |method: &'static str, path: String, ctype: &'static str, body: Value| {
+        let (url, w) = (url.clone(), w.clone());
+        async move { raw(&url, method, &path, &w, Some((ctype, body)), no).await }
+    };
+    let held = format!("{rbac}/namespaces/ns/roles/held");
+    let secrets_rule = json!({"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]});
+    let refused = "roles.rbac.authorization.k8s.io \"held\" is forbidden: user \"system:serviceaccount:ns:w\" (groups=[\"system:serviceaccounts\" \"system:serviceaccounts:ns\" \"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\"]}";
+    let message = |body: &str| -> Value {
+        serde_json::from_str::<Value>(body).expect("status")["message"].clone()
+    };
+
+    // Merge patch.
+    let (code, body) = send(
+        "PATCH",
+        held.clone(),
+        "application/merge-patch+json",
+        json!({"rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}, secrets_rule]}),
+    )
+    .await;
+    assert_eq!((code, message(&body)), (403, json!(refused)), "{body}");
+    // JSON patch.
+    let (code, body) = send(
+        "PATCH",
+        held.clone(),
+        "application/json-patch+json",
+        json!([{"op": "add", "path": "/rules/-", "value": secrets_rule}]),
+    )
+    .await;
+    assert_eq!((code, message(&body)), (403, json!(refused)), "{body}");
+    // Server-side apply, and the same apply to a new role.
+    let applied = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "held", "namespace": "ns"}, "rules": [secrets_rule]});
+    let (code, body) = send(
+        "PATCH",
+        format!("{held}?fieldManager=w"),
+        "application/apply-patch+yaml",
+        applied.clone(),
+    )
+    .await;
+    assert_eq!((code, message(&body)), (403, json!(refused)), "{body}");
+    let mut new = applied.clone();
+    new["metadata"]["name"] = json!("new");
+    let (code, body) = send(
+        "PATCH",
+        format!("{rbac}/namespaces/ns/roles/new?fieldManager=w"),
+        "application/apply-patch+yaml",
+        new,
+    )
+    .await;
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        api.get("rbac.authorization.k8s.io", "roles", "ns", "new")
+            .is_none()
+    );
+    // Nothing was stored by the refused writes, and an apply the writer may make still works:
+    // the refused apply left no field ownership behind.
+    let stored = api
+        .get("rbac.authorization.k8s.io", "roles", "ns", "held")
+        .expect("held");
+    assert_eq!(stored["rules"].as_array().map(Vec::len), Some(1));
+    // PUT of the stored role with the rule added.
+    let mut put = stored.clone();
+    put["rules"]
+        .as_array_mut()
+        .expect("rules")
+        .push(secrets_rule.clone());
+    let (code, body) = send("PUT", held.clone(), "application/json", put).await;
+    assert_eq!((code, message(&body)), (403, json!(refused)), "{body}");
+
+    // Only the garbage collector's fields: not checked, though the writer does not hold the
+    // role's rules.
+    let more = format!("{rbac}/namespaces/ns/roles/more");
+    // (An owner that exists: the garbage collector deletes objects whose owners are gone.)
+    api.insert(
+        "configmaps",
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "o", "namespace": "ns"}}),
+    );
+    let uid = api.get("", "configmaps", "ns", "o").expect("configmap")["metadata"]["uid"].clone();
+    let owner = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": uid}]);
+    let (code, body) = send(
+        "PATCH",
+        more.clone(),
+        "application/merge-patch+json",
+        json!({"metadata": {"ownerReferences": owner, "finalizers": ["example.com/f"]}}),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let mut put = api
+        .get("rbac.authorization.k8s.io", "roles", "ns", "more")
+        .expect("more");
+    assert_eq!(put["metadata"]["ownerReferences"], owner);
+    put["metadata"]["finalizers"] = json!([]);
+    let (code, body) = send("PUT", more.clone(), "application/json", put).await;
+    assert_eq!(code, 200, "{body}");
+    // Any other change of that role is checked.
+    let (code, body) = send(
+        "PATCH",
+        more,
+        "application/merge-patch+json",
+        json!({"metadata": {"labels": {"a": "b"}}}),
+    )
+    .await;
+    assert_eq!(code, 403, "{body}");
+
+    // An aggregated ClusterRole with no rules: dropping its aggregation rule grants nothing
+    // new, yet needs full authority.
+    api.insert(
+        "clusterroles",
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "aggregated"},
+        "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}}),
+    );
+    let (code, body) = send(
+        "PATCH",
+        format!("{rbac}/clusterroles/aggregated"),
+        "application/merge-patch+json",
+        json!({"aggregationRule": null}),
+    )
+    .await;
+    assert_eq!(
+        (code, message(&body)),
+        (
+            403,
+            json!(
+                "clusterroles.rbac.authorization.k8s.io \"aggregated\" is forbidden: must have cluster-admin privileges to use the aggregationRule"
+            )
+        ),
+        "{body}"
+    );
+    // An aggregation rule without selectors is none (`hasAggregationRule`).
+    let (code, body) = send(
+        "PATCH",
+        format!("{rbac}/clusterroles/writer"),
+        "application/merge-patch+json",
+        json!({"aggregationRule": {"clusterRoleSelectors": []}}),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+}

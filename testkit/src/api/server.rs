@@ -1002,32 +1002,18 @@ impl ApiServer {
             return Err(status::method_not_allowed(verb));
         }
         // RBAC's escalation prevention on a create or update of a role or binding (cluster.md
-        // R7.4; `rbac::escalation`). Not for a patch: the patched object is not known here.
+        // R7.4; `rbac::escalation`). A patch is checked once the patched object is known.
         if r.group == "rbac.authorization.k8s.io" && matches!(verb, "create" | "update") {
             let mut obj = body.clone();
             if let Some(ns) = &t.namespace {
                 obj["metadata"]["namespace"] = json!(ns);
             }
-            let objs = Self::rbac_objects(&self.inner.state.lock().expect("lock"));
-            if let Err(e) = rbac::escalation::check_write(user, &obj, verb == "update", &objs) {
-                let name = obj["metadata"]["name"].as_str().unwrap_or_default();
-                return Err(match e.split_once(" is forbidden: ") {
-                    Some((_, why)) => status::forbidden(&r.group, &r.plural, name, why),
-                    // The bound role does not exist (`GetRoleReferenceRules`' NotFound).
-                    None => {
-                        let role = obj
-                            .pointer("/roleRef/name")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default();
-                        let plural = if obj.pointer("/roleRef/kind") == Some(&json!("Role")) {
-                            "roles"
-                        } else {
-                            "clusterroles"
-                        };
-                        status::not_found(&r.group, plural, role)
-                    }
-                });
-            }
+            let old = if verb == "update" {
+                self.stored(&r, &t).ok()
+            } else {
+                None
+            };
+            self.check_escalation(&r, user, &obj, verb == "update", old.as_ref())?;
         }
         let mut warnings = Vec::new();
         if let Some(crd) = &r.crd
@@ -1051,7 +1037,10 @@ impl ApiServer {
             "watch" => self.watch(&r, &t, q).await,
             "create" => self.create(&r, &t, q, body, warnings).await,
             "update" => self.update(&r, &t, q, body, warnings).await,
-            "patch" => self.patch(&r, &t, q, ctype, raw, body, warnings).await,
+            "patch" => {
+                self.patch(&r, &t, q, ctype, raw, body, user, warnings)
+                    .await
+            }
             "delete" => self.delete_one(&r, &t, q, &body).await,
             _ => self.delete_collection(&r, &t, q).await,
         }
@@ -1708,6 +1697,48 @@ impl ApiServer {
             .ok_or_else(|| status::not_found(&r.group, &r.plural, &name))
     }
 
+    /// RBAC's escalation check (`rbac::escalation`) of a write of `obj` to an RBAC resource by
+    /// `user`: `named` when the request names the object (an update or patch), `old` the
+    /// stored object it replaces. Refused with the RBAC storages' 403, or a 404 for a bound
+    /// role that does not exist (`GetRoleReferenceRules`' NotFound).
+    fn check_escalation(
+        &self,
+        r: &Resource,
+        user: &UserInfo,
+        obj: &Value,
+        named: bool,
+        old: Option<&Value>,
+    ) -> Result<(), ApiError> {
+        if r.group != "rbac.authorization.k8s.io" {
+            return Ok(());
+        }
+        let objs = Self::rbac_objects(&self.inner.state.lock().expect("lock"));
+        let checked = if named {
+            rbac::escalation::check_update(user, obj, old, &objs)
+        } else {
+            rbac::escalation::check_write(user, obj, false, &objs)
+        };
+        let Err(e) = checked else {
+            return Ok(());
+        };
+        let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+        Err(match e.split_once(" is forbidden: ") {
+            Some((_, why)) => status::forbidden(&r.group, &r.plural, name, why),
+            None => {
+                let role = obj
+                    .pointer("/roleRef/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let plural = if obj.pointer("/roleRef/kind") == Some(&json!("Role")) {
+                    "roles"
+                } else {
+                    "clusterroles"
+                };
+                status::not_found(&r.group, plural, role)
+            }
+        })
+    }
+
     async fn update(
         &self,
         r: &Resource,
@@ -1749,6 +1780,7 @@ impl ApiServer {
         ctype: &str,
         raw: &Bytes,
         body: Value,
+        user: &UserInfo,
         warnings: Vec<String>,
     ) -> Result<Response<Body>, ApiError> {
         let accepted_cr = [
@@ -1815,16 +1847,12 @@ impl ApiServer {
                 ),
                 None => None,
             };
-            let applied = {
-                let mut owned = self.inner.owned.lock().expect("lock");
-                let o = owned.entry(key.clone()).or_default();
-                let mut scratch = o.clone();
+            let (mut applied, scratch) = {
+                let owned = self.inner.owned.lock().expect("lock");
+                let mut scratch = owned.get(&key).cloned().unwrap_or_default();
                 let res = patch::apply(live.as_ref(), &body, &manager, force, &mut scratch);
                 match res {
-                    Ok(v) => {
-                        *o = scratch;
-                        v
-                    }
+                    Ok(v) => (v, scratch),
                     Err(c) => {
                         return Err(ApiError::new(
                             StatusCode::CONFLICT,
@@ -1837,6 +1865,16 @@ impl ApiServer {
                     }
                 }
             };
+            if !ns.is_empty() {
+                applied["metadata"]["namespace"] = json!(ns);
+            }
+            // The RBAC storages check the applied object (an apply goes through `Update`).
+            self.check_escalation(r, user, &applied, true, live.as_ref())?;
+            self.inner
+                .owned
+                .lock()
+                .expect("lock")
+                .insert(key.clone(), scratch);
             return match old {
                 None => {
                     let mut collection = t.clone();
@@ -1851,6 +1889,7 @@ impl ApiServer {
             .to_version(r, &t.version, vec![old.clone()])
             .await?
             .remove(0);
+        let before = (r.group == "rbac.authorization.k8s.io").then(|| doc.clone());
         let mut precondition = None;
         match ty {
             PatchType::Json => {
@@ -1868,6 +1907,8 @@ impl ApiServer {
                 json_patch::merge(&mut doc, &body);
             }
         }
+        // The RBAC storages check the patched object (a patch goes through `Update`).
+        self.check_escalation(r, user, &doc, true, before.as_ref())?;
         self.replace(r, t, q, &old, doc, precondition, warnings)
             .await
     }

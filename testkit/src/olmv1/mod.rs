@@ -28,8 +28,10 @@
 //! The bundle is rendered with olmctl's renderer (`olmctl::olmv1::render`, itself checked
 //! against operator-controller's regression data) and the preflight is olmctl's crdify rules
 //! (`--preflight olmv1`); under v1.10 each object is authorized as the ServiceAccount by the
-//! test cluster's RBAC authorizer and escalation check before it is written (Helm's own
-//! wrapping of the API error is not modelled: the message is the API server's).
+//! test cluster's RBAC authorizer and escalation check before it is written: `create` for a
+//! new object, `patch` by name and the update's escalation check for one that exists (Helm's
+//! `Client.Update`); the deletion of the old release's leftovers is not authorized, and Helm's
+//! own wrapping of the API error is not modelled (the message is the API server's).
 //!
 //! Not modelled: ClusterCatalog polling and availability modes, catalog priorities (every
 //! catalog has priority 0), `SelfCertified`, release metadata, Boxcutter, config
@@ -42,7 +44,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use crate::api::ApiServer;
-use crate::api::rbac::escalation::check_write;
+use crate::api::rbac::escalation::{check_update, check_write};
 use crate::api::rbac::{Attributes, Decision, UserInfo, authorize, forbidden_status};
 
 /// OLM v1's API group.
@@ -656,15 +658,29 @@ fn operator_controller(inner: &mut Inner, ce: &Value) {
                     .rsplit_once('/')
                     .map_or("", |(g, _)| g)
                     .to_string();
-                let attrs =
-                    Attributes::resource(user.clone(), "create", &g, &resource_of(s(o, "/kind")))
-                        .in_namespace(s(o, "/metadata/namespace"));
+                let (resource, namespace) =
+                    (resource_of(s(o, "/kind")), s(o, "/metadata/namespace"));
+                // Helm's `Client.Update` creates what is new and patches what exists (by
+                // name: the escalation check of an update sees the request's name).
+                let old = api.get(&g, &resource, namespace, s(o, "/metadata/name"));
+                let attrs = if old.is_some() {
+                    Attributes::resource(user.clone(), "patch", &g, &resource)
+                        .in_namespace(namespace)
+                        .named(s(o, "/metadata/name"))
+                } else {
+                    Attributes::resource(user.clone(), "create", &g, &resource)
+                        .in_namespace(namespace)
+                };
                 if let Decision::Deny(reason) = authorize(&attrs, &rbac) {
                     return Err(wrap(
                         s(&forbidden_status(&attrs, &reason), "/message").to_string(),
                     ));
                 }
-                check_write(&user, o, false, &rbac).map_err(&wrap)?;
+                match &old {
+                    Some(old) => check_update(&user, o, Some(old), &rbac),
+                    None => check_write(&user, o, false, &rbac),
+                }
+                .map_err(&wrap)?;
                 if matches!(
                     s(o, "/kind"),
                     "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding"

@@ -9,7 +9,9 @@
 //!   `BindingAuthorized` (the `bind` verb on the role reference, by name, in the binding's
 //!   namespace);
 //! - `role/policybased/storage.go`, `clusterrole/policybased/storage.go` :: `Storage.Create`,
-//!   `Storage.Update` (an `aggregationRule` needs full authority);
+//!   `Storage.Update` (an `aggregationRule` needs full authority: `hasAggregationRule`, on the
+//!   old or the new object of an update); updates skip the check when only the garbage
+//!   collector's fields change (`helpers.go` :: `IsOnlyMutatingGCFields`);
 //!   `rolebinding/policybased/storage.go`, `clusterrolebinding/policybased/storage.go` ::
 //!   `Storage.Create`, `Storage.Update` (the bound role must exist unless `bind` is allowed);
 //! - `validation/rule.go` :: `ConfirmNoEscalation`, `DefaultRuleResolver.RulesFor`;
@@ -206,8 +208,85 @@ pub fn check_write(
     update: bool,
     rbac_objects: &[Value],
 ) -> Result<(), String> {
-    // EscalationAllowed.
-    if user.groups.iter().any(|g| g == SYSTEM_MASTERS) {
+    check(user, obj, update, None, rbac_objects)
+}
+
+/// The escalation check of an update (PUT) or patch of a stored object `old` into `obj`, as
+/// the storages' `Update` wraps the updated object (`rest.WrapUpdatedObjectInfo`): nothing is
+/// checked when only the fields the garbage collector writes change
+/// (`IsOnlyMutatingGCFields`), and a ClusterRole that had an aggregation rule needs full
+/// authority to change even when the new one has none. `old` is `None` when the update
+/// creates the object (`forceAllowCreate`, a server-side apply of a new object).
+pub fn check_update(
+    user: &UserInfo,
+    obj: &Value,
+    old: Option<&Value>,
+    rbac_objects: &[Value],
+) -> Result<(), String> {
+    if old.is_some_and(|old| only_gc_fields_change(obj, old)) {
+        return Ok(());
+    }
+    check(user, obj, true, old, rbac_objects)
+}
+
+/// `EscalationAllowed`: system:masters writes any role or binding.
+fn escalation_allowed(user: &UserInfo) -> bool {
+    user.groups.iter().any(|g| g == SYSTEM_MASTERS)
+}
+
+/// `IsOnlyMutatingGCFields`: `obj` equals `old` once its ownerReferences, finalizers and
+/// selfLink are taken from `old`, compared as `equality.Semantic.DeepEqual` does (an empty
+/// list or map equals a missing one).
+fn only_gc_fields_change(obj: &Value, old: &Value) -> bool {
+    let mut copied = obj.clone();
+    for field in ["ownerReferences", "finalizers", "selfLink"] {
+        match old.pointer(&format!("/metadata/{field}")) {
+            Some(v) => copied["metadata"][field] = v.clone(),
+            None => {
+                if let Some(m) = copied.get_mut("metadata").and_then(Value::as_object_mut) {
+                    m.remove(field);
+                }
+            }
+        }
+    }
+    semantic(&copied) == semantic(old)
+}
+
+/// A value with nulls, empty lists and empty maps removed from maps (what Go's zero values
+/// make of them).
+fn semantic(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), semantic(v)))
+                .filter(|(_, v)| match v {
+                    Value::Null => false,
+                    Value::Array(a) => !a.is_empty(),
+                    Value::Object(o) => !o.is_empty(),
+                    _ => true,
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(semantic).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `hasAggregationRule`: an aggregation rule with at least one selector.
+fn has_aggregation_rule(role: &Value) -> bool {
+    role.pointer("/aggregationRule/clusterRoleSelectors")
+        .and_then(Value::as_array)
+        .is_some_and(|s| !s.is_empty())
+}
+
+fn check(
+    user: &UserInfo,
+    obj: &Value,
+    update: bool,
+    old: Option<&Value>,
+    rbac_objects: &[Value],
+) -> Result<(), String> {
+    if escalation_allowed(user) {
         return Ok(());
     }
     let kind = kind_of(obj);
@@ -234,7 +313,10 @@ pub fn check_write(
             }
             confirm_no_escalation(user, namespace, &rules_of(obj), rbac_objects)
                 .map_err(|e| forbidden(resource, name, &e))?;
-            if kind == "ClusterRole" && obj.get("aggregationRule").is_some_and(Value::is_object) {
+            // To set, or (on an update) change, an aggregation rule needs full authority.
+            if kind == "ClusterRole"
+                && (has_aggregation_rule(obj) || old.is_some_and(has_aggregation_rule))
+            {
                 let full = [
                     PolicyRule {
                         verbs: vec!["*".into()],
