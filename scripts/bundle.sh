@@ -30,8 +30,15 @@ generate() {
     # The OLM v1 rules (ClusterExtensions, ClusterCatalogs) came after 0.2.0.
     sed '/# olmv1: begin/,/# olmv1: end/d' operator/config/rbac.yaml > "$m/rbac.yaml"
   fi
-  sed "s|ghcr.io/olmctl/olmctl-operator:[0-9.]*|ghcr.io/olmctl/olmctl-operator:$release|" \
-    operator/config/deployment.yaml > "$m/deployment.yaml"
+  if [ "$release" = 0.3.0 ]; then
+    sed "s|ghcr.io/olmctl/olmctl-operator:[0-9.]*|ghcr.io/olmctl/olmctl-operator:$release|" \
+      operator/config/deployment.yaml > "$m/deployment.yaml"
+  else
+    # catalogd's CAs (--catalogd-cas-dir and its volume) came after 0.2.0.
+    sed -e "s|ghcr.io/olmctl/olmctl-operator:[0-9.]*|ghcr.io/olmctl/olmctl-operator:$release|" \
+      -e '/# olmv1: begin/,/# olmv1: end/d' \
+      operator/config/deployment.yaml > "$m/deployment.yaml"
+  fi
   sed "s|ghcr.io/olmctl/olmctl-operator:[0-9.]*|ghcr.io/olmctl/olmctl-operator:$release|" \
     operator/csv-base.yaml > "$work/csv-base-$release.yaml"
   cp operator/config/samples/upgradepolicy-v1alpha1.yaml "$m/samples/"

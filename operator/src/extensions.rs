@@ -18,6 +18,7 @@
 //!   its CRD preflight and installs it (`status.install.bundle`), and the gate steps again.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -36,15 +37,26 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The content of ClusterCatalogs, fetched from catalogd's HTTP API.
 pub struct Catalogs {
-    http: Result<reqwest::Client, String>,
+    /// `--catalogd-cas-dir`: read again whenever its files change.
+    ca_dir: Option<PathBuf>,
+    /// The client, and the CA directory's state it was built for.
+    http: Mutex<(Option<DirState>, Result<reqwest::Client, String>)>,
     /// By catalog name: the key it was fetched for (resolved reference and base URL) and the
     /// content.
     cache: Mutex<HashMap<String, (String, Arc<DeclarativeConfig>)>>,
 }
 
+/// A CA directory's files as `stat` sees them through symlinks (a ConfigMap volume's files
+/// are links into a directory the kubelet swaps): name, length and modification time.
+type DirState = Vec<(String, u64, Option<std::time::SystemTime>)>;
+
 impl Default for Catalogs {
     fn default() -> Self {
-        Catalogs::with_roots(Vec::new())
+        Catalogs {
+            ca_dir: None,
+            http: Mutex::new((None, client(Vec::new()))),
+            cache: Mutex::new(HashMap::new()),
+        }
     }
 }
 
@@ -57,47 +69,107 @@ fn is_serving(cc: &Object) -> bool {
         })
 }
 
-impl Catalogs {
-    fn with_roots(roots: Vec<reqwest::Certificate>) -> Self {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut b = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(30))
-            .timeout(FETCH_TIMEOUT)
-            .user_agent(concat!("olmctl-operator/", env!("CARGO_PKG_VERSION")));
-        for c in roots {
-            b = b.add_root_certificate(c);
-        }
-        let http = b
-            .build()
-            .map_err(|e| format!("cannot set up the HTTP client: {e}"));
-        Catalogs {
-            http,
-            cache: Mutex::new(HashMap::new()),
+/// An HTTP client trusting the system's roots and `roots`.
+fn client(roots: Vec<reqwest::Certificate>) -> Result<reqwest::Client, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut b = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(30))
+        .timeout(FETCH_TIMEOUT)
+        .user_agent(concat!("olmctl-operator/", env!("CARGO_PKG_VERSION")));
+    for c in roots {
+        b = b.add_root_certificate(c);
+    }
+    b.build()
+        .map_err(|e| format!("cannot set up the HTTP client: {e}"))
+}
+
+/// The regular files of `dir` (symlinks followed; directories, such as a ConfigMap volume's
+/// `..data`, skipped), sorted by name.
+fn dir_state(dir: &Path) -> Result<DirState, String> {
+    let mut state = Vec::new();
+    for e in
+        std::fs::read_dir(dir).map_err(|e| format!("--catalogd-cas-dir {}: {e}", dir.display()))?
+    {
+        let e = e.map_err(|e| format!("--catalogd-cas-dir {}: {e}", dir.display()))?;
+        let path = e.path();
+        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if meta.is_file() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            state.push((name, meta.len(), meta.modified().ok()));
         }
     }
+    state.sort();
+    Ok(state)
+}
 
-    /// A client that also trusts the certificate authorities of every file in `dir` (PEM), as
-    /// operator-controller's `--ca-certs-dir` does for catalogd's HTTPS (the standard install
-    /// serves it with a cert-manager CA that it mounts there).
-    pub fn with_ca_certs_dir(dir: &std::path::Path) -> Result<Self, String> {
-        let mut files: Vec<_> = std::fs::read_dir(dir)
-            .map_err(|e| format!("--ca-certs-dir {}: {e}", dir.display()))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file())
-            .collect();
-        files.sort();
-        let mut roots = Vec::new();
-        for f in files {
-            let pem = std::fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-            let certs = reqwest::Certificate::from_pem_bundle(&pem)
-                .map_err(|e| format!("{}: not PEM certificates: {e}", f.display()))?;
-            if certs.is_empty() {
-                return Err(format!("{}: no PEM certificate", f.display()));
+/// The certificates of the files of `dir`, as operator-controller's `NewCertPool` reads its
+/// `--catalogd-cas-dir` (`internal/shared/util/http/certutil.go`): every regular file, symlinks
+/// followed; a file without a PEM certificate is skipped; a directory with files but no
+/// certificate is an error. Unlike upstream, an empty directory is not: the Deployment mounts
+/// an optional ConfigMap there, empty until the deployer creates it.
+fn read_roots(dir: &Path, state: &DirState) -> Result<Vec<reqwest::Certificate>, String> {
+    let mut roots = Vec::new();
+    for (name, _, _) in state {
+        let f = dir.join(name);
+        let pem = std::fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| format!("{}: not PEM certificates: {e}", f.display()))?;
+        roots.extend(certs);
+    }
+    if roots.is_empty() && !state.is_empty() {
+        return Err(format!(
+            "--catalogd-cas-dir {}: no certificates found in {} file(s)",
+            dir.display(),
+            state.len()
+        ));
+    }
+    Ok(roots)
+}
+
+impl Catalogs {
+    /// A client that also trusts the certificate authorities of the files in `dir` (PEM), as
+    /// operator-controller's `--catalogd-cas-dir` does for catalogd's HTTPS (the standard install
+    /// serves it with a cert-manager CA). The directory is read again before a fetch whenever
+    /// its files changed, as upstream's `CertPoolWatcher` rebuilds its pool on a change of the
+    /// directory: a CA mounted or rotated later is used without a restart. Errors when `dir`
+    /// cannot be read or holds files but no certificate (upstream exits then too).
+    pub fn with_catalogd_cas_dir(dir: &Path) -> Result<Self, String> {
+        let state = dir_state(dir)?;
+        let roots = read_roots(dir, &state)?;
+        Ok(Catalogs {
+            ca_dir: Some(dir.to_path_buf()),
+            http: Mutex::new((Some(state), client(roots))),
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The client to fetch with, rebuilt first if the CA directory changed.
+    fn http(&self) -> Result<reqwest::Client, String> {
+        let mut http = self.http.lock().map_err(|e| e.to_string())?;
+        if let Some(dir) = &self.ca_dir {
+            let state = dir_state(dir)?;
+            if http.0.as_ref() != Some(&state) {
+                let built = read_roots(dir, &state).and_then(client);
+                *http = (Some(state), built);
             }
-            roots.extend(certs);
         }
-        Ok(Catalogs::with_roots(roots))
+        http.1.clone()
+    }
+
+    /// What to add to a failed HTTPS fetch's error when `--catalogd-cas-dir` holds no
+    /// certificate yet.
+    fn no_ca_hint(&self, url: &str) -> String {
+        match &self.ca_dir {
+            Some(dir)
+                if url.starts_with("https://") && dir_state(dir).is_ok_and(|s| s.is_empty()) =>
+            {
+                format!(
+                    " (--catalogd-cas-dir {} holds no certificate: put catalogd's CA there, see the README's \"Trusting catalogd\")",
+                    dir.display()
+                )
+            }
+            _ => String::new(),
+        }
     }
 
     /// The content of the ClusterCatalog `cc`, as operator-controller's
@@ -122,12 +194,11 @@ impl Catalogs {
             return Ok(c);
         }
         let url = format!("{}/api/v1/all", base.trim_end_matches('/'));
-        let http = self.http.as_ref().map_err(Clone::clone)?;
-        let resp = http
-            .get(&url)
-            .send()
-            .await
-            .map_err(|e| format!("catalog {name:?}: GET {url}: {e}"))?;
+        let http = self.http().map_err(|e| format!("catalog {name:?}: {e}"))?;
+        let resp =
+            http.get(&url).send().await.map_err(|e| {
+                format!("catalog {name:?}: GET {url}: {e}{}", self.no_ca_hint(&url))
+            })?;
         if resp.status() != reqwest::StatusCode::OK {
             return Err(format!(
                 "catalog {name:?}: GET {url}: error: received unexpected response status code {}",

@@ -93,9 +93,10 @@ struct RunArgs {
     request_timeout: Duration,
     /// Certificate authorities (every file of the directory, PEM) to trust for catalogd's
     /// HTTPS, where OLM v1's catalog content is read (operator-controller's flag of the same
-    /// name); the system's are trusted too.
-    #[arg(long, value_name = "DIR")]
-    ca_certs_dir: Option<PathBuf>,
+    /// name, `--ca-certs-dir` before its PR 1673, kept as an alias); the system's are trusted
+    /// too. Read again when its files change.
+    #[arg(long, value_name = "DIR", alias = "ca-certs-dir")]
+    catalogd_cas_dir: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -169,7 +170,7 @@ fn serve(args: RunArgs) -> ExitCode {
             header: args.header_timeout,
             body: args.body_timeout,
         },
-        ca_certs_dir: args.ca_certs_dir,
+        catalogd_cas_dir: args.catalogd_cas_dir,
     };
     let request_timeout = args.request_timeout;
     let result = rt.block_on(async move {

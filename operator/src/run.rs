@@ -44,7 +44,7 @@ pub struct Options {
     /// The probe and webhook servers' bounds.
     pub limits: http::Limits,
     /// Certificate authorities (PEM files) trusted for catalogd's HTTPS, beside the system's.
-    pub ca_certs_dir: Option<PathBuf>,
+    pub catalogd_cas_dir: Option<PathBuf>,
 }
 
 /// How the process ended.
@@ -106,8 +106,8 @@ pub async fn run(
         crate::system_clock(),
         None,
     );
-    if let Some(dir) = &opts.ca_certs_dir {
-        ctx.catalogs = crate::extensions::Catalogs::with_ca_certs_dir(dir)?;
+    if let Some(dir) = &opts.catalogd_cas_dir {
+        ctx.catalogs = crate::extensions::Catalogs::with_catalogd_cas_dir(dir)?;
     }
     let ctx = Arc::new(ctx);
     // The controller stops on `stop`; the elector stops after it (then releases).

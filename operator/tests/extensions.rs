@@ -347,11 +347,13 @@ async fn a_replica_that_does_not_lead_moves_no_pin() {
     }
 }
 
-/// catalogd serves HTTPS with its own CA in the standard install: with `--ca-certs-dir` the
+/// catalogd serves HTTPS with its own CA in the standard install: with `--catalogd-cas-dir` the
 /// operator trusts it (here the testkit's fixed CA and an HTTPS server it signed, which answers
-/// 404 on this path: the TLS handshake passed), without it the handshake fails.
+/// 404 on this path: the TLS handshake passed), without it the handshake fails. The directory
+/// is read again when its files change (upstream's `CertPoolWatcher`): the shipped Deployment
+/// mounts an optional ConfigMap there, empty until the deployer creates it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn catalogd_over_https_is_trusted_through_ca_certs_dir() {
+async fn catalogd_over_https_is_trusted_through_catalogd_cas_dir() {
     let api = ApiServer::new();
     let base = format!("{}/catalogs/pelorus-catalog", api.serve_tls_on_loopback());
     let cc = json!({
@@ -366,30 +368,73 @@ async fn catalogd_over_https_is_trusted_through_ca_certs_dir() {
         .add_text(std::path::Path::new("cc.json"), &cc.to_string())
         .expect("reads");
     let cc = &objects.cluster_catalogs[0];
+    let passed_tls = |r: Result<_, String>| {
+        let e = r.expect_err("404");
+        assert!(
+            e.contains("error: received unexpected response status code 404"),
+            "{e}"
+        );
+    };
 
     let untrusted = olmctl_operator::extensions::Catalogs::default()
         .content(cc)
         .await
         .expect_err("not trusted");
     assert!(!untrusted.contains("status code"), "{untrusted}");
+    assert!(!untrusted.contains("--catalogd-cas-dir"), "{untrusted}");
 
+    // The optional ConfigMap is not there yet: an empty directory, a hint on the failure.
     let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("ca.crt"), olmctl_testkit::api::tls::CA_CERT).expect("write");
-    let trusted = olmctl_operator::extensions::Catalogs::with_ca_certs_dir(dir.path())
-        .expect("reads the CA")
-        .content(cc)
-        .await
-        .expect_err("404");
+    let catalogs =
+        olmctl_operator::extensions::Catalogs::with_catalogd_cas_dir(dir.path()).expect("empty");
+    let err = catalogs.content(cc).await.expect_err("not trusted yet");
+    assert!(!err.contains("status code"), "{err}");
     assert!(
-        trusted.contains("error: received unexpected response status code 404"),
-        "{trusted}"
+        err.contains(&format!(
+            "(--catalogd-cas-dir {} holds no certificate",
+            dir.path().display()
+        )),
+        "{err}"
+    );
+    // The CA appears (the deployer created the ConfigMap): trusted without a restart, through
+    // a symlink as a ConfigMap volume holds its keys, beside a file that is no certificate.
+    let data = dir.path().join("..data");
+    std::fs::create_dir(&data).expect("mkdir");
+    std::fs::write(data.join("ca.crt"), olmctl_testkit::api::tls::CA_CERT).expect("write");
+    std::os::unix::fs::symlink("..data/ca.crt", dir.path().join("ca.crt")).expect("link");
+    std::fs::write(dir.path().join("README"), "not a certificate").expect("write");
+    passed_tls(catalogs.content(cc).await);
+    // A restart reads the same directory.
+    passed_tls(
+        olmctl_operator::extensions::Catalogs::with_catalogd_cas_dir(dir.path())
+            .expect("reads the CA")
+            .content(cc)
+            .await,
     );
 
-    std::fs::write(dir.path().join("junk"), "not a certificate").expect("write");
-    let bad = olmctl_operator::extensions::Catalogs::with_ca_certs_dir(dir.path())
+    // Files but no certificate: refused at start, and a fetch fails once the CA is gone.
+    std::fs::remove_file(dir.path().join("ca.crt")).expect("rm");
+    let bad = olmctl_operator::extensions::Catalogs::with_catalogd_cas_dir(dir.path())
         .err()
         .expect("refused");
-    assert!(bad.contains("junk"), "{bad}");
+    assert_eq!(
+        bad,
+        format!(
+            "--catalogd-cas-dir {}: no certificates found in 1 file(s)",
+            dir.path().display()
+        )
+    );
+    let err = catalogs.content(cc).await.expect_err("no CA");
+    assert_eq!(
+        err,
+        format!("catalog \"pelorus-catalog\": {bad}"),
+        "the same reason at fetch time"
+    );
+    let missing =
+        olmctl_operator::extensions::Catalogs::with_catalogd_cas_dir(&dir.path().join("no"))
+            .err()
+            .expect("refused");
+    assert!(missing.starts_with("--catalogd-cas-dir "), "{missing}");
 }
 
 /// catalogd's content cannot be read (its address moved to where nothing answers): the

@@ -184,7 +184,7 @@ async fn scenario(api: &ApiServer, token: &str, ns: &str) -> (Vec<String>, bool)
         resync: Duration::from_secs(600),
         lease_owner_deployment: Some("olmctl-operator".into()),
         limits: Default::default(),
-        ca_certs_dir: None,
+        catalogd_cas_dir: None,
     };
     let client = api.client_with_token(token);
     let task = tokio::spawn(run(client, opts, async {

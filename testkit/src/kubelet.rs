@@ -24,11 +24,19 @@
 //!
 //! Not modelled: several containers per pod, init containers, liveness probes, resource
 //! limits, `securityContext`, env from Secrets or ConfigMaps (a pod that needs one is not
-//! started, and says so), volumes other than Secrets.
+//! started, and says so), volumes other than Secrets, ConfigMaps, their projections and
+//! `emptyDir` (not mounted), the atomic writer's `..data` directory (a file is replaced
+//! whole), file modes.
+//!
+//! Volumes are written under the pod's directory, and an argument that names a path under a
+//! mountPath is pointed there (the stand-in for the pod's mount namespace). Secret and
+//! ConfigMap volumes follow their objects while the pod runs (the kubelet's periodic sync,
+//! without its delay); a missing object or key stops the pod from starting unless its source
+//! is `optional` (`MountVolume.SetUp failed ...`).
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -166,6 +174,25 @@ fn labels_match(selector: &Value, labels: &Value) -> bool {
     selector
         .as_object()
         .is_some_and(|m| !m.is_empty() && m.iter().all(|(k, v)| labels[k] == *v))
+}
+
+/// An argument with a path under a volume's mountPath (the whole argument, or the value of
+/// `--flag=value`) pointed at the volume's directory on this machine.
+fn translate(arg: &str, mounts: &[(String, PathBuf)]) -> String {
+    let (prefix, value) = match arg.split_once('=') {
+        Some((flag, v)) if flag.starts_with('-') => (format!("{flag}="), v),
+        _ => (String::new(), arg),
+    };
+    for (mount, dir) in mounts {
+        let mount = mount.trim_end_matches('/');
+        if value == mount {
+            return format!("{prefix}{}", dir.display());
+        }
+        if let Some(rest) = value.strip_prefix(&format!("{mount}/")) {
+            return format!("{prefix}{}", dir.join(rest).display());
+        }
+    }
+    arg.to_string()
 }
 
 impl Kubelet {
@@ -338,28 +365,13 @@ impl Inner {
                 .ok_or_else(|| format!("container port {port:?} is not declared"))?;
             args.push(format!("{flag}={}", SocketAddr::from((pod.ip, p))));
         }
-        // Secret volumes: their data as files under the pod's directory.
-        let volumes = spec["volumes"].as_array().cloned().unwrap_or_default();
-        for m in c["volumeMounts"].as_array().into_iter().flatten() {
-            let mount = m["mountPath"].as_str().unwrap_or_default();
-            let Some(v) = volumes.iter().find(|v| v["name"] == m["name"]) else {
-                return Err(format!("volume {} is not declared", m["name"]));
-            };
-            let Some(secret) = v["secret"]["secretName"].as_str() else {
-                continue;
-            };
-            let s = self
-                .api
-                .get("", "secrets", &pod.namespace, secret)
-                .ok_or_else(|| format!("secret \"{secret}\" not found"))?;
-            let dir = pod.dir.join(mount.trim_start_matches('/'));
-            std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-            for (k, val) in s["data"].as_object().into_iter().flatten() {
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(val.as_str().unwrap_or_default())
-                    .map_err(|e| format!("secret {secret} key {k}: {e}"))?;
-                std::fs::write(dir.join(k), bytes).map_err(|e| e.to_string())?;
-            }
+        // Volumes: their files under the pod's directory; a path under a mount in the
+        // arguments points there (the stand-in for a mount namespace).
+        let mounts = self.write_volumes(&pod.namespace, &pod.spec, &pod.dir)?;
+        for a in &mut args {
+            *a = translate(a, &mounts);
+        }
+        for (mount, dir) in &mounts {
             if let Some((flag, _)) = img.mount_flags.iter().find(|(_, p)| p == mount) {
                 args.push(format!("{flag}={}", dir.display()));
             }
@@ -393,6 +405,158 @@ impl Inner {
             dir: pod.dir.clone(),
             kubeconfig: crate::api::kubeconfig(&self.url, &token, &pod.namespace),
         })
+    }
+
+    /// Writes the volumes the container mounts under the pod's directory, as the kubelet's
+    /// volume plugins set them up (`pkg/volume/secret`, `pkg/volume/configmap :: SetUpAt,
+    /// MakePayload`, `pkg/volume/projected :: collectData`): a Secret's or ConfigMap's keys
+    /// (or its `items`) as files; a missing object or key is an error unless the source is
+    /// `optional`, when it contributes nothing; `emptyDir` is an empty directory. Files that
+    /// are no longer in the payload are removed. Returns (mountPath, directory) per mount.
+    fn write_volumes(
+        &self,
+        ns: &str,
+        spec: &Value,
+        pod_dir: &Path,
+    ) -> Result<Vec<(String, PathBuf)>, String> {
+        let volumes = spec["volumes"].as_array().cloned().unwrap_or_default();
+        let mut out = Vec::new();
+        for m in spec["containers"][0]["volumeMounts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let mount = m["mountPath"].as_str().unwrap_or_default();
+            let Some(v) = volumes.iter().find(|v| v["name"] == m["name"]) else {
+                return Err(format!("volume {} is not declared", m["name"]));
+            };
+            let sources: Vec<(&str, &Value)> = if v["secret"].is_object() {
+                vec![("secret", &v["secret"])]
+            } else if v["configMap"].is_object() {
+                vec![("configMap", &v["configMap"])]
+            } else if let Some(srcs) = v["projected"]["sources"].as_array() {
+                let mut all = Vec::new();
+                for src in srcs {
+                    if src["secret"].is_object() {
+                        all.push(("secret", &src["secret"]));
+                    } else if src["configMap"].is_object() {
+                        all.push(("configMap", &src["configMap"]));
+                    } else {
+                        return Err(format!(
+                            "volume {}: projected sources other than secrets and configMaps are not modelled",
+                            m["name"]
+                        ));
+                    }
+                }
+                all
+            } else if v["emptyDir"].is_object() {
+                Vec::new()
+            } else {
+                continue;
+            };
+            let mut files = BTreeMap::new();
+            for (kind, src) in sources {
+                files.extend(self.payload(ns, &v["name"], kind, src)?);
+            }
+            let dir = pod_dir.join("volumes").join(mount.trim_start_matches('/'));
+            std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+            for e in std::fs::read_dir(&dir)
+                .map_err(|e| e.to_string())?
+                .flatten()
+            {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if e.path().is_file() && !files.contains_key(&name) {
+                    std::fs::remove_file(e.path()).map_err(|e| e.to_string())?;
+                }
+            }
+            for (name, bytes) in files {
+                let path = dir.join(&name);
+                if std::fs::read(&path).ok().as_deref() == Some(bytes.as_slice()) {
+                    continue;
+                }
+                // Replaced whole, as the kubelet's atomic writer swaps its data directory.
+                let tmp = dir.join(format!("..tmp-{name}"));
+                std::fs::write(&tmp, &bytes).map_err(|e| e.to_string())?;
+                std::fs::rename(&tmp, &path).map_err(|e| e.to_string())?;
+            }
+            out.push((mount.to_string(), dir));
+        }
+        Ok(out)
+    }
+
+    /// The files one Secret or ConfigMap source contributes (`MakePayload`).
+    fn payload(
+        &self,
+        ns: &str,
+        volume: &Value,
+        kind: &str,
+        src: &Value,
+    ) -> Result<BTreeMap<String, Vec<u8>>, String> {
+        let (resource, name) = if kind == "secret" {
+            (
+                "secrets",
+                src["secretName"].as_str().or(src["name"].as_str()),
+            )
+        } else {
+            ("configmaps", src["name"].as_str())
+        };
+        let name = name.unwrap_or_default();
+        let optional = src["optional"].as_bool().unwrap_or(false);
+        let what = if kind == "secret" {
+            "secret"
+        } else {
+            "configmap"
+        };
+        let Some(obj) = self.api.get("", resource, ns, name) else {
+            if optional {
+                return Ok(BTreeMap::new());
+            }
+            return Err(format!(
+                "MountVolume.SetUp failed for volume {volume}: {what} \"{name}\" not found"
+            ));
+        };
+        let mut data = BTreeMap::new();
+        let b64 = |k: &str, v: &Value| {
+            base64::engine::general_purpose::STANDARD
+                .decode(v.as_str().unwrap_or_default())
+                .map_err(|e| format!("{what} {name} key {k}: {e}"))
+        };
+        for (k, v) in obj["data"].as_object().into_iter().flatten() {
+            let bytes = if kind == "secret" {
+                b64(k, v)?
+            } else {
+                v.as_str().unwrap_or_default().as_bytes().to_vec()
+            };
+            data.insert(k.clone(), bytes);
+        }
+        if kind == "configMap" {
+            for (k, v) in obj["binaryData"].as_object().into_iter().flatten() {
+                data.insert(k.clone(), b64(k, v)?);
+            }
+        }
+        let Some(items) = src["items"].as_array() else {
+            return Ok(data);
+        };
+        let mut files = BTreeMap::new();
+        for item in items {
+            let key = item["key"].as_str().unwrap_or_default();
+            match data.get(key) {
+                Some(bytes) => {
+                    files.insert(
+                        item["path"].as_str().unwrap_or(key).to_string(),
+                        bytes.clone(),
+                    );
+                }
+                None if optional => {}
+                None => {
+                    return Err(format!(
+                        "MountVolume.SetUp failed for volume {volume}: {what} references non-existent {} key: {key}",
+                        if kind == "secret" { "secret" } else { "config" }
+                    ));
+                }
+            }
+        }
+        Ok(files)
     }
 
     fn new_pod(&self, d: &Value, h: &str) -> Pod {
@@ -508,6 +672,18 @@ impl Inner {
                 continue;
             }
             self.rollout(d).await;
+        }
+        // Volumes of running pods follow their Secrets and ConfigMaps (the kubelet's periodic
+        // sync, without its delay); a source that went away leaves the files as they were.
+        let running: Vec<(String, Value, PathBuf)> = {
+            let pods = self.pods.lock().expect("pods");
+            pods.values()
+                .filter(|p| p.proc.is_some())
+                .map(|p| (p.namespace.clone(), p.spec.clone(), p.dir.clone()))
+                .collect()
+        };
+        for (ns, spec, dir) in running {
+            let _ = self.write_volumes(&ns, &spec, &dir);
         }
         // Probes.
         let probes: Vec<(String, Option<SocketAddr>, String)> = {
@@ -771,5 +947,130 @@ impl Inner {
                 true,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kubelet(api: &ApiServer) -> Inner {
+        Inner {
+            api: api.clone(),
+            url: String::new(),
+            images: Vec::new(),
+            dir: tempfile::tempdir().expect("dir"),
+            pods: Mutex::new(BTreeMap::new()),
+            seq: Mutex::new(0),
+        }
+    }
+
+    fn pod_spec(volume: Value) -> Value {
+        json!({"containers": [{"name": "c", "image": "x",
+            "volumeMounts": [{"name": "v", "mountPath": "/var/ca-certs", "readOnly": true}]}],
+            "volumes": [volume]})
+    }
+
+    fn files(dir: &Path) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
+            .expect("dir")
+            .flatten()
+            .map(|e| {
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read_to_string(e.path()).expect("read"),
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// A projected volume of two optional ConfigMaps: empty while neither exists, one file
+    /// per key (or per item) once they do, following changes and removals; an item whose key
+    /// is missing is skipped only when optional; a required missing ConfigMap is an error.
+    #[test]
+    fn configmap_volumes_follow_their_objects_and_honour_optional() {
+        let api = ApiServer::new();
+        let k = kubelet(&api);
+        let pod_dir = k.dir.path().join("pod");
+        let projected = pod_spec(json!({"name": "v", "projected": {"sources": [
+            {"configMap": {"name": "mine", "optional": true}},
+            {"configMap": {"name": "openshift-service-ca.crt", "optional": true,
+                           "items": [{"key": "service-ca.crt", "path": "service-ca.crt"}]}}]}}));
+        let mounts = k
+            .write_volumes("ns", &projected, &pod_dir)
+            .expect("optional");
+        let dir = pod_dir.join("volumes/var/ca-certs");
+        assert_eq!(mounts, vec![("/var/ca-certs".to_string(), dir.clone())]);
+        assert_eq!(files(&dir), vec![]);
+
+        api.insert(
+            "configmaps",
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "mine", "namespace": "ns"}, "data": {"ca.crt": "A"},
+            "binaryData": {"b.crt": "Qg=="}}),
+        );
+        api.insert("configmaps", json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "openshift-service-ca.crt", "namespace": "ns"}, "data": {"other": "x"}}));
+        k.write_volumes("ns", &projected, &pod_dir)
+            .expect("optional key");
+        assert_eq!(
+            files(&dir),
+            vec![("b.crt".into(), "B".into()), ("ca.crt".into(), "A".into())]
+        );
+        api.merge(
+            "",
+            "configmaps",
+            "ns",
+            "openshift-service-ca.crt",
+            &json!({"data": {"service-ca.crt": "S"}}),
+            false,
+        );
+        api.merge(
+            "",
+            "configmaps",
+            "ns",
+            "mine",
+            &json!({"data": {"ca.crt": "A2"}, "binaryData": null}),
+            false,
+        );
+        k.write_volumes("ns", &projected, &pod_dir)
+            .expect("updated");
+        assert_eq!(
+            files(&dir),
+            vec![
+                ("ca.crt".into(), "A2".into()),
+                ("service-ca.crt".into(), "S".into())
+            ]
+        );
+
+        let required = pod_spec(json!({"name": "v", "configMap": {"name": "absent"}}));
+        assert_eq!(
+            k.write_volumes("ns", &required, &pod_dir),
+            Err("MountVolume.SetUp failed for volume \"v\": configmap \"absent\" not found".into())
+        );
+        let missing_key = pod_spec(json!({"name": "v", "configMap": {"name": "mine",
+            "items": [{"key": "nope", "path": "p"}]}}));
+        assert_eq!(
+            k.write_volumes("ns", &missing_key, &pod_dir),
+            Err("MountVolume.SetUp failed for volume \"v\": configmap references non-existent config key: nope".into())
+        );
+    }
+
+    /// Arguments naming a path under a mountPath point at the volume's directory here.
+    #[test]
+    fn arguments_under_a_mount_are_translated() {
+        let mounts = vec![("/var/ca-certs".to_string(), PathBuf::from("/tmp/p/v"))];
+        assert_eq!(
+            translate("--catalogd-cas-dir=/var/ca-certs", &mounts),
+            "--catalogd-cas-dir=/tmp/p/v"
+        );
+        assert_eq!(translate("/var/ca-certs/a.crt", &mounts), "/tmp/p/v/a.crt");
+        assert_eq!(
+            translate("--x=/var/ca-certsy", &mounts),
+            "--x=/var/ca-certsy"
+        );
+        assert_eq!(translate("run", &mounts), "run");
     }
 }
