@@ -41,6 +41,7 @@ fn catalog() -> (tempfile::TempDir, CatalogImage) {
     let content = CatalogImage {
         dir: dir.path().to_path_buf(),
         bundles: [("argocd-operator.v0.6.0".to_string(), bundle_dir())].into(),
+        digest: None,
     };
     (dir, content)
 }
@@ -299,7 +300,9 @@ fn ok(o: &std::process::Output) -> String {
 /// registry; `install --olmv1 --service-account` pulls the catalog, resolves the bundle as
 /// operator-controller does, pulls and renders it, creates the ServiceAccount with the RBAC
 /// `bundle installer-rbac` derives, then the extension, which operator-controller installs as
-/// that ServiceAccount; `uninstall --olmv1` removes it all.
+/// that ServiceAccount; `uninstall --olmv1` removes it, keeping the catalog; installed again
+/// with `--cluster-catalog`, the RBAC comes from the image that ClusterCatalog serves; the last
+/// `uninstall --olmv1 --delete-cluster-catalog` removes it all.
 #[test]
 fn v1_10_install_derives_the_installer_rbac_from_the_catalog() {
     let reg = olmctl_testdata::registry::TestRegistry::start();
@@ -326,7 +329,7 @@ fn v1_10_install_derives_the_installer_rbac_from_the_catalog() {
         );
     std::fs::write(&file, text).expect("write");
     let catalog_image = reg.image("catalog:v1");
-    ok(&run_olmctl(
+    let pushed = ok(&run_olmctl(
         &[
             "catalog",
             "push",
@@ -337,9 +340,13 @@ fn v1_10_install_derives_the_installer_rbac_from_the_catalog() {
         &[],
     ));
     content.dir = fbc.path().to_path_buf();
+    // catalogd resolves the tag to the pushed digest (status.resolvedSource).
+    content.digest = pushed.trim().rsplit_once('@').map(|(_, d)| d.to_string());
+    assert!(content.digest.is_some(), "{pushed}");
 
     let api = ApiServer::new();
     let v1 = OlmV1::start(&api, Line::V1_10);
+    let digest = content.digest.clone().unwrap_or_default();
     v1.serve(&catalog_image, content);
     let home = tempfile::tempdir().expect("home");
     let kc = home.path().join("kubeconfig");
@@ -403,17 +410,67 @@ fn v1_10_install_derives_the_installer_rbac_from_the_catalog() {
             .any(|s| s == "extension argocd-operator installed argocd-operator.v0.6.0")
     );
 
+    // Uninstalled, the catalog kept; installed again from that ClusterCatalog: the RBAC is
+    // derived from the image it serves (its resolvedSource, pulled from the registry).
+    let uninstall = |extra: &[&str]| {
+        let mut args = vec!["uninstall", PKG, "--olmv1", "--timeout", "60s"];
+        args.extend_from_slice(extra);
+        ok(&run_olmctl(&args, &env))
+    };
+    let out = uninstall(&[]);
+    assert!(
+        out.ends_with("ServiceAccount argocd/installer deleted\n"),
+        "{out}"
+    );
+    assert!(api.get("", "serviceaccounts", NS, "installer").is_none());
+    let catalog = api
+        .get(GROUP, "clustercatalogs", "", "argocd-operator-catalog")
+        .expect("kept");
+    assert_eq!(
+        catalog["status"]["resolvedSource"]["image"]["ref"],
+        json!(format!(
+            "{}@{}",
+            catalog_image.trim_end_matches(":v1"),
+            digest
+        ))
+    );
     let out = ok(&run_olmctl(
         &[
-            "uninstall",
+            "install",
             PKG,
             "--olmv1",
-            "--delete-cluster-catalog",
+            "--cluster-catalog",
+            "argocd-operator-catalog",
+            "--channel",
+            "alpha",
+            "-n",
+            NS,
+            "--service-account",
+            "installer",
             "--timeout",
             "60s",
         ],
         &env,
     ));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[..6],
+        [
+            "ServiceAccount argocd/installer created",
+            "ClusterRole installer-clusterrole created",
+            "ClusterRoleBinding installer-binding created",
+            "ClusterRole installer-rbac-clusterrole created",
+            "ClusterRoleBinding installer-rbac-binding created",
+            "ClusterExtension argocd-operator created",
+        ],
+        "{out}"
+    );
+    assert_eq!(
+        lines.last().copied(),
+        Some("installed argocd-operator.v0.6.0 (0.6.0) in namespace argocd")
+    );
+
+    let out = uninstall(&["--delete-cluster-catalog"]);
     assert!(out.ends_with("ServiceAccount argocd/installer deleted\nClusterCatalog argocd-operator-catalog deleted\n"), "{out}");
     assert!(api.get(GROUP, "clusterextensions", "", PKG).is_none());
     assert!(api.get("", "serviceaccounts", NS, "installer").is_none());

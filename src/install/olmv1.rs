@@ -136,6 +136,18 @@ pub fn honours_service_account(crd: &Value) -> bool {
         })
 }
 
+/// The catalog image a ClusterCatalog serves, to resolve and pull its bundles as
+/// operator-controller would: `status.resolvedSource.image.ref` (the digest catalogd unpacked,
+/// `ClusterCatalogReconciler.reconcile`), else `spec.source.image.ref` (not unpacked yet);
+/// `None` for a catalog without an image source.
+pub fn catalog_image(cluster_catalog: &Value) -> Option<String> {
+    ["/status/resolvedSource/image/ref", "/spec/source/image/ref"]
+        .iter()
+        .map(|p| s(cluster_catalog, p))
+        .find(|r| !r.is_empty())
+        .map(str::to_string)
+}
+
 fn s<'a>(v: &'a Value, p: &str) -> &'a str {
     v.pointer(p).and_then(Value::as_str).unwrap_or_default()
 }
@@ -282,6 +294,22 @@ pub fn assess(catalog: Option<&Value>, extension: Option<&Value>) -> Assessment 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cluster_catalog_serves_its_resolved_image() {
+        let unpacked = serde_json::json!({
+            "spec": {"source": {"type": "Image", "image": {"ref": "quay.io/x/c:v1"}}},
+            "status": {"resolvedSource": {"type": "Image",
+                "image": {"ref": "quay.io/x/c@sha256:ab"}}}});
+        assert_eq!(
+            catalog_image(&unpacked).as_deref(),
+            Some("quay.io/x/c@sha256:ab")
+        );
+        let new = serde_json::json!({
+            "spec": {"source": {"type": "Image", "image": {"ref": "quay.io/x/c:v1"}}}});
+        assert_eq!(catalog_image(&new).as_deref(), Some("quay.io/x/c:v1"));
+        assert_eq!(catalog_image(&serde_json::json!({"spec": {}})), None);
+    }
 
     fn opts() -> InstallV1 {
         InstallV1 {

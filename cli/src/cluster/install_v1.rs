@@ -51,7 +51,7 @@ pub async fn run(
             }
             None if i.installer_rbac.is_empty() => {
                 return Err(format!(
-                    "ServiceAccount {ns}/{sa} not found: pass --catalog IMAGE for olmctl to derive it and its RBAC from the bundle, or create them (olmctl bundle installer-rbac)"
+                    "ServiceAccount {ns}/{sa} not found and no catalog image to derive it and its RBAC from (pass --catalog IMAGE, or --cluster-catalog NAME of a catalog with an image source), or create them (olmctl bundle installer-rbac)"
                 ));
             }
             _ => {}

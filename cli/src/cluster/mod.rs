@@ -98,6 +98,28 @@ pub fn run_install_v1(
     .unwrap_or_else(|code| code)
 }
 
+/// The image the ClusterCatalog `name` serves ([`olmctl::install::olmv1::catalog_image`]), for
+/// `install --olmv1 --cluster-catalog` to derive the installer RBAC from. `None` when the
+/// catalog (or OLM v1) is not there, or cannot be read: the install itself then says why.
+pub fn cluster_catalog_image(
+    connection: &Connection,
+    name: &str,
+    timeout: std::time::Duration,
+) -> Option<String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    rt.block_on(async {
+        let cluster = connect::client(connection).await.ok()?;
+        let c = api::Calls::new(&cluster, timeout);
+        let cc = api::get(&c, api::CLUSTER_CATALOG, None, name)
+            .await
+            .ok()??;
+        olmctl::install::olmv1::catalog_image(&cc)
+    })
+}
+
 /// Deletes an OLM v1 install; returns the exit status.
 pub fn run_uninstall_v1(
     name: &str,

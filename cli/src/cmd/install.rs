@@ -217,14 +217,26 @@ fn run_v1(a: InstallArgs) -> u8 {
         installer_rbac: Vec::new(),
     };
     let mut i = i;
-    if i.service_account.is_some()
-        && let olmctl::install::olmv1::Catalog::Image(image) = &i.catalog
-    {
-        match installer_rbac_v1(&i, image, a.live.timeout) {
-            Ok(objs) => i.installer_rbac = objs,
-            Err(e) => {
-                error(e);
-                return EXIT_USAGE;
+    let timeout = a.live.timeout;
+    let (connection, waiting) = a.live.split();
+    if i.service_account.is_some() {
+        // The catalog to resolve the bundle in: the image given, or the one the existing
+        // ClusterCatalog serves (read from the cluster; not with --print, which connects to
+        // nothing).
+        let image = match &i.catalog {
+            olmctl::install::olmv1::Catalog::Image(image) => Some(image.clone()),
+            olmctl::install::olmv1::Catalog::Existing(name) if !a.print => {
+                crate::cluster::cluster_catalog_image(&connection, name, timeout)
+            }
+            olmctl::install::olmv1::Catalog::Existing(_) => None,
+        };
+        if let Some(image) = image {
+            match installer_rbac_v1(&i, &image, timeout) {
+                Ok(objs) => i.installer_rbac = objs,
+                Err(e) => {
+                    error(e);
+                    return EXIT_USAGE;
+                }
             }
         }
     }
@@ -232,7 +244,6 @@ fn run_v1(a: InstallArgs) -> u8 {
         out(&olmctl::olmv1::render::to_yaml(&i.manifests()));
         return EXIT_OK;
     }
-    let (connection, waiting) = a.live.split();
     crate::cluster::run_install_v1(i, connection, waiting)
 }
 

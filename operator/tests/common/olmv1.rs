@@ -89,6 +89,7 @@ pub fn render_catalog(dir: &Path, first: u32, last: u32) -> CatalogImage {
     CatalogImage {
         dir: dir.to_path_buf(),
         bundles,
+        digest: None,
     }
 }
 

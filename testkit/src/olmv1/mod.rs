@@ -58,6 +58,10 @@ pub struct CatalogImage {
     pub dir: PathBuf,
     /// Bundle name → bundle directory (manifests/ and metadata/).
     pub bundles: BTreeMap<String, PathBuf>,
+    /// The image's manifest digest (`sha256:...`) when it was pushed to a real registry:
+    /// catalogd's `status.resolvedSource` then names it, as a client pulling it expects.
+    /// Otherwise a digest is made up from the reference.
+    pub digest: Option<String>,
 }
 
 /// Which operator-controller release line runs.
@@ -192,19 +196,23 @@ impl OlmV1 {
     }
 }
 
-/// The digest catalogd resolves a reference to (deterministic here).
-fn digest_ref(image: &str) -> String {
+/// The digest catalogd resolves a reference to: the image's own when it is known, else one
+/// made up from the reference (deterministic).
+fn digest_ref(image: &str, digest: Option<&str>) -> String {
     use sha2::Digest;
     let repo = image.split('@').next().unwrap_or(image);
     let repo = match repo.rsplit_once(':') {
         Some((r, tag)) if !tag.contains('/') => r,
         _ => repo,
     };
-    let hex: String = sha2::Sha256::digest(image.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("{repo}@sha256:{hex}")
+    let digest = digest.map(str::to_string).unwrap_or_else(|| {
+        let hex: String = sha2::Sha256::digest(image.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("sha256:{hex}")
+    });
+    format!("{repo}@{digest}")
 }
 
 /// catalogd's reconcile of one ClusterCatalog.
@@ -225,7 +233,8 @@ fn catalogd(inner: &mut Inner, cc: &Value) {
     }
     let image = s(cc, "/spec/source/image/ref");
     let generation = cc["metadata"]["generation"].clone();
-    let (conditions, extra) = if inner.images.contains_key(image) {
+    let (conditions, extra) = if let Some((content, _)) = inner.images.get(image) {
+        let resolved = digest_ref(image, content.digest.as_deref());
         (
             vec![
                 cond(
@@ -244,10 +253,10 @@ fn catalogd(inner: &mut Inner, cc: &Value) {
                 ),
             ],
             json!({
-                "resolvedSource": {"type": "Image", "image": {"ref": digest_ref(image)}},
+                "resolvedSource": {"type": "Image", "image": {"ref": resolved}},
                 "urls": {"base": format!("{}/catalogs/{name}", inner.external_address)},
                 "lastUnpacked": cc.pointer("/status/lastUnpacked").cloned().filter(|_| {
-                    cc.pointer("/status/resolvedSource/image/ref") == Some(&json!(digest_ref(image)))
+                    cc.pointer("/status/resolvedSource/image/ref") == Some(&json!(resolved))
                 }).unwrap_or_else(|| json!(crate::olm::now())),
             }),
         )
