@@ -383,19 +383,23 @@ fn v1_10_install_derives_the_installer_rbac_from_the_catalog() {
     assert!(printed.contains("kind: ClusterRole\nmetadata:\n  labels:\n    app.kubernetes.io/managed-by: olmctl\n    olmctl.dev/installer-for: argocd-operator\n  name: installer-clusterrole\n"), "{printed}");
     let out = ok(&run_olmctl(&args, &env));
     let lines: Vec<&str> = out.lines().collect();
+    // The installer's objects and the extension, in the order they are created.
+    let installer = [
+        "ServiceAccount argocd/installer created",
+        "ClusterRole installer-clusterrole created",
+        "ClusterRoleBinding installer-binding created",
+        "ClusterRole installer-rbac-clusterrole created",
+        "ClusterRoleBinding installer-rbac-binding created",
+        "ClusterExtension argocd-operator created",
+    ];
     assert_eq!(
-        lines[..8],
+        lines[..2],
         [
             "Namespace argocd created",
             "ClusterCatalog argocd-operator-catalog created",
-            "ServiceAccount argocd/installer created",
-            "ClusterRole installer-clusterrole created",
-            "ClusterRoleBinding installer-binding created",
-            "ClusterRole installer-rbac-clusterrole created",
-            "ClusterRoleBinding installer-rbac-binding created",
-            "ClusterExtension argocd-operator created",
         ]
     );
+    assert_eq!(lines[2..8], installer);
     assert_eq!(
         lines.last().copied(),
         Some("installed argocd-operator.v0.6.0 (0.6.0) in namespace argocd")
@@ -453,18 +457,7 @@ fn v1_10_install_derives_the_installer_rbac_from_the_catalog() {
         &env,
     ));
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(
-        lines[..6],
-        [
-            "ServiceAccount argocd/installer created",
-            "ClusterRole installer-clusterrole created",
-            "ClusterRoleBinding installer-binding created",
-            "ClusterRole installer-rbac-clusterrole created",
-            "ClusterRoleBinding installer-rbac-binding created",
-            "ClusterExtension argocd-operator created",
-        ],
-        "{out}"
-    );
+    assert_eq!(lines[..6], installer, "{out}");
     assert_eq!(
         lines.last().copied(),
         Some("installed argocd-operator.v0.6.0 (0.6.0) in namespace argocd")
