@@ -697,7 +697,7 @@ fn go_is_print(c: char) -> bool {
 }
 
 /// Go `strconv.Quote` (the `%q` verb on a string).
-fn go_quote(s: &str) -> String {
+pub(crate) fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

@@ -64,9 +64,17 @@ fn check(bundle: &str, case: &str, install: &str, watch: Option<&str>) {
     let config = data()
         .join("deployment-config")
         .join(format!("{case}.json"));
-    let deployment_config = config.exists().then(|| {
+    let deployment_config: Option<Value> = config.exists().then(|| {
         serde_json::from_str(&std::fs::read_to_string(&config).expect("config")).expect("json")
     });
+    // Upstream's own cases pass upstream's configuration schema.
+    if let Some(dc) = &deployment_config {
+        assert_eq!(
+            olmctl::olmv1::config_schema::check_deployment_config(dc),
+            Ok(()),
+            "{case}"
+        );
+    }
     let b = load_bundle(&data().join("bundles").join(bundle)).expect("bundle");
     let opts = Options {
         install_namespace: install.into(),

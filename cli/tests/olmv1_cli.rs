@@ -104,7 +104,8 @@ fn refusals_and_bad_input() {
 }
 
 /// `--deployment-config FILE` (YAML here) reaches every Deployment as the library applies it;
-/// a file that is not an object is refused with its position, exit 2.
+/// one that operator-controller's configuration schema refuses is refused with its message,
+/// exit 1; a file that is not an object is refused with its position, exit 2.
 #[test]
 fn the_deployment_config_is_applied() {
     let b = bundle("argocd-operator.v0.6.0");
@@ -144,6 +145,15 @@ fn the_deployment_config_is_applied() {
     assert_eq!(
         env.last(),
         Some(&serde_json::json!({"name": "LOG_LEVEL", "value": "debug"}))
+    );
+    // What operator-controller's configuration schema refuses, refused with its message.
+    std::fs::write(&f, "selector:\n  matchLabels:\n    app: x\n").expect("write");
+    let o = render(&b, &["--deployment-config", f.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).ends_with(": operator-controller would not install this bundle: invalid ClusterExtension configuration: invalid configuration: unknown field \"selector\"\n"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
     );
     std::fs::write(&f, "- 1\n").expect("write");
     let o = render(&b, &["--deployment-config", f.to_str().expect("utf-8")]);

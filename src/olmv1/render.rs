@@ -906,6 +906,10 @@ pub fn manifests(bundle: &BundleDir, opts: &Options) -> Result<Vec<Value>, Refus
     check_dependencies(bundle)?;
     let objs = objects(bundle)?;
     check_supported(&objs.csv, opts)?;
+    // `extractBundleConfigOptions`: the inline configuration is validated before rendering.
+    if let Some(dc) = &opts.deployment_config {
+        super::config_schema::check_deployment_config(dc).map_err(Refused)?;
+    }
     render_objects(bundle, objs, opts)
 }
 
