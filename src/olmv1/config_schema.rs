@@ -1,16 +1,21 @@
-//! The validation of a ClusterExtension's inline configuration (here its `deploymentConfig`)
-//! against the schema operator-controller holds for registry+v1 bundles, with the messages it
-//! gives:
+//! The validation of a ClusterExtension's inline configuration (`watchNamespace`,
+//! `deploymentConfig`) against the schema operator-controller builds for a registry+v1 bundle,
+//! with the messages it gives:
 //!
 //! - the schema: `rukpak/bundle/registryv1bundleconfig.json` (the same file in operator-controller
 //!   v1.10 and at df2c201d; a frozen JSON schema, draft-07: OLM v0's SubscriptionConfig without `selector`, the
-//!   Kubernetes types by `$ref`), vendored as `registryv1bundleconfig.json` beside this file;
-//!   `watchNamespace` is left out here (the renderer checks the watch namespace against the
-//!   install modes itself);
+//!   Kubernetes types by `$ref`), vendored as `registryv1bundleconfig.json` beside this file,
+//!   with `watchNamespace` shaped by the bundle's install modes (`rukpak/bundle/registryv1.go ::
+//!   buildBundleConfigSchema, buildWatchNamespaceProperty, selectNamespaceFormat`: absent for
+//!   AllNamespaces only, required without AllNamespaces, a namespace name with the
+//!   `ownNamespaceInstallMode` or `singleNamespaceInstallMode` format of `config.go ::
+//!   validateConfigWithSchema` when only one of those modes is supported);
 //! - the validator: santhosh-tekuri/jsonschema v6 (read at 89d3b9e; operator-controller pins
 //!   v6.0.2 and v6.0.3) (`validator.go :: validate, objValidate,
-//!   arrValidate, condValidate, validateRef`) for the keywords the schema uses: `type`,
-//!   `format` (`date-time`; `int32` and `int64` are unknown formats and not asserted), `$ref`
+//!   arrValidate, strValidate, condValidate, validateRef`) for the keywords the schema uses:
+//!   `type`, `format` (`date-time` and the two install-mode formats; `int32` and `int64` are
+//!   unknown formats and not asserted), `minLength`, `maxLength`, `pattern` (only the namespace
+//!   name pattern is ever used), `$ref`
 //!   (draft-07: its siblings are ignored), `properties`, `additionalProperties`, `required`,
 //!   `items`, `allOf`, `anyOf`, `oneOf`; its error tree (a `Reference` per `$ref`, `AllOf`,
 //!   `AnyOf`, `OneOf` over their subschemas' errors, a `Group` where one schema has several)
@@ -32,15 +37,88 @@ use serde_json::Value;
 /// operator-controller's `registryv1bundleconfig.json`.
 const SCHEMA: &str = include_str!("registryv1bundleconfig.json");
 
+/// The vendored schema (its `$ref`s resolve here).
 fn schema() -> &'static Value {
     static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| {
-        let mut s: Value = serde_json::from_str(SCHEMA).unwrap_or(Value::Null);
-        if let Some(p) = s.get_mut("properties").and_then(Value::as_object_mut) {
-            p.remove("watchNamespace");
+    S.get_or_init(|| serde_json::from_str(SCHEMA).unwrap_or(Value::Null))
+}
+
+/// `namespaceNamePattern` and `namespaceNameMaxLength` of `registryv1.go`.
+const NAMESPACE_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+const NAMESPACE_MAX_LENGTH: usize = 63;
+/// `config.FormatOwnNamespaceInstallMode`, `config.FormatSingleNamespaceInstallMode`.
+const OWN_FORMAT: &str = "ownNamespaceInstallMode";
+const SINGLE_FORMAT: &str = "singleNamespaceInstallMode";
+
+/// `buildBundleConfigSchema`: the schema for a bundle supporting `modes`.
+fn schema_for(modes: &std::collections::BTreeSet<String>) -> Value {
+    let mut s = schema().clone();
+    let own = modes.contains("OwnNamespace");
+    let single = modes.contains("SingleNamespace");
+    let all = modes.contains("AllNamespaces");
+    let props = &mut s["properties"];
+    if own || single {
+        // buildWatchNamespaceProperty.
+        let mut ns = serde_json::json!({
+            "type": "string",
+            "minLength": 1,
+            "maxLength": NAMESPACE_MAX_LENGTH,
+            "pattern": NAMESPACE_PATTERN,
+        });
+        match (own, single) {
+            (true, false) => ns["format"] = OWN_FORMAT.into(),
+            (false, true) => ns["format"] = SINGLE_FORMAT.into(),
+            _ => {}
         }
-        s
-    })
+        if all {
+            props["watchNamespace"] = serde_json::json!({"anyOf": [{"type": "null"}, ns]});
+        } else {
+            props["watchNamespace"] = ns;
+            s["required"] = serde_json::json!(["watchNamespace"]);
+        }
+    } else if let Some(p) = props.as_object_mut() {
+        p.remove("watchNamespace");
+    }
+    s
+}
+
+/// What the formats compare with: the ClusterExtension's install namespace.
+struct Ctx<'a> {
+    install_namespace: &'a str,
+}
+
+/// A custom format's check (`validateConfigWithSchema`'s `RegisterFormat`s) or `date-time`;
+/// `None` when `s` is valid or the format is not asserted.
+fn format_error(format: &str, s: &str, ctx: &Ctx) -> Option<String> {
+    let q = crate::range::go_quote;
+    let ns = ctx.install_namespace;
+    match format {
+        "date-time" if !is_date_time(s) => Some("not an RFC 3339 date-time".into()),
+        OWN_FORMAT if !ns.is_empty() && s != ns => Some(format!(
+            "invalid value {}: must be {} (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode",
+            q(s),
+            q(ns)
+        )),
+        SINGLE_FORMAT if !ns.is_empty() && s == ns => Some(format!(
+            "invalid value {}: must be different from {} (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace",
+            q(s),
+            q(ns)
+        )),
+        _ => None,
+    }
+}
+
+/// `pattern`: the one pattern the schema uses, a DNS label (RFC 1123); others match.
+fn pattern_matches(pattern: &str, s: &str) -> bool {
+    if pattern != NAMESPACE_PATTERN {
+        return true;
+    }
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
 }
 
 /// What failed, as jsonschema v6's error kinds (`kind/kind.go`).
@@ -62,6 +140,19 @@ enum Kind {
     Format {
         got: Value,
         want: String,
+        err: String,
+    },
+    MinLength {
+        got: usize,
+        want: usize,
+    },
+    MaxLength {
+        got: usize,
+        want: usize,
+    },
+    Pattern {
+        got: String,
+        want: String,
     },
 }
 
@@ -80,7 +171,21 @@ fn message(k: &Kind) -> String {
         Kind::AdditionalProperties(p) => {
             format!("additional properties {} not allowed", join_quoted(p))
         }
-        Kind::Format { got, want } => format!("{got} is not valid {want}"),
+        Kind::Format { got, want, err } => format!("{} is not valid {want}: {err}", display(got)),
+        Kind::MinLength { got, want } => format!("minLength: got {got}, want {want}"),
+        Kind::MaxLength { got, want } => format!("maxLength: got {got}, want {want}"),
+        Kind::Pattern { got, want } => {
+            format!("{} does not match pattern {}", quote(got), quote(want))
+        }
+    }
+}
+
+/// `kind.display`.
+fn display(v: &Value) -> String {
+    match v {
+        Value::String(s) => quote(s),
+        Value::Array(_) | Value::Object(_) => "value".into(),
+        other => other.to_string(),
     }
 }
 
@@ -213,7 +318,7 @@ fn is_date_time(s: &str) -> bool {
 }
 
 /// `validator.validate` of `v` (at `at`) against `sch`; `None` when it is valid.
-fn validate(sch: &Value, v: &Value, at: &[String]) -> Option<VErr> {
+fn validate(sch: &Value, v: &Value, at: &[String], ctx: &Ctx) -> Option<VErr> {
     if let Some(b) = sch.as_bool() {
         return (!b).then(|| err(at, Kind::FalseSchema));
     }
@@ -225,23 +330,49 @@ fn validate(sch: &Value, v: &Value, at: &[String]) -> Option<VErr> {
             return Some(err(at, Kind::Type { got: t, want }));
         }
     }
-    if sch.get("format").and_then(Value::as_str) == Some("date-time")
-        && let Some(s) = v.as_str()
-        && !is_date_time(s)
+    if let (Some(f), Some(s)) = (sch.get("format").and_then(Value::as_str), v.as_str())
+        && let Some(e) = format_error(f, s, ctx)
     {
         return Some(err(
             at,
             Kind::Format {
                 got: v.clone(),
-                want: "date-time".into(),
+                want: f.to_string(),
+                err: e,
             },
         ));
     }
     // Draft-07: a `$ref` is the whole schema.
     if let Some(r) = sch.get("$ref").and_then(Value::as_str) {
-        return reference(r, v, at);
+        return reference(r, v, at, ctx);
     }
     let mut errors = Vec::new();
+    // strValidate (lengths in runes).
+    if let Value::String(st) = v {
+        let len = st.chars().count();
+        let limit = |k: &str| sch.get(k).and_then(Value::as_u64).map(|n| n as usize);
+        if let Some(want) = limit("minLength")
+            && len < want
+        {
+            errors.push(err(at, Kind::MinLength { got: len, want }));
+        }
+        if let Some(want) = limit("maxLength")
+            && len > want
+        {
+            errors.push(err(at, Kind::MaxLength { got: len, want }));
+        }
+        if let Some(p) = sch.get("pattern").and_then(Value::as_str)
+            && !pattern_matches(p, st)
+        {
+            errors.push(err(
+                at,
+                Kind::Pattern {
+                    got: st.clone(),
+                    want: p.to_string(),
+                },
+            ));
+        }
+    }
     if let Value::Object(obj) = v {
         if let Some(required) = sch.get("required").and_then(Value::as_array) {
             let missing: Vec<String> = required
@@ -265,11 +396,13 @@ fn validate(sch: &Value, v: &Value, at: &[String]) -> Option<VErr> {
                 c
             };
             if let Some(ps) = props.and_then(|p| p.get(k)) {
-                errors.extend(validate(ps, &obj[k], &child()));
+                errors.extend(validate(ps, &obj[k], &child(), ctx));
             } else {
                 match sch.get("additionalProperties") {
                     Some(Value::Bool(false)) => additional.push(k.clone()),
-                    Some(a @ Value::Object(_)) => errors.extend(validate(a, &obj[k], &child())),
+                    Some(a @ Value::Object(_)) => {
+                        errors.extend(validate(a, &obj[k], &child(), ctx))
+                    }
                     _ => {}
                 }
             }
@@ -284,7 +417,7 @@ fn validate(sch: &Value, v: &Value, at: &[String]) -> Option<VErr> {
         for (i, item) in items.iter().enumerate() {
             let mut c = at.to_vec();
             c.push(i.to_string());
-            errors.extend(validate(item_schema, item, &c));
+            errors.extend(validate(item_schema, item, &c, ctx));
         }
     }
     // condValidate.
@@ -296,7 +429,7 @@ fn validate(sch: &Value, v: &Value, at: &[String]) -> Option<VErr> {
     };
     let all_of: Vec<VErr> = subschemas("allOf")
         .iter()
-        .filter_map(|s| validate(s, v, at))
+        .filter_map(|s| validate(s, v, at, ctx))
         .collect();
     if !all_of.is_empty() {
         errors.push(VErr {
@@ -307,7 +440,10 @@ fn validate(sch: &Value, v: &Value, at: &[String]) -> Option<VErr> {
     }
     let any_of = subschemas("anyOf");
     if !any_of.is_empty() {
-        let failed: Vec<VErr> = any_of.iter().filter_map(|s| validate(s, v, at)).collect();
+        let failed: Vec<VErr> = any_of
+            .iter()
+            .filter_map(|s| validate(s, v, at, ctx))
+            .collect();
         if failed.len() == any_of.len() {
             errors.push(VErr {
                 at: at.to_vec(),
@@ -321,7 +457,7 @@ fn validate(sch: &Value, v: &Value, at: &[String]) -> Option<VErr> {
         let mut matched = None;
         let mut failed = Vec::new();
         for (i, s) in one_of.iter().enumerate() {
-            match (validate(s, v, at), matched) {
+            match (validate(s, v, at, ctx), matched) {
                 (Some(e), None) => failed.push(e),
                 (Some(_), Some(_)) => {}
                 (None, None) => matched = Some(i),
@@ -352,12 +488,12 @@ fn validate(sch: &Value, v: &Value, at: &[String]) -> Option<VErr> {
 
 /// `validateRef`: the referenced schema's errors under a `Reference` (a group's errors
 /// directly).
-fn reference(r: &str, v: &Value, at: &[String]) -> Option<VErr> {
+fn reference(r: &str, v: &Value, at: &[String], ctx: &Ctx) -> Option<VErr> {
     let target = r
         .strip_prefix('#')
         .and_then(|p| schema().pointer(p))
         .unwrap_or(&Value::Bool(true));
-    let e = validate(target, v, at)?;
+    let e = validate(target, v, at, ctx)?;
     let causes = if e.kind == Kind::Group {
         e.causes
     } else {
@@ -435,18 +571,56 @@ fn format_single(u: &Unit) -> String {
         Kind::Type { .. } => format!("invalid type for field {}: {}", q(&path), message(k)),
         Kind::Format { .. } if path.is_empty() => format!("invalid format: {}", message(k)),
         Kind::Format { .. } => format!("invalid format for field {}: {}", q(&path), message(k)),
+        Kind::MaxLength { got, want } if !path.is_empty() => format!(
+            "field {} must have maximum length of {want} (len={got})",
+            q(&path)
+        ),
+        Kind::MinLength { got, want } if !path.is_empty() => format!(
+            "field {} must have minimum length of {want} (len={got})",
+            q(&path)
+        ),
+        Kind::Pattern { want, .. } if !path.is_empty() => {
+            format!("field {} must match pattern {}", q(&path), q(want))
+        }
         Kind::AnyOf if path.is_empty() => "invalid value".into(),
         Kind::AnyOf => format!("invalid value for field {}", q(&path)),
         other => message(other),
     }
 }
 
-/// Validates a ClusterExtension's `deploymentConfig` (the object under
-/// `spec.config.inline.deploymentConfig`) as operator-controller's `UnmarshalConfig` does;
-/// the error is its message as `extractBundleConfigOptions` reports it.
-pub fn check_deployment_config(deployment_config: &Value) -> Result<(), String> {
-    let config = serde_json::json!({ "deploymentConfig": deployment_config });
-    let Some(e) = validate(schema(), &config, &[]) else {
+/// A ClusterExtension's inline configuration for a bundle.
+#[derive(Debug, Clone, Copy)]
+pub struct Config<'a> {
+    /// The install modes the bundle supports.
+    pub install_modes: &'a std::collections::BTreeSet<String>,
+    /// `spec.namespace`.
+    pub install_namespace: &'a str,
+    /// `watchNamespace`, when given.
+    pub watch_namespace: Option<&'a str>,
+    /// `deploymentConfig`, when given.
+    pub deployment_config: Option<&'a Value>,
+}
+
+/// Validates a ClusterExtension's inline configuration as operator-controller's
+/// `UnmarshalConfig` does with the bundle's schema; the error is its message as
+/// `extractBundleConfigOptions` reports it.
+pub fn check(config: &Config) -> Result<(), String> {
+    let mut doc = serde_json::Map::new();
+    if let Some(ns) = config.watch_namespace {
+        doc.insert("watchNamespace".into(), Value::from(ns));
+    }
+    if let Some(dc) = config.deployment_config {
+        doc.insert("deploymentConfig".into(), dc.clone());
+    }
+    let ctx = Ctx {
+        install_namespace: config.install_namespace,
+    };
+    let Some(e) = validate(
+        &schema_for(config.install_modes),
+        &Value::Object(doc),
+        &[],
+        &ctx,
+    ) else {
         return Ok(());
     };
     // The root `kind.Schema` error: a group's errors, or the one error.
@@ -481,8 +655,86 @@ mod tests {
 
     use super::*;
 
+    fn modes(m: &[&str]) -> std::collections::BTreeSet<String> {
+        m.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// A deploymentConfig for an AllNamespaces bundle installed in `ns`.
     fn check(v: Value) -> Result<(), String> {
-        check_deployment_config(&v)
+        let all = modes(&["AllNamespaces"]);
+        super::check(&Config {
+            install_modes: &all,
+            install_namespace: "ns",
+            watch_namespace: None,
+            deployment_config: Some(&v),
+        })
+    }
+
+    fn watch(m: &[&str], ns: Option<&str>) -> Result<(), String> {
+        let m = modes(m);
+        super::check(&Config {
+            install_modes: &m,
+            install_namespace: "ns",
+            watch_namespace: ns,
+            deployment_config: None,
+        })
+    }
+
+    /// `config_test.go`'s watchNamespace cases, by install modes.
+    #[test]
+    fn the_watch_namespace_follows_the_install_modes() {
+        let unknown = format!("{PREFIX}unknown field \"watchNamespace\"");
+        let missing = format!("{PREFIX}required field \"watchNamespace\" is missing");
+        assert_eq!(watch(&["AllNamespaces"], Some("x")), Err(unknown.clone()));
+        assert_eq!(
+            watch(&["AllNamespaces", "MultiNamespace"], Some("x")),
+            Err(unknown)
+        );
+        assert_eq!(watch(&["AllNamespaces"], None), Ok(()));
+        assert_eq!(watch(&["OwnNamespace"], None), Err(missing.clone()));
+        assert_eq!(
+            watch(&["MultiNamespace", "OwnNamespace"], None),
+            Err(missing)
+        );
+        assert_eq!(watch(&["OwnNamespace"], Some("ns")), Ok(()));
+        assert_eq!(
+            watch(&["OwnNamespace"], Some("other")),
+            Err(format!(
+                "{PREFIX}invalid format for field \"watchNamespace\": 'other' is not valid ownNamespaceInstallMode: invalid value \"other\": must be \"ns\" (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode"
+            ))
+        );
+        assert_eq!(watch(&["SingleNamespace"], Some("other")), Ok(()));
+        assert_eq!(
+            watch(&["SingleNamespace"], Some("ns")),
+            Err(format!(
+                "{PREFIX}invalid format for field \"watchNamespace\": 'ns' is not valid singleNamespaceInstallMode: invalid value \"ns\": must be different from \"ns\" (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace"
+            ))
+        );
+        assert_eq!(
+            watch(&["SingleNamespace", "OwnNamespace"], Some("ns")),
+            Ok(())
+        );
+        assert_eq!(
+            watch(
+                &["AllNamespaces", "OwnNamespace", "SingleNamespace"],
+                Some("w")
+            ),
+            Ok(())
+        );
+        // Not a namespace name: the length and the pattern, both reported.
+        assert_eq!(
+            watch(&["SingleNamespace", "OwnNamespace"], Some("")),
+            Err(format!(
+                "{PREFIX}multiple errors found:\n  - field \"watchNamespace\" must have minimum length of 1 (len=0)\n  - field \"watchNamespace\" must match pattern \"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$\""
+            ))
+        );
+        // Optional (AllNamespaces too): anyOf [null, namespace], the failures of both listed.
+        assert_eq!(
+            watch(&["AllNamespaces", "OwnNamespace"], Some("other")),
+            Err(format!(
+                "{PREFIX}multiple errors found:\n  - invalid value for field \"watchNamespace\"\n  - invalid type for field \"watchNamespace\": got string, want null\n  - invalid format for field \"watchNamespace\": 'other' is not valid ownNamespaceInstallMode: invalid value \"other\": must be \"ns\" (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode"
+            ))
+        );
     }
 
     const PREFIX: &str = "invalid ClusterExtension configuration: invalid configuration: ";
@@ -491,7 +743,12 @@ mod tests {
     fn the_vendored_schema_loads() {
         assert_eq!(schema()["type"], "object");
         assert!(schema()["properties"]["deploymentConfig"].is_object());
-        assert!(schema()["properties"].get("watchNamespace").is_none());
+        assert!(schema()["properties"]["watchNamespace"].is_object());
+        assert!(
+            schema_for(&modes(&["AllNamespaces"]))["properties"]
+                .get("watchNamespace")
+                .is_none()
+        );
     }
 
     /// Everything SubscriptionConfig offers, as operator-controller's regression cases use it.
@@ -683,7 +940,7 @@ mod tests {
         /// a message.
         #[test]
         fn validation_never_panics(v in config_strategy()) {
-            if let Err(e) = check_deployment_config(&v) {
+            if let Err(e) = check(v) {
                 proptest::prop_assert!(e.starts_with(PREFIX) && e.len() > PREFIX.len(), "{}", e);
             }
         }

@@ -906,9 +906,21 @@ pub fn manifests(bundle: &BundleDir, opts: &Options) -> Result<Vec<Value>, Refus
     check_dependencies(bundle)?;
     let objs = objects(bundle)?;
     check_supported(&objs.csv, opts)?;
-    // `extractBundleConfigOptions`: the inline configuration is validated before rendering.
-    if let Some(dc) = &opts.deployment_config {
-        super::config_schema::check_deployment_config(dc).map_err(Refused)?;
+    // `RegistryV1ManifestProvider.Get`: with the SingleOwnNamespace gate on, or a configuration
+    // given (`--watch-namespace`, `--deployment-config` stand for the ClusterExtension's
+    // `spec.config.inline`), the configuration is validated against the bundle's schema
+    // before rendering (`extractBundleConfigOptions`).
+    if opts.single_own_namespace
+        || opts.watch_namespace.is_some()
+        || opts.deployment_config.is_some()
+    {
+        super::config_schema::check(&super::config_schema::Config {
+            install_modes: &install_modes(&objs.csv),
+            install_namespace: &opts.install_namespace,
+            watch_namespace: opts.watch_namespace.as_deref(),
+            deployment_config: opts.deployment_config.as_ref(),
+        })
+        .map_err(Refused)?;
     }
     render_objects(bundle, objs, opts)
 }
