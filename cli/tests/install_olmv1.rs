@@ -468,3 +468,114 @@ fn v1_10_install_derives_the_installer_rbac_from_the_catalog() {
     assert!(api.get(GROUP, "clusterextensions", "", PKG).is_none());
     assert!(api.get("", "serviceaccounts", NS, "installer").is_none());
 }
+
+/// On v1.10 Helm deletes an upgrade's leftovers as the ServiceAccount (`Client.Update`), and a
+/// delete it may not make is logged and the object left in place: here an installer allowed
+/// everything but `delete` upgrades argocd-operator from 0.6.0 to a 0.6.1 without the manager
+/// ConfigMap; 0.6.1 installs and the ConfigMap stays, with Helm's failure recorded.
+#[test]
+fn v1_10_leaves_a_leftover_the_installer_may_not_delete() {
+    let api = ApiServer::new();
+    let v1 = OlmV1::start(&api, Line::V1_10);
+    let (keep, mut content) = catalog();
+    // 0.6.1: the same bundle, renamed, replacing 0.6.0, without its manager ConfigMap.
+    let next = keep.path().join("argocd-operator.v0.6.1");
+    olmctl_testdata::copy_tree(&bundle_dir(), &next);
+    let manifests = next.join("manifests");
+    std::fs::remove_file(manifests.join("argocd-operator-manager-config_v1_configmap.yaml"))
+        .expect("rm");
+    let csv = manifests.join("argocd-operator.v0.6.0.clusterserviceversion.yaml");
+    let text = std::fs::read_to_string(&csv)
+        .expect("csv")
+        .replace(
+            "name: argocd-operator.v0.6.0",
+            "name: argocd-operator.v0.6.1",
+        )
+        .replace("version: 0.6.0", "version: 0.6.1");
+    std::fs::remove_file(&csv).expect("rm");
+    std::fs::write(
+        manifests.join("argocd-operator.v0.6.1.clusterserviceversion.yaml"),
+        text,
+    )
+    .expect("write");
+    let file = content.dir.join(PKG).join("catalog.json");
+    let mut text = std::fs::read_to_string(&file).expect("catalog");
+    text = text.replace(
+        r#""entries":[{"name":"argocd-operator.v0.6.0"}]"#,
+        r#""entries":[{"name":"argocd-operator.v0.6.0"},{"name":"argocd-operator.v0.6.1","replaces":"argocd-operator.v0.6.0"}]"#,
+    );
+    text.push_str(&format!(
+        "{}\n",
+        json!({"schema": "olm.bundle", "package": PKG, "name": "argocd-operator.v0.6.1",
+               "image": "quay.io/example/argocd-operator-bundle@sha256:2222222222222222222222222222222222222222222222222222222222222222",
+               "properties": [{"type": "olm.package", "value": {"packageName": PKG, "version": "0.6.1"}}]})
+    ));
+    std::fs::write(&file, text).expect("write");
+    content
+        .bundles
+        .insert("argocd-operator.v0.6.1".into(), next.clone());
+    v1.serve(IMAGE, content);
+
+    // The installer: a ServiceAccount allowed every verb but delete.
+    api.insert(
+        "namespaces",
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
+    );
+    api.insert(
+        "serviceaccounts",
+        json!({"apiVersion": "v1", "kind": "ServiceAccount",
+               "metadata": {"name": "installer", "namespace": NS}}),
+    );
+    api.insert("clusterroles", json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "all-but-delete"},
+        "rules": [{"apiGroups": ["*"], "resources": ["*"],
+                   "verbs": ["get", "list", "watch", "create", "update", "patch", "escalate", "bind"]}]}));
+    api.insert("clusterrolebindings", json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "all-but-delete"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "all-but-delete"},
+        "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": NS}]}));
+    let mut i = request(Some("installer"));
+    i.version = Some("0.6.0".into());
+    let (code, ui) = install(&api, &i, Duration::from_secs(30));
+    assert_eq!(code, 0, "{:?} {:?}", ui.lines, ui.errors);
+    let config = "argocd-operator-manager-config";
+    assert!(api.get("", "configmaps", NS, config).is_some());
+
+    // The pin moves to 0.6.1.
+    assert!(api.merge(
+        GROUP,
+        "clusterextensions",
+        "",
+        PKG,
+        &json!({"spec": {"source": {"catalog": {"version": "0.6.1"}}}}),
+        false,
+    ));
+    let installed = || {
+        api.get(GROUP, "clusterextensions", "", PKG).and_then(|ce| {
+            ce["status"]["install"]["bundle"]["name"]
+                .as_str()
+                .map(str::to_string)
+        })
+    };
+    for _ in 0..50 {
+        if installed().as_deref() == Some("argocd-operator.v0.6.1") {
+            break;
+        }
+        v1.tick();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        installed().as_deref(),
+        Some("argocd-operator.v0.6.1"),
+        "{:?}",
+        v1.steps()
+    );
+    assert!(
+        api.get("", "configmaps", NS, config).is_some(),
+        "left in place"
+    );
+    let failed = format!(
+        "helm: failed to delete \"{config}\": configmaps \"{config}\" is forbidden: User \"system:serviceaccount:{NS}:installer\" cannot delete resource \"configmaps\" in API group \"\" in the namespace \"{NS}\""
+    );
+    assert!(v1.steps().contains(&failed), "{:?}", v1.steps());
+}

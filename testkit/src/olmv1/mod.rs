@@ -30,8 +30,9 @@
 //! (`--preflight olmv1`); under v1.10 each object is authorized as the ServiceAccount by the
 //! test cluster's RBAC authorizer and escalation check before it is written: `create` for a
 //! new object, `patch` by name and the update's escalation check for one that exists (Helm's
-//! `Client.Update`); the deletion of the old release's leftovers is not authorized, and Helm's
-//! own wrapping of the API error is not modelled (the message is the API server's).
+//! `Client.Update`), and the old release's leftovers are deleted only where it may get and
+//! delete them (Helm logs a failed delete and leaves the object: a step here); Helm's own
+//! wrapping of the API error is not modelled (the message is the API server's).
 //!
 //! Not modelled: ClusterCatalog polling and availability modes, catalog priorities (every
 //! catalog has priority 0), `SelfCertified`, release metadata, Boxcutter, config
@@ -562,6 +563,19 @@ fn installed_status(bundle: &Candidate, generation: &Value) -> (Value, Value) {
     )
 }
 
+/// The cluster's roles and bindings, for the RBAC authorizer.
+fn rbac_objects(api: &ApiServer) -> Vec<Value> {
+    [
+        "roles",
+        "clusterroles",
+        "rolebindings",
+        "clusterrolebindings",
+    ]
+    .iter()
+    .flat_map(|p| api.list("rbac.authorization.k8s.io", p))
+    .collect()
+}
+
 /// operator-controller's reconcile of one ClusterExtension.
 fn operator_controller(inner: &mut Inner, ce: &Value) {
     let api = inner.api.clone();
@@ -653,15 +667,7 @@ fn operator_controller(inner: &mut Inner, ce: &Value) {
         }
         if inner.line == Line::V1_10 {
             let user = UserInfo::service_account(&ns, &sa);
-            let mut rbac: Vec<Value> = [
-                "roles",
-                "clusterroles",
-                "rolebindings",
-                "clusterrolebindings",
-            ]
-            .iter()
-            .flat_map(|p| api.list("rbac.authorization.k8s.io", p))
-            .collect();
+            let mut rbac = rbac_objects(&api);
             for o in &objects {
                 let g = s(o, "/apiVersion")
                     .rsplit_once('/')
@@ -720,7 +726,30 @@ fn operator_controller(inner: &mut Inner, ce: &Value) {
                 )
             })
             .collect();
+        // The old release's leftovers: Helm's `Client.Update` gets and deletes each one (on
+        // v1.10 as the ServiceAccount); a failure is logged and the object left in place.
         for k in before.into_iter().filter(|k| !now_keys.contains(k)) {
+            if inner.line == Line::V1_10 {
+                let user = UserInfo::service_account(&ns, &sa);
+                let rbac = rbac_objects(&api);
+                let denied = ["get", "delete"].iter().find_map(|verb| {
+                    let attrs = Attributes::resource(user.clone(), verb, &k.0, &k.1)
+                        .in_namespace(&k.2)
+                        .named(&k.3);
+                    match authorize(&attrs, &rbac) {
+                        Decision::Deny(reason) => {
+                            Some(s(&forbidden_status(&attrs, &reason), "/message").to_string())
+                        }
+                        Decision::Allow => None,
+                    }
+                });
+                if let Some(why) = denied {
+                    inner
+                        .steps
+                        .push(format!("helm: failed to delete {:?}: {why}", k.3));
+                    continue;
+                }
+            }
             api.delete(&k.0, &k.1, &k.2, &k.3);
         }
         let (install, c) = installed_status(&bundle, &generation);
