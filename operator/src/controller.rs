@@ -267,6 +267,12 @@ impl View {
     }
 }
 
+/// Whether a watch failed because its resource is not served (the list is a 404: the CRD is
+/// not installed).
+fn not_served(e: &watcher::Error) -> bool {
+    matches!(e, watcher::Error::InitialListFailed(kube::Error::Api(s)) if s.code == 404)
+}
+
 /// Every object of an OLM v1 kind; none when OLM v1 is not installed (404).
 async fn list_v1(client: &Client, kind: &str) -> Result<Vec<Arc<DynamicObject>>, kube::Error> {
     match crate::extensions::cluster_api(client, kind)
@@ -406,14 +412,22 @@ pub fn start_caches(
         Store<DynamicObject>,
         futures::stream::BoxStream<'static, ()>,
     ) {
+        let kind = ar.kind.clone();
         let writer = reflector::store::Writer::new(ar);
         let reader = writer.as_reader();
+        // Whether the kind was found not served (and said so) since its last event.
+        let missing = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let s = watcher(api, watcher::Config::default())
             .default_backoff()
             .reflect(writer)
             .filter_map(move |ev| {
                 let q = queue.clone();
+                let missing = missing.clone();
+                let kind = kind.clone();
                 async move {
+                    if ev.is_ok() {
+                        missing.store(false, std::sync::atomic::Ordering::Relaxed);
+                    }
                     match ev {
                         Ok(
                             watcher::Event::Apply(o)
@@ -429,6 +443,18 @@ pub fn start_caches(
                             let _ = q.send(ALL.to_string());
                         }
                         Ok(_) => {}
+                        // The kind is not served (OLM v1, or v0, is not installed): said once,
+                        // then looked for again quietly with the watcher's backoff.
+                        Err(e) if not_served(&e) => {
+                            if missing.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                                tracing::debug!(kind = %kind, "still not served");
+                            } else {
+                                tracing::info!(
+                                    kind = %kind,
+                                    "not served by this cluster (its OLM is not installed); the gate looks for it again with backoff"
+                                );
+                            }
+                        }
                         Err(e) => tracing::warn!(error = %e, "watch failed; retrying"),
                     }
                     Some(())

@@ -534,6 +534,22 @@ async fn install_gate_upgrade_hold_failover_override_uninstall() {
         crd["spec"]["conversion"]["strategy"], "Webhook",
         "OLM's own conversion config"
     );
+    // This cluster has no OLM v1: the pods said so per kind, and logged no failed watch for it
+    // (the watcher keeps looking with backoff, at debug level).
+    let logs = w.kubelet.all_logs();
+    for kind in ["ClusterExtension", "ClusterCatalog"] {
+        let said = logs
+            .lines()
+            .filter(|l| l.contains("not served by this cluster") && l.contains(kind))
+            .count();
+        assert!(said >= 1, "{kind}: {logs}");
+    }
+    assert!(
+        !logs
+            .lines()
+            .any(|l| l.contains("watch failed") && l.contains("404")),
+        "{logs}"
+    );
 
     // 7. Uninstall with the CRDs: nothing left behind.
     let (code, out) = olmctl(
