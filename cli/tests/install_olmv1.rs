@@ -579,3 +579,41 @@ fn v1_10_leaves_a_leftover_the_installer_may_not_delete() {
     );
     assert!(v1.steps().contains(&failed), "{:?}", v1.steps());
 }
+
+/// What the API server refuses in OLM v1's objects (their CRDs' CEL rules: a version range
+/// operator-controller cannot parse, a catalog image with neither tag nor digest) is found in
+/// a dry run before anything is written: exit 2 with the API server's message, no Namespace,
+/// no ClusterCatalog.
+#[test]
+fn what_the_crds_refuse_is_refused_before_anything_is_written() {
+    let api = ApiServer::new();
+    let _v1 = OlmV1::start(&api, Line::V1_11);
+    let mut i = request(None);
+    i.version = Some("not a range".into());
+    let (code, ui) = install(&api, &i, Duration::from_secs(5));
+    assert_eq!(code, 2, "{:?}", ui.lines);
+    assert!(
+        ui.errors[0].contains(
+            "spec.source.catalog.version: Invalid value: \"string\": invalid version expression"
+        ),
+        "{:?}",
+        ui.errors
+    );
+    assert!(ui.lines.is_empty(), "{:?}", ui.lines);
+    assert!(api.get("", "namespaces", "", NS).is_none());
+    assert!(api.list(GROUP, "clustercatalogs").is_empty());
+
+    let mut i = request(None);
+    i.catalog = Catalog::Image("quay.io/example/catalog".into());
+    let (code, ui) = install(&api, &i, Duration::from_secs(5));
+    assert_eq!(code, 2, "{:?}", ui.lines);
+    assert!(
+        ui.errors[0].contains(
+            "spec.source.image.ref: Invalid value: \"string\": must end with a digest or a tag"
+        ),
+        "{:?}",
+        ui.errors
+    );
+    assert!(api.get("", "namespaces", "", NS).is_none());
+    assert!(api.list(GROUP, "clusterextensions").is_empty());
+}

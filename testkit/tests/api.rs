@@ -964,3 +964,69 @@ async fn patches_and_updates_of_rbac_are_checked_for_escalation() {
     .await;
     assert_eq!(code, 200, "{body}");
 }
+
+/// Server-side dry run on create (`dryRun=All`): admitted and validated as a create (a 422 for
+/// what validation refuses, a 409 for what exists), answered with the object, not stored; any
+/// other value is refused as `ValidateDryRun` refuses it; other writes with `dryRun` are
+/// refused (not modelled) rather than carried out.
+#[tokio::test]
+async fn dry_run_creates_validate_without_storing() {
+    let (api, url) = ready();
+    let no = Duration::from_secs(2);
+    let json = "application/json";
+    let (code, body) = raw(
+        &url,
+        "POST",
+        &format!("{WIDGETS}?dryRun=All"),
+        ADMIN_TOKEN,
+        Some((json, widget("w", 3))),
+        no,
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let answered: Value = serde_json::from_str(&body).expect("object");
+    assert_eq!(answered["spec"]["mode"], "a", "defaulted");
+    assert!(answered["metadata"].get("resourceVersion").is_none());
+    assert!(api.get("example.com", "widgets", "default", "w").is_none());
+    let (code, body) = raw(
+        &url,
+        "POST",
+        &format!("{WIDGETS}?dryRun=All"),
+        ADMIN_TOKEN,
+        Some((json, widget("w", 10))),
+        no,
+    )
+    .await;
+    assert_eq!(code, 422, "{body}");
+    let (code, body) = raw(
+        &url,
+        "POST",
+        &format!("{WIDGETS}?dryRun=Some"),
+        ADMIN_TOKEN,
+        Some((json, widget("w", 3))),
+        no,
+    )
+    .await;
+    assert_eq!(code, 422, "{body}");
+    let status: Value = serde_json::from_str(&body).expect("status");
+    assert_eq!(
+        status["message"],
+        "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"Some\"}: supported values: \"All\""
+    );
+    api.insert("widgets", widget("w", 3));
+    let (code, body) = raw(
+        &url,
+        "PUT",
+        &format!("{WIDGETS}/w?dryRun=All"),
+        ADMIN_TOKEN,
+        Some((json, widget("w", 4))),
+        no,
+    )
+    .await;
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(
+        api.get("example.com", "widgets", "default", "w")
+            .expect("w")["spec"]["size"],
+        3
+    );
+}

@@ -431,15 +431,41 @@ pub enum Created {
 
 /// POST; an existing object is [`Created::Exists`].
 pub async fn create(c: &Calls, r: Res, ns: Option<&str>, obj: &Value) -> Result<Created, String> {
+    post(c, r, ns, obj, false).await
+}
+
+/// A server-side dry run of [`create`] (`dryRun=All`): what the API server would refuse
+/// (schema, CEL rules, admission), with nothing stored. An object that exists passes.
+pub async fn create_dry_run(
+    c: &Calls,
+    r: Res,
+    ns: Option<&str>,
+    obj: &Value,
+) -> Result<(), String> {
+    post(c, r, ns, obj, true).await.map(|_| ())
+}
+
+async fn post(
+    c: &Calls,
+    r: Res,
+    ns: Option<&str>,
+    obj: &Value,
+    dry_run: bool,
+) -> Result<Created, String> {
     let name = obj["metadata"]["name"].as_str().unwrap_or_default();
     let ns = r.scope(ns);
     let what = r.describe(ns, name);
     let o: DynamicObject =
         serde_json::from_value(obj.clone()).map_err(|e| format!("{what}: {e}"))?;
     let p = path(r.group, r.version, r.plural, ns, None);
-    let (api, pp) = (dynamic(&c.client, r.dynamic(), ns), PostParams::default());
+    let pp = PostParams {
+        dry_run,
+        ..PostParams::default()
+    };
+    let api = dynamic(&c.client, r.dynamic(), ns);
+    let doing = if dry_run { "checking" } else { "creating" };
     match c
-        .call("POST", &p, &format!("creating {what}"), api.create(&pp, &o))
+        .call("POST", &p, &format!("{doing} {what}"), api.create(&pp, &o))
         .await?
     {
         Ok(_) => Ok(Created::Created),

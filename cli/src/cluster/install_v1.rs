@@ -78,6 +78,20 @@ pub async fn run(
             "ClusterCatalog {name} not found: pass --catalog IMAGE to create one"
         ));
     }
+    // The Namespace, ClusterCatalog and ClusterExtension carry what the user typed (namespace,
+    // catalog image, package, version, channels): the API server checks them (schema and CEL
+    // rules) in a dry run before anything is written. (Not the installer RBAC: a binding's
+    // role does not exist before the install creates it.)
+    for m in i.manifests() {
+        if let Some(r) = Res::of(&m)
+            && matches!(
+                m["kind"].as_str(),
+                Some("Namespace" | "ClusterCatalog" | "ClusterExtension")
+            )
+        {
+            api::create_dry_run(&c, r, None, &m).await?;
+        }
+    }
     for m in i.manifests() {
         let Some(r) = Res::of(&m) else {
             return Err(format!("cannot apply a {}", m["kind"]));

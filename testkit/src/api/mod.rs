@@ -39,13 +39,18 @@
 //!   CRD cleanup finalizer, namespace termination and `NamespaceLifecycle` admission
 //!   ([`gc`], R2.16–R2.20).
 //!
-//! Not modelled (a test that needs one of these must add it): admission webhooks, CEL
-//! validation rules (`x-kubernetes-validations` are reported, not evaluated), Table output
+//! CEL validation rules (`x-kubernetes-validations`) are evaluated for the part of CEL that
+//! OLM v1's CRDs use ([`cel`]); server-side dry run (`dryRun=All`) is modelled on create.
+//!
+//! Not modelled (a test that needs one of these must add it): admission webhooks, the rest of
+//! CEL (such rules are not evaluated: [`cel::unsupported_rules`]), dry run of other writes
+//! (refused with 400), Table output
 //! (clients fall back to JSON: kubectl prints NAME and AGE, not a CRD's printer columns),
 //! OpenAPI v2 and the schemas of OpenAPI v3 (`kubectl explain` has nothing to show),
 //! `managedFields` and field ownership of non-apply writes, aggregated discovery, protobuf
 //! answers and protobuf bodies of other kinds (415), HTTP/2.
 
+pub mod cel;
 pub mod convert;
 pub mod gc;
 pub mod openapi;

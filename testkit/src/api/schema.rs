@@ -35,8 +35,8 @@
 //!   checks, and the coercion of unknown `metadata` fields (`objectmeta.Coerce`).
 //! - Embedded resources (`x-kubernetes-embedded-resource`): `apiVersion` and `kind` are
 //!   validated (`objectmeta.validateEmbeddedResource`); their `metadata` is not.
-//! - `x-kubernetes-validations` (CEL) are not evaluated: [`cel_rules`] lists them so the caller
-//!   can say so.
+//! - `x-kubernetes-validations` (CEL) are evaluated by [`super::cel`] for the part of CEL it
+//!   models; [`cel_rules`] lists them.
 //! - Updates are validated as creates: CRD validation ratcheting (`ValidateCustomResourceUpdate`
 //!   with `CRDValidationRatcheting`, which drops errors of unchanged fields) is not modelled.
 //! - `pattern`: Go's RE2 syntax is translated to the `regex` crate (`\d`, `\w`, `\s`, `\b` are
@@ -1800,7 +1800,7 @@ fn translate_go_regex(p: &str) -> String {
 }
 
 /// `regexp.Compile` of a schema `pattern` (cached).
-fn go_regex(pattern: &str) -> Result<Regex, String> {
+pub(crate) fn go_regex(pattern: &str) -> Result<Regex, String> {
     cached_regex(&translate_go_regex(pattern))
 }
 

@@ -1015,6 +1015,13 @@ impl ApiServer {
             };
             self.check_escalation(&r, user, &obj, verb == "update", old.as_ref())?;
         }
+        // Server-side dry run is modelled for creates only: any other write with `dryRun`
+        // would be carried out, so it is refused rather than forgiven.
+        if q.contains_key("dryRun") && !matches!(verb, "create" | "get" | "list" | "watch") {
+            return Err(status::bad_request(format!(
+                "dryRun on {verb} is not modelled by this test API server (only on create)"
+            )));
+        }
         let mut warnings = Vec::new();
         if let Some(crd) = &r.crd
             && let Some(v) = crd
@@ -1410,6 +1417,8 @@ impl ApiServer {
         }
         schema::default(&v.schema, obj);
         let mut errs = schema::validate(&v.schema, obj);
+        // The CRD's CEL rules after the schema's (`customResourceStrategy.Validate`).
+        errs.extend(super::cel::validate(&v.schema, obj, old));
         // Validation ratcheting (`CRDValidationRatcheting`, on by default since 1.30): an
         // update is not refused for values it leaves as they were.
         if let Some(old) = old {
@@ -1476,6 +1485,27 @@ impl ApiServer {
         mut warnings: Vec<String>,
     ) -> Result<Response<Body>, ApiError> {
         Self::check_body(r, t, &body)?;
+        // `dryRun=All` (`ValidateCreateOptions` → `ValidateDryRun`): everything but storing.
+        let dry_run = match q.get("dryRun").map(String::as_str) {
+            None => false,
+            Some("All") => true,
+            Some(other) => {
+                return Err(status::invalid(
+                    "CreateOptions.meta.k8s.io",
+                    "meta.k8s.io",
+                    "CreateOptions",
+                    "",
+                    &[Cause {
+                        reason: "FieldValueNotSupported".into(),
+                        message: format!(
+                            "Unsupported value: []string{{{}}}: supported values: \"All\"",
+                            schema::go_quote(other)
+                        ),
+                        field: "dryRun".into(),
+                    }],
+                ));
+            }
+        };
         let mut obj = body;
         let ns = t.namespace.clone().unwrap_or_default();
         if r.namespaced {
@@ -1567,13 +1597,19 @@ impl ApiServer {
                 }
                 _ => {}
             }
-            let v = st.create(key, obj, &now);
-            if r.group == "apiextensions.k8s.io" {
-                st.refresh_resources();
+            if dry_run {
+                // What would be stored, not stored: no resourceVersion.
+                obj["metadata"]["creationTimestamp"] = json!(now);
+                obj
+            } else {
+                let v = st.create(key, obj, &now);
+                if r.group == "apiextensions.k8s.io" {
+                    st.refresh_resources();
+                }
+                gc::settle(&mut st, &now);
+                self.commit(&mut st);
+                v
             }
-            gc::settle(&mut st, &now);
-            self.commit(&mut st);
-            v
         };
         let mut out = self.to_version(r, &t.version, vec![stored]).await?;
         Ok(json_response(
