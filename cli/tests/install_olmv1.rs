@@ -594,7 +594,7 @@ fn what_the_crds_refuse_is_refused_before_anything_is_written() {
     assert_eq!(code, 2, "{:?}", ui.lines);
     assert!(
         ui.errors[0].contains(
-            "spec.source.catalog.version: Invalid value: \"string\": invalid version expression"
+            "spec.source.catalog.version: Invalid value: \"not a range\": invalid version expression"
         ),
         "{:?}",
         ui.errors
@@ -609,7 +609,7 @@ fn what_the_crds_refuse_is_refused_before_anything_is_written() {
     assert_eq!(code, 2, "{:?}", ui.lines);
     assert!(
         ui.errors[0].contains(
-            "spec.source.image.ref: Invalid value: \"string\": must end with a digest or a tag"
+            "spec.source.image.ref: Invalid value: \"quay.io/example/catalog\": must end with a digest or a tag"
         ),
         "{:?}",
         ui.errors

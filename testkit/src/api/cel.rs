@@ -6,9 +6,13 @@
 //! - A rule runs where its schema node has a value (`self`); a transition rule (one that names
 //!   `oldSelf`) only on an update whose old object has a value at the same path (object
 //!   properties and map values correlate by key; list items do not, as for atomic lists).
-//! - A rule that is false is refused as `field.Invalid(path, <schema type>, message)`:
-//!   `spec.namespace: Invalid value: "string": namespace must be a valid DNS1123 label`; the
-//!   rule's `message`, else `failed rule: <rule>`; `fieldPath` and `reason` are honoured.
+//! - A rule that is false is refused as `validateExpressions` refuses it (`fieldErrorForReason`):
+//!   `field.Invalid(path, value, message)` with the value itself (`spec.namespace: Invalid
+//!   value: "Not_A_Label": namespace must be a valid DNS1123 label`), omitted for an object or
+//!   array (`spec.source: Invalid value: catalog is required ...`); the rule's `message`, else
+//!   `failed rule: <rule>`; `fieldPath` and `reason` are honoured. A rule that cannot be
+//!   evaluated is `field.Invalid(path, <schema type>, "<error> evaluating rule: <message or
+//!   rule>")` (`ruleErrorString`).
 //! - The language modelled: literals (strings with Go/CEL escapes, integers, booleans), `self`,
 //!   `oldSelf`, field selection, `has(x.f)`, `!`, `&&`, `||`, `? :`, `==`, `!=`, `<`, `<=`, `>`,
 //!   `>=`, and the functions `matches`, `find` (the Kubernetes regex library), `substring`,
@@ -469,24 +473,37 @@ fn walk(s: &Value, v: &Value, old: Option<&Value>, path: &str, out: &mut Vec<Fie
         if result == Ok(V::Bool(true)) {
             continue;
         }
-        let message = r
+        // `ruleErrorString`, `ruleMessageOrDefault`.
+        let error_string = r
             .get("message")
             .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("failed rule: {rule}"));
+            .filter(|m| !m.is_empty())
+            .map(|m| m.trim().to_string())
+            .unwrap_or_else(|| rule.trim().to_string());
+        let message = match r.get("message").and_then(Value::as_str) {
+            Some(m) if !m.is_empty() => m.trim().to_string(),
+            _ => format!("failed rule: {error_string}"),
+        };
         let field = match r.get("fieldPath").and_then(Value::as_str) {
             Some(fp) => format!("{path}{fp}"),
             None => path.to_string(),
         };
-        let detail = match result {
-            Err(e) if r.get("message").is_none() => format!("{message}: {e}"),
-            _ => message,
-        };
-        let ty = Value::String(schema_type(s));
-        out.push(match r.get("reason").and_then(Value::as_str) {
-            Some("FieldValueRequired") => FieldError::required(&field, &detail),
-            Some("FieldValueForbidden") => FieldError::forbidden(&field, &detail),
-            _ => FieldError::invalid(&field, Some(ty), &detail),
+        let ty = schema_type(s);
+        out.push(match (result, r.get("reason").and_then(Value::as_str)) {
+            // An evaluation error (`no such key`, ...): the schema type as the value.
+            (Err(e), _) => FieldError::invalid(
+                path,
+                Some(Value::String(ty)),
+                &format!("{e} evaluating rule: {error_string}"),
+            ),
+            (_, Some("FieldValueRequired")) => FieldError::required(&field, &message),
+            (_, Some("FieldValueForbidden")) => FieldError::forbidden(&field, &message),
+            (_, Some("FieldValueDuplicate")) => FieldError::duplicate(&field, Some(v.clone())),
+            // A false rule: the value itself, omitted for objects and arrays.
+            _ if ty == "object" || ty == "array" => {
+                FieldError::invalid_omitting_value(&field, &message)
+            }
+            _ => FieldError::invalid(&field, Some(v.clone()), &message),
         });
     }
     if s.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
@@ -583,15 +600,15 @@ mod tests {
         assert_eq!(
             messages(&validate(&s, &ce("Not_A_Label", "not a range"), None)),
             [
-                "spec.namespace: Invalid value: \"string\": namespace must be a valid DNS1123 label",
-                "spec.source.catalog.version: Invalid value: \"string\": invalid version expression",
+                "spec.namespace: Invalid value: \"Not_A_Label\": namespace must be a valid DNS1123 label",
+                "spec.source.catalog.version: Invalid value: \"not a range\": invalid version expression",
             ]
         );
         // Transition rules: the namespace is immutable.
         let old = ce("ns", "1.0.0");
         assert_eq!(
             messages(&validate(&s, &ce("other", "1.0.0"), Some(&old))),
-            ["spec.namespace: Invalid value: \"string\": namespace is immutable"]
+            ["spec.namespace: Invalid value: \"other\": namespace is immutable"]
         );
         // sourceType Catalog needs catalog.
         let mut no_catalog = ce("ns", "1.0.0");
@@ -602,7 +619,9 @@ mod tests {
         let errs = messages(&validate(&s, &no_catalog, None));
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert!(
-            errs[0].starts_with("spec.source: Invalid value: \"object\": catalog is required when sourceType is Catalog"),
+            errs[0].starts_with(
+                "spec.source: Invalid value: catalog is required when sourceType is Catalog"
+            ),
             "{errs:?}"
         );
     }
@@ -634,12 +653,14 @@ mod tests {
         let errs = messages(&validate(&s, &cc("quay.io/x/catalog", None), None));
         assert_eq!(
             errs,
-            ["spec.source.image.ref: Invalid value: \"string\": must end with a digest or a tag"]
+            [
+                "spec.source.image.ref: Invalid value: \"quay.io/x/catalog\": must end with a digest or a tag"
+            ]
         );
         let errs = messages(&validate(&s, &cc(&digest, Some(5)), None));
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert!(
-            errs[0].starts_with("spec.source.image: Invalid value: \"object\": cannot specify pollIntervalMinutes while using digest-based"),
+            errs[0].starts_with("spec.source.image: Invalid value: cannot specify pollIntervalMinutes while using digest-based"),
             "{errs:?}"
         );
     }

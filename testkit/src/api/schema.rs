@@ -149,6 +149,8 @@ pub struct FieldError {
     pub bad_value: Option<Value>,
     /// The detail text.
     pub detail: String,
+    /// The value is `field.OmitValueType{}`: the body names no value.
+    pub omit_value: bool,
 }
 
 impl FieldError {
@@ -158,6 +160,15 @@ impl FieldError {
             field: field.to_string(),
             bad_value,
             detail: detail.to_string(),
+            omit_value: false,
+        }
+    }
+
+    /// `field.Invalid(path, field.OmitValueType{}, detail)`: `<field>: Invalid value: <detail>`.
+    pub fn invalid_omitting_value(field: &str, detail: &str) -> Self {
+        FieldError {
+            omit_value: true,
+            ..Self::new(ErrorType::Invalid, field, None, detail)
         }
     }
 
@@ -247,6 +258,7 @@ impl FieldError {
             ErrorType::TooMany | ErrorType::TooFew if self.bad_value.is_none() => {
                 self.error_type.text().to_string()
             }
+            _ if self.omit_value => self.error_type.text().to_string(),
             _ => format!(
                 "{}: {}",
                 self.error_type.text(),
