@@ -24,23 +24,16 @@ generate() {
   local m="$work/$release"
   mkdir -p "$m/samples"
   "$OPERATOR" crd --release "$release" > "$m/crd.yaml"
-  if [ "$release" = 0.3.0 ]; then
-    cp operator/config/rbac.yaml "$m/"
-  else
-    # The OLM v1 rules (ClusterExtensions, ClusterCatalogs) came after 0.2.0.
-    sed '/# olmv1: begin/,/# olmv1: end/d' operator/config/rbac.yaml > "$m/rbac.yaml"
+  # The image at this release; the OLM v1 parts (the ClusterExtension and ClusterCatalog
+  # rules, catalogd's CAs), marked "olmv1: begin/end", came after 0.2.0.
+  local image="s|ghcr.io/olmctl/olmctl-operator:[0-9.]*|ghcr.io/olmctl/olmctl-operator:$release|"
+  local edits=(-e "$image")
+  if [ "$release" != 0.3.0 ]; then
+    edits+=(-e '/# olmv1: begin/,/# olmv1: end/d')
   fi
-  if [ "$release" = 0.3.0 ]; then
-    sed "s|ghcr.io/olmctl/olmctl-operator:[0-9.]*|ghcr.io/olmctl/olmctl-operator:$release|" \
-      operator/config/deployment.yaml > "$m/deployment.yaml"
-  else
-    # catalogd's CAs (--catalogd-cas-dir and its volume) came after 0.2.0.
-    sed -e "s|ghcr.io/olmctl/olmctl-operator:[0-9.]*|ghcr.io/olmctl/olmctl-operator:$release|" \
-      -e '/# olmv1: begin/,/# olmv1: end/d' \
-      operator/config/deployment.yaml > "$m/deployment.yaml"
-  fi
-  sed "s|ghcr.io/olmctl/olmctl-operator:[0-9.]*|ghcr.io/olmctl/olmctl-operator:$release|" \
-    operator/csv-base.yaml > "$work/csv-base-$release.yaml"
+  sed "${edits[@]}" operator/config/rbac.yaml > "$m/rbac.yaml"
+  sed "${edits[@]}" operator/config/deployment.yaml > "$m/deployment.yaml"
+  sed "$image" operator/csv-base.yaml > "$work/csv-base-$release.yaml"
   cp operator/config/samples/upgradepolicy-v1alpha1.yaml "$m/samples/"
   if [ "$release" != 0.1.0 ]; then
     # v1 and its conversion webhook exist from 0.2.0 on.

@@ -50,9 +50,19 @@ const NAMESPACE_MAX_LENGTH: usize = 63;
 const OWN_FORMAT: &str = "ownNamespaceInstallMode";
 const SINGLE_FORMAT: &str = "singleNamespaceInstallMode";
 
-/// `buildBundleConfigSchema`: the schema for a bundle supporting `modes`.
+/// `buildBundleConfigSchema`: the schema for a bundle supporting `modes`. Only its root is
+/// built here (a few KB): `components`, which holds the Kubernetes types, is left out, as the
+/// `$ref`s into it resolve against [`schema`].
 fn schema_for(modes: &std::collections::BTreeSet<String>) -> Value {
-    let mut s = schema().clone();
+    let mut s = Value::Object(
+        schema()
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| k.as_str() != "components")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    );
     let own = modes.contains("OwnNamespace");
     let single = modes.contains("SingleNamespace");
     let all = modes.contains("AllNamespaces");

@@ -82,26 +82,27 @@ pub async fn run(
     // catalog image, package, version, channels): the API server checks them (schema and CEL
     // rules) in a dry run before anything is written. (Not the installer RBAC: a binding's
     // role does not exist before the install creates it.)
-    for m in i.manifests() {
-        if let Some(r) = Res::of(&m)
+    let manifests = i.manifests();
+    for m in &manifests {
+        if let Some(r) = Res::of(m)
             && matches!(
                 m["kind"].as_str(),
                 Some("Namespace" | "ClusterCatalog" | "ClusterExtension")
             )
         {
-            api::create_dry_run(&c, r, None, &m).await?;
+            api::create_dry_run(&c, r, None, m).await?;
         }
     }
-    for m in i.manifests() {
-        let Some(r) = Res::of(&m) else {
+    for m in &manifests {
+        let Some(r) = Res::of(m) else {
             return Err(format!("cannot apply a {}", m["kind"]));
         };
         let name = m["metadata"]["name"].as_str().unwrap_or_default();
         let mns = m["metadata"]["namespace"].as_str();
         let what = r.describe(mns, name);
-        let verb = match api::create(&c, r, mns, &m).await? {
+        let verb = match api::create(&c, r, mns, m).await? {
             Created::Created => "created",
-            Created::Exists => super::install::apply_existing(&c, r, mns, name, &m).await?,
+            Created::Exists => super::install::apply_existing(&c, r, mns, name, m).await?,
         };
         ui.line(&format!("{what} {verb}"));
     }

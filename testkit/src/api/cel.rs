@@ -65,6 +65,11 @@ enum E {
     Method(Box<E>, String, Vec<E>),
 }
 
+/// The operators and punctuation, two-character ones first.
+const OPS: [&str; 16] = [
+    "==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "?", ":", ".", "(", ")", ",", "-",
+];
+
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
     Ident(String),
@@ -77,9 +82,6 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
     let c: Vec<char> = src.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
-    const OPS: [&str; 16] = [
-        "==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "?", ":", ".", "(", ")", ",", "-",
-    ];
     'outer: while i < c.len() {
         let ch = c[i];
         if ch.is_whitespace() {
@@ -151,7 +153,7 @@ impl Parser {
         self.toks.get(self.pos)
     }
     fn eat(&mut self, op: &str) -> bool {
-        if self.peek() == Some(&Tok::Op(leak(op))) {
+        if matches!(self.peek(), Some(Tok::Op(o)) if *o == op) {
             self.pos += 1;
             true
         } else {
@@ -270,16 +272,6 @@ impl Parser {
     }
 }
 
-/// The operator tokens are static strings; a lookup for [`Parser::eat`].
-fn leak(op: &str) -> &'static str {
-    [
-        "==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "?", ":", ".", "(", ")", ",", "-",
-    ]
-    .into_iter()
-    .find(|o| *o == op)
-    .unwrap_or("")
-}
-
 /// Parses a rule; `Err` for what is not modelled.
 fn parse(rule: &str) -> Result<E, String> {
     let mut p = Parser {
@@ -293,11 +285,17 @@ fn parse(rule: &str) -> Result<E, String> {
     Ok(e)
 }
 
-fn names_old_self(rule: &str) -> bool {
-    lex(rule)
-        .unwrap_or_default()
-        .iter()
-        .any(|t| *t == Tok::Ident("oldSelf".into()))
+/// Whether the expression names `oldSelf` (a transition rule).
+fn uses_old_self(e: &E) -> bool {
+    match e {
+        E::Ident(id) => id == "oldSelf",
+        E::Lit(_) => false,
+        E::Select(x, _) | E::Has(x, _) | E::Not(x) => uses_old_self(x),
+        E::And(a, b) | E::Or(a, b) | E::Cmp(_, a, b) => uses_old_self(a) || uses_old_self(b),
+        E::Cond(c, a, b) => uses_old_self(c) || uses_old_self(a) || uses_old_self(b),
+        E::Call(_, args) => args.iter().any(uses_old_self),
+        E::Method(x, _, args) => uses_old_self(x) || args.iter().any(uses_old_self),
+    }
 }
 
 /// `url.Parse` with a scheme and a host: `scheme://host...`.
@@ -462,13 +460,12 @@ fn walk(s: &Value, v: &Value, old: Option<&Value>, path: &str, out: &mut Vec<Fie
         let Some(rule) = r.get("rule").and_then(Value::as_str) else {
             continue;
         };
-        let transition = names_old_self(rule);
-        if transition && old.is_none() {
-            continue;
-        }
         let Ok(expr) = parse(rule) else {
             continue;
         };
+        if old.is_none() && uses_old_self(&expr) {
+            continue;
+        }
         let result = eval(&expr, &Env { this: v, old });
         if result == Ok(V::Bool(true)) {
             continue;

@@ -713,6 +713,11 @@ impl ApiServer {
         Ok((user, token))
     }
 
+    /// The cluster's roles and bindings, as the RBAC authorizer reads them.
+    pub fn rbac(&self) -> Vec<Value> {
+        Self::rbac_objects(&self.inner.state.lock().expect("lock"))
+    }
+
     fn rbac_objects(st: &State) -> Vec<Value> {
         st.objects
             .iter()

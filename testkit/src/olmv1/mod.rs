@@ -563,19 +563,6 @@ fn installed_status(bundle: &Candidate, generation: &Value) -> (Value, Value) {
     )
 }
 
-/// The cluster's roles and bindings, for the RBAC authorizer.
-fn rbac_objects(api: &ApiServer) -> Vec<Value> {
-    [
-        "roles",
-        "clusterroles",
-        "rolebindings",
-        "clusterrolebindings",
-    ]
-    .iter()
-    .flat_map(|p| api.list("rbac.authorization.k8s.io", p))
-    .collect()
-}
-
 /// operator-controller's reconcile of one ClusterExtension.
 fn operator_controller(inner: &mut Inner, ce: &Value) {
     let api = inner.api.clone();
@@ -667,7 +654,7 @@ fn operator_controller(inner: &mut Inner, ce: &Value) {
         }
         if inner.line == Line::V1_10 {
             let user = UserInfo::service_account(&ns, &sa);
-            let mut rbac = rbac_objects(&api);
+            let mut rbac = api.rbac();
             for o in &objects {
                 let g = s(o, "/apiVersion")
                     .rsplit_once('/')
@@ -731,7 +718,7 @@ fn operator_controller(inner: &mut Inner, ce: &Value) {
         for k in before.into_iter().filter(|k| !now_keys.contains(k)) {
             if inner.line == Line::V1_10 {
                 let user = UserInfo::service_account(&ns, &sa);
-                let rbac = rbac_objects(&api);
+                let rbac = api.rbac();
                 let denied = ["get", "delete"].iter().find_map(|verb| {
                     let attrs = Attributes::resource(user.clone(), verb, &k.0, &k.1)
                         .in_namespace(&k.2)
