@@ -1138,3 +1138,67 @@ fn patch_and_delete_custom_resources() {
             .is_none()
     );
 }
+
+/// OLM v1's CRDs with their CEL rules, through kubectl: `create --dry-run=server` of a
+/// ClusterExtension the rules refuse shows the API server's 422 and stores nothing; a valid one
+/// is "created (server dry run)" and not stored; a plain create then stores it, and changing its
+/// namespace (a transition rule) is refused.
+#[test]
+fn olm_v1_cel_rules_and_server_dry_run() {
+    let c = Cluster::new();
+    for crd in yaml_file(&repo().join("tests/data/olmv1-crds/clusterextensions-v1.11.yaml")) {
+        c.api.insert("customresourcedefinitions", crd);
+    }
+    let ce = |ns: &str, version: &str| {
+        format!(
+            "apiVersion: olm.operatorframework.io/v1\nkind: ClusterExtension\nmetadata:\n  name: argocd\nspec:\n  namespace: {ns}\n  source:\n    sourceType: Catalog\n    catalog:\n      packageName: argocd-operator\n      version: \"{version}\"\n"
+        )
+    };
+    let file = c.path("ce.yaml");
+    let f = file.to_str().expect("path");
+    std::fs::write(&file, ce("argocd", "not a range")).expect("write");
+    let got = c.run(&["create", "--dry-run=server", "-f", f]);
+    assert_eq!(
+        got,
+        out(
+            1,
+            "",
+            "The ClusterExtension \"argocd\" is invalid: spec.source.catalog.version: Invalid value: \"not a range\": invalid version expression\n"
+        )
+    );
+    std::fs::write(&file, ce("argocd", ">=0.6.0")).expect("write");
+    assert_eq!(
+        c.run(&["create", "--dry-run=server", "-f", f]),
+        out(
+            0,
+            "clusterextension.olm.operatorframework.io/argocd created (server dry run)\n",
+            ""
+        )
+    );
+    assert!(
+        c.get(
+            "olm.operatorframework.io",
+            "clusterextensions",
+            "",
+            "argocd"
+        )
+        .is_none()
+    );
+    assert_eq!(
+        c.run(&["create", "-f", f]),
+        out(
+            0,
+            "clusterextension.olm.operatorframework.io/argocd created\n",
+            ""
+        )
+    );
+    std::fs::write(&file, ce("elsewhere", ">=0.6.0")).expect("write");
+    assert_eq!(
+        c.run(&["replace", "-f", f]),
+        out(
+            1,
+            "",
+            "The ClusterExtension \"argocd\" is invalid: spec.namespace: Invalid value: \"elsewhere\": namespace is immutable\n"
+        )
+    );
+}
