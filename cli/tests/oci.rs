@@ -1497,7 +1497,6 @@ fn catalog_image_served_by_olmctl() {
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("root");
     unpack_image(&tag, d.path(), &root);
-    let port = common::free_port();
     let entry = cfg["config"]["Entrypoint"][0].as_str().unwrap();
     let args: Vec<String> = cfg["config"]["Cmd"]
         .as_array()
@@ -1512,16 +1511,11 @@ fn catalog_image_served_by_olmctl() {
             }
         })
         .collect();
-    let mut child = Command::new(root.join(entry.trim_start_matches('/')))
-        .args(&args)
-        .args(["--port", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let names = served_packages(port);
-    let _ = child.kill();
-    let _ = child.wait();
+    let mut cmd = Command::new(root.join(entry.trim_start_matches('/')));
+    cmd.args(&args).args(["--port", "0"]);
+    let server = common::served::run(cmd, true, false);
+    let names = served_packages(server.port);
+    drop(server);
     let want: Vec<String> = std::fs::read_dir(fixture_catalog())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -1537,17 +1531,13 @@ fn catalog_image_served_by_olmctl() {
         "the catalogs are the same\n"
     );
     // `catalog serve IMAGE` pulls the catalog and serves it; SIGTERM stops it (exit 0).
-    let port = common::free_port();
-    let mut child = Command::new(common::olmctl_bin())
-        .args(["catalog", "serve", &tag, "--port", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    assert_eq!(served_packages(port), want);
+    let mut cmd = Command::new(common::olmctl_bin());
+    cmd.args(["catalog", "serve", &tag, "--port", "0"]);
+    let mut server = common::served::run(cmd, true, false);
+    assert_eq!(served_packages(server.port), want);
     // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    assert_eq!(child.wait().unwrap().code(), Some(0));
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    assert_eq!(server.child.wait().unwrap().code(), Some(0));
     // A base that does not run olmctl.
     let o = olmctl(&[
         "catalog",

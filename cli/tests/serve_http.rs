@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::http::{Answer, request, wait_ready};
-use common::served::{Server, spawn};
+use common::served::{Server, spawn_http};
 
 /// One blob of the expected `catalog.jsonl`: its line (with the newline) and its meta keys.
 struct Blob {
@@ -65,11 +65,10 @@ struct Http {
 }
 
 fn start(dir: &Path, name: &str, extra: &[&str]) -> Http {
-    let port = common::free_port();
-    let p = port.to_string();
-    let mut flags = vec!["--http", &p, "--catalog-name", name];
+    let mut flags = vec!["--catalog-name", name];
     flags.extend_from_slice(extra);
-    let server = spawn(dir, None, &flags);
+    let server = spawn_http(dir, &flags);
+    let port = server.http_port.expect("the HTTP port");
     let base = format!("/catalogs/{name}/api/v1");
     wait_ready(port, &format!("{base}/all"));
     Http {
@@ -379,9 +378,8 @@ fn grpc_and_http_are_served_at_once() {
     use olmctl::serve::api::registry_client::RegistryClient;
     let dir = common::fixture_catalog();
     let want = expected(&dir);
-    let http_port = common::free_port();
-    let hp = http_port.to_string();
-    let server = spawn(&dir, None, &["--http", &hp, "--catalog-name", "community"]);
+    let server = spawn_http(&dir, &["--catalog-name", "community"]);
+    let http_port = server.http_port.expect("the HTTP port");
     wait_ready(http_port, "/catalogs/community/api/v1/all");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
