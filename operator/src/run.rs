@@ -68,6 +68,11 @@ pub async fn run(
     let probes = http::bind(opts.probe_addr)
         .await
         .map_err(|e| format!("{}: {e}", opts.probe_addr))?;
+    // The address bound (port 0 asks for any), as controller-runtime's metrics server and
+    // webhook server log theirs when they start serving.
+    if let Ok(addr) = probes.local_addr() {
+        tracing::info!(%addr, "serving probes and metrics");
+    }
     let probe_task = tokio::spawn(http::serve_probes(
         probes,
         opts.limits,
@@ -83,6 +88,9 @@ pub async fn run(
         let l = http::bind(opts.webhook_addr)
             .await
             .map_err(|e| format!("{}: {e}", opts.webhook_addr))?;
+        if let Ok(addr) = l.local_addr() {
+            tracing::info!(%addr, "serving the conversion webhook");
+        }
         ready.webhook.store(true, Ordering::SeqCst);
         Some(tokio::spawn(http::serve_webhook(l, opts.limits, tls)))
     } else {

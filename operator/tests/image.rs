@@ -87,14 +87,6 @@ fn serve(fake: FakeApi) -> u16 {
     port
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
-
 /// One plain HTTP GET on 127.0.0.1; (status, body), or `None` when nothing answers.
 fn get(port: u16, path: &str) -> Option<(u16, String)> {
     let mut s =
@@ -192,7 +184,6 @@ fn the_operator_image_runs_from_its_own_layers() {
         ),
     )
     .expect("kubeconfig");
-    let (probe, webhook) = (free_port(), free_port());
     let (log_out, log_err) = (work.path().join("stdout"), work.path().join("stderr"));
     let mut cmd = runner.command(
         &root,
@@ -200,10 +191,12 @@ fn the_operator_image_runs_from_its_own_layers() {
         ENTRYPOINT,
         &[
             "run",
+            // Any free ports: the operator says which it bound (a port picked here first
+            // could be taken by another test before the operator binds it).
             "--probe-addr",
-            &format!("127.0.0.1:{probe}"),
+            "127.0.0.1:0",
             "--webhook-addr",
-            &format!("127.0.0.1:{webhook}"),
+            "127.0.0.1:0",
         ],
     );
     cmd.env("KUBECONFIG", runner.path_of(&root, "/kubeconfig"))
@@ -236,6 +229,21 @@ fn the_operator_image_runs_from_its_own_layers() {
             std::thread::sleep(Duration::from_millis(100));
         }
     };
+    let probe_port = || {
+        let out = std::fs::read_to_string(&log_out).unwrap_or_default();
+        out.lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|l| l["fields"]["message"] == "serving probes and metrics")
+            .and_then(|l| {
+                l["fields"]["addr"]
+                    .as_str()?
+                    .parse::<std::net::SocketAddr>()
+                    .ok()
+            })
+            .map(|a| a.port())
+    };
+    wait_for("the probe address in the log", &|| probe_port().is_some());
+    let probe = probe_port().expect("the probe port");
     wait_for("/healthz", &|| get(probe, "/healthz").is_some());
     assert_eq!(
         get(probe, "/healthz"),

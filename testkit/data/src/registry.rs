@@ -1,8 +1,8 @@
 //! A real OCI registry for tests: Debian's `docker-registry` (the CNCF distribution registry)
-//! on 127.0.0.1 with a random port and a temporary storage directory, stopped on drop.
+//! on 127.0.0.1 with a port it picks and a temporary storage directory, stopped on drop.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -54,14 +54,12 @@ impl TestRegistry {
     fn start_inner(auth: bool, access_log: bool) -> TestRegistry {
         let bin = binary();
         for _ in 0..5 {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .expect("free port")
-                .port();
             let dir = tempfile::tempdir().expect("tempdir");
-            let addr = format!("127.0.0.1:{port}");
+            // Port 0: the registry binds a free port and logs it ("listening on ADDR", at
+            // info). A port picked here first could be taken by another test's server before
+            // the registry binds it, and this test would then talk to that one.
             let mut cfg = format!(
-                "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: {}\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n",
+                "version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: {}\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:0\n",
                 !access_log,
                 dir.path().join("data").display()
             );
@@ -84,22 +82,31 @@ impl TestRegistry {
                 .stderr(log)
                 .spawn()
                 .expect("start docker-registry");
-            let mut reg = TestRegistry { child, addr, dir };
+            let mut reg = TestRegistry {
+                child,
+                addr: String::new(),
+                dir,
+            };
             if reg.wait_ready() {
                 return reg;
             }
             let _ = reg.child.kill();
         }
-        panic!("docker-registry did not start on a free port after 5 tries");
+        panic!("docker-registry did not start after 5 tries");
     }
 
+    /// Waits until the registry has logged the address it bound, then until it answers there.
     fn wait_ready(&mut self) -> bool {
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(10) {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return false;
             }
-            if let Some(status) = http_status(&self.addr, "/v2/") {
+            if self.addr.is_empty() {
+                if let Some(addr) = listening_on(&self.log()) {
+                    self.addr = addr;
+                }
+            } else if let Some(status) = http_status(&self.addr, "/v2/") {
                 return status == 200 || status == 401;
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -142,6 +149,14 @@ impl Drop for TestRegistry {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The address in distribution's `msg="listening on 127.0.0.1:PORT"` line, if logged yet.
+fn listening_on(log: &str) -> Option<String> {
+    log.lines().find_map(|l| {
+        let rest = l.split_once("msg=\"listening on ")?.1;
+        Some(rest.split('"').next()?.to_string())
+    })
 }
 
 /// GETs `path` from `addr` with plain HTTP/1.0; returns the status code.
