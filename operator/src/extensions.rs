@@ -25,6 +25,7 @@ use std::time::Duration;
 use kube::Client;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use olmctl::fbc::decl::DeclarativeConfig;
+use olmctl::gate::catalogs::Contents;
 use olmctl::gate::extension::{ExtContext, ExtVerdict, ExtensionDecision};
 use olmctl::gate::objects::{Object, Objects};
 use olmctl::gate::policy::Policy;
@@ -233,19 +234,21 @@ pub fn in_namespace(ce: &DynamicObject, ns: &str) -> bool {
 }
 
 /// What a decision for one extension reads: the extension, every ClusterCatalog, the live
-/// CRDs its package ships, and the merged content of the catalogs it selects.
+/// CRDs its package ships, the merged content of the catalogs it selects, and each one's own
+/// content by name (to resolve across catalogs as OLM v1 does).
 async fn inputs(
     client: &Client,
     catalogs: &Catalogs,
     ce: &DynamicObject,
     ccs: &[DynamicObject],
-) -> Result<(Objects, Arc<DeclarativeConfig>), String> {
+) -> Result<(Objects, Arc<DeclarativeConfig>, Contents), String> {
     let err = |e: kube::Error| e.to_string();
     let mut objects = Objects::default();
     cluster::add(&mut objects, "ClusterExtension", ce).map_err(err)?;
     for cc in ccs {
         cluster::add(&mut objects, "ClusterCatalog", cc).map_err(err)?;
     }
+    let mut by_name = Contents::new();
     let cfg = {
         let Some(ce_obj) = objects.cluster_extensions.first() else {
             return Err("the ClusterExtension does not read".into());
@@ -255,17 +258,16 @@ async fn inputs(
             .filter(|c| is_serving(c))
             .cloned()
             .collect();
-        let mut contents = Vec::new();
         for cc in &selected {
-            contents.push(catalogs.content(cc).await?);
+            by_name.insert(cc.name().to_string(), catalogs.content(cc).await?);
         }
         // One catalog (the usual case) is used as fetched; several are merged.
-        if contents.len() == 1 {
-            contents.remove(0)
+        if by_name.len() == 1 {
+            by_name.values().next().cloned().unwrap_or_default()
         } else {
             let mut cfg = DeclarativeConfig::default();
-            for c in contents {
-                cfg.merge((*c).clone());
+            for c in by_name.values() {
+                cfg.merge((**c).clone());
             }
             Arc::new(cfg)
         }
@@ -284,7 +286,7 @@ async fn inputs(
             cluster::add(&mut objects, "CustomResourceDefinition", &o).map_err(err)?;
         }
     }
-    Ok((objects, cfg))
+    Ok((objects, cfg, by_name))
 }
 
 /// The decision for `ce` by `policies` (none when no policy covers it).
@@ -308,11 +310,12 @@ pub async fn decide(
     if !covered {
         return Ok(None);
     }
-    let (objects, cfg) = inputs(client, catalogs, ce, ccs).await?;
+    let (objects, cfg, contents) = inputs(client, catalogs, ce, ccs).await?;
     Ok(olmctl::gate::extension::evaluate(&ExtContext {
         policies,
         objects: &objects,
         catalog: &cfg,
+        contents: &contents,
         now,
         kube,
     })

@@ -481,3 +481,107 @@ async fn an_unreadable_catalog_is_retried_and_the_entry_kept() {
         s.abort();
     }
 }
+
+/// Two ClusterCatalogs offer the package (a mirror of the same content): at the same
+/// priority, operator-controller would refuse a pin to 0.0.4 ("found bundles ... in multiple
+/// catalogs with the same priority"), so the gate holds it with that reason (GATE020), the
+/// message the v1 double gives when a person pins it anyway; once the mirror's priority is
+/// higher, the pin moves and 0.0.4 installs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_two_catalogs_offer_at_the_same_priority_is_held() {
+    let mut w = World::new().await;
+    w.installed_at_3(4).await;
+    // The mirror: the same versions as another image, both served by one catalogd.
+    let mirror_dir = w.dir.path().join("catalog-mirror");
+    let content = render_catalog(&mirror_dir, 3, 4);
+    w.olm.serve("quay.io/mirror/catalog:1", content);
+    w.api.insert(
+        "clustercatalogs",
+        json!({"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog",
+               "metadata": {"name": "mirror"},
+               "spec": {"source": {"type": "Image", "image": {"ref": "quay.io/mirror/catalog:1"}}}}),
+    );
+    let scratch = w.dir.path().join("scratch-many");
+    std::fs::create_dir_all(&scratch).expect("mkdir");
+    let (base, task) = serve_http_many(
+        &[
+            (CATALOG, &w.dir.path().join("catalog-1")),
+            ("mirror", &mirror_dir),
+        ],
+        &scratch,
+    )
+    .await;
+    w.servers.push(task);
+    w.olm.set_external_address(&base);
+    w.olm.tick();
+
+    w.at(INSIDE);
+    w.reconcile().await;
+    let e = w.entry();
+    assert_eq!(e["decision"], "Held", "{e:#}");
+    assert_eq!(pin(&w.api), "0.0.3");
+    assert!(w.pin_writes().is_empty());
+    let held: Vec<String> = e["reasons"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["code"] == "GATE020")
+        .map(|r| r["message"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let refusal = "error upgrading from currently installed version \"0.0.3\": found bundles for package \"pelorus-operator\" matching version \"0.0.4\" in channels [alpha] in multiple catalogs with the same priority [mirror pelorus-catalog]";
+    assert_eq!(
+        held,
+        [format!(
+            "ClusterExtension pelorus: a pin to 0.0.4 would not resolve: {refusal}"
+        )]
+    );
+
+    // What operator-controller (the double) says when a person pins it anyway: the same.
+    let set_pin = |version: &str| {
+        let rv = get_extension(&w.api)["metadata"]["resourceVersion"].clone();
+        w.api.merge(
+            GROUP,
+            "clusterextensions",
+            "",
+            "pelorus",
+            &json!({"metadata": {"resourceVersion": rv},
+                    "spec": {"source": {"catalog": {"version": version}}}}),
+            false,
+        );
+    };
+    set_pin("0.0.4");
+    w.olm.tick();
+    assert_eq!(installed(&w.api), bundle_name(3));
+    let progressing = get_extension(&w.api)["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "Progressing")
+        .cloned()
+        .expect("Progressing");
+    assert!(
+        progressing["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(refusal),
+        "{progressing:#}"
+    );
+    // Back to the installed version, and the mirror preferred: the pin moves, 0.0.4 installs.
+    set_pin("0.0.3");
+    w.api.merge(
+        GROUP,
+        "clustercatalogs",
+        "",
+        "mirror",
+        &json!({"spec": {"priority": 10}}),
+        false,
+    );
+    w.olm.tick();
+    w.reconcile().await;
+    assert_eq!(pin(&w.api), "0.0.4", "{:#}", w.entry());
+    w.olm.tick();
+    assert_eq!(installed(&w.api), bundle_name(4), "{:#?}", w.olm.steps());
+    for s in &w.servers {
+        s.abort();
+    }
+}

@@ -55,6 +55,7 @@ codes! {
     PIN = "GATE017", Info, "The ClusterExtension's spec.source.catalog.version is not an exact pin of the installed version (empty, or a range under which OLM v1 upgrades by itself): the gate pins it to the installed version.";
     PASSED_OVER = "GATE018", Info, "A higher direct successor of the installed ClusterExtension bundle that the policy does not allow was passed over: the pin moves to a lower one the policy allows.";
     STEP_FAILED = "GATE019", Error, "OLM v1 gave up on the step to the pinned version (Progressing is False: a terminal error such as its CRD upgrade-safety preflight): a person must move the pin back or fix the cause.";
+    UNRESOLVABLE = "GATE020", Error, "OLM v1 would not resolve a pin to this step from the ClusterCatalogs the extension selects: two offer it at the same highest spec.priority, or none offers it as a direct successor in its own channels (operator-controller's CatalogResolver.Resolve); the pin does not move there.";
 }
 
 /// The annotation of the human override; its value names the InstallPlan to approve.

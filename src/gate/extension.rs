@@ -23,7 +23,10 @@
 //!   governing policy allows is the step: `maxVersionJump` from the installed version, CRD
 //!   safety of its CRDs against the cluster's by v1's preflight rules (`crdSafety`), its
 //!   `minKubeVersion`. Better candidates passed over are told (GATE018); when none is allowed
-//!   the pin stays, with every candidate's reasons;
+//!   the pin stays, with every candidate's reasons. With several selected catalogs known one
+//!   by one, a candidate OLM v1 would not resolve across them (the same highest priority) is
+//!   not taken (GATE020, [`super::catalogs`]), and a candidate's bundle is the winning
+//!   catalog's;
 //! - the clock: `paused` holds, outside every maintenance window waits, and `minAge` counts from
 //!   the later of the last step (the `olmctl.dev/pinned-at` annotation the operator writes
 //!   with each move) and the newest `status.lastUnpacked` of the ClusterCatalogs the extension
@@ -38,10 +41,11 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use semver::{BuildMetadata, Version};
 
+use super::catalogs::{Query, Source, resolve};
 use super::crds::Upgrade;
 use super::decide::{
     CONTENT, Effect, JUMP, OVERRIDE, PASSED_OVER, PIN, ROLLOUT, Reason, STEP_FAILED, Soak, Timing,
-    VERSION, clock_reasons, kube_reasons, worst,
+    UNRESOLVABLE, VERSION, clock_reasons, kube_reasons, worst,
 };
 use super::decide::{crd_reasons, int_at, labels, naming};
 use super::jump::classify;
@@ -163,8 +167,12 @@ pub struct ExtContext<'a> {
     /// The cluster's objects: ClusterExtensions, ClusterCatalogs, CRDs.
     pub objects: &'a Objects,
     /// The catalog content the extensions resolve from (FBC; CRD safety needs the bundles'
-    /// `olm.bundle.object` properties).
+    /// `olm.bundle.object` properties): the selected catalogs' contents merged.
     pub catalog: &'a DeclarativeConfig,
+    /// Each ClusterCatalog's own content by name, when the caller fetched them one by one
+    /// (the operator): with two or more selected, a step is checked as OLM v1 resolves it
+    /// across catalogs ([`super::catalogs`], GATE020). Empty when only `catalog` is known.
+    pub contents: &'a super::catalogs::Contents,
     /// The clock.
     pub now: Timestamp,
     /// The cluster's Kubernetes version, when known.
@@ -574,6 +582,23 @@ pub fn selected_catalogs<'o>(objects: &'o Objects, ce: &Object) -> Vec<&'o Objec
         .collect()
 }
 
+/// The selected ClusterCatalogs whose content the caller fetched ([`ExtContext::contents`]),
+/// with their `spec.priority` (0 when unset, the CRD's default).
+fn sources<'c>(ctx: &ExtContext<'c>, ce: &Object) -> Vec<Source<'c>> {
+    selected_catalogs(ctx.objects, ce)
+        .into_iter()
+        .filter_map(|c| {
+            let (name, content) = ctx.contents.get_key_value(c.name())?;
+            let priority = int_at(&c.node, &["spec", "priority"]).unwrap_or(0);
+            Some(Source {
+                name,
+                priority,
+                content,
+            })
+        })
+        .collect()
+}
+
 /// The newest `status.lastUnpacked` of the ClusterCatalogs the extension selects.
 fn catalog_unpacked(ctx: &ExtContext<'_>, ce: &Object) -> Option<Timestamp> {
     selected_catalogs(ctx.objects, ce)
@@ -674,6 +699,15 @@ fn decide(ctx: &ExtContext<'_>, ce: &Object, policies: &[&Policy]) -> ExtensionD
         }
     };
     let of = naming(policies.len() > 1);
+    let sources = sources(ctx, ce);
+    let query = Query {
+        package: &d.package,
+        channels: &channels,
+        self_certified,
+        installed_name: &name,
+        installed_raw: &raw,
+        installed: &installed,
+    };
     let known = bundles(ctx.catalog, &d.package);
     let check_crds = policies.iter().any(|p| p.crd_safety != CrdSafety::Ignore);
     let installed_bundle = known.get(name.as_str()).copied();
@@ -681,7 +715,25 @@ fn decide(ctx: &ExtContext<'_>, ce: &Object, policies: &[&Policy]) -> ExtensionD
     let mut chosen: Option<(Step, Vec<Reason>)> = None;
     let mut refused: Vec<(Step, Vec<Reason>)> = Vec::new();
     for step in &candidates {
-        let Some(b) = known.get(step.bundle.as_str()) else {
+        // The bundle OLM v1 would install for this pin: from the catalog that wins across
+        // several, or the merged content's.
+        let from = match resolve(&sources, &query, step) {
+            Ok(from) => from,
+            Err(e) => {
+                let r = Reason::new(
+                    &UNRESOLVABLE,
+                    Effect::Hold,
+                    format!(
+                        "ClusterExtension {}: a pin to {} would not resolve: {e}",
+                        d.name,
+                        pin_of(&step.version)
+                    ),
+                );
+                refused.push((step.clone(), vec![r]));
+                continue;
+            }
+        };
+        let Some(b) = from.or_else(|| known.get(step.bundle.as_str()).copied()) else {
             continue;
         };
         let f = facts(ctx, ce, installed_bundle, b, check_crds);
@@ -878,15 +930,7 @@ mod tests {
         ];
         blobs.extend(bundles.iter().copied().map(bundle));
         blobs.extend(extra.iter().cloned());
-        let text: Vec<String> = blobs.iter().map(J::to_string).collect();
-        let mut cfg = DeclarativeConfig::default();
-        let problems = crate::fbc::load::parse_text(
-            &text.join("\n"),
-            &Arc::from(Path::new("c.json")),
-            &mut cfg,
-        );
-        assert!(problems.is_empty(), "{problems:?}");
-        cfg
+        super::super::fixture::catalog_of(&blobs)
     }
 
     fn safe_catalog() -> DeclarativeConfig {
@@ -958,6 +1002,7 @@ mod tests {
             policies: ps,
             objects: &o,
             catalog: cfg,
+            contents: &Default::default(),
             now,
             kube: k.as_ref(),
         })
@@ -1280,6 +1325,89 @@ mod tests {
         );
     }
 
+    /// Two selected catalogs with the package, known one by one (as the operator fetches
+    /// them): a step both offer at the same highest priority would not resolve in OLM v1, so
+    /// the pin stays (GATE020, upstream's message); a higher priority decides, and the step's
+    /// bundle (its CRDs) is the winner's.
+    #[test]
+    fn gate020_a_step_two_catalogs_offer_at_the_same_priority_is_not_taken() {
+        let p = policy("");
+        let cat = |name: &str, priority: Option<i64>| {
+            let mut c = json!({"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog",
+                "metadata": {"name": name, "labels": {"olm.operatorframework.io/metadata.name": name}},
+                "spec": {"source": {"type": "Image", "image": {"ref": format!("example.com/{name}:latest")}}}});
+            if let Some(pr) = priority {
+                c["spec"]["priority"] = json!(pr);
+            }
+            c
+        };
+        let (safe, unsafe_) = (Arc::new(safe_catalog()), Arc::new(unsafe_catalog()));
+        let run = |docs: &[J], contents: &super::super::catalogs::Contents| {
+            let o = objects(docs);
+            let mut merged = DeclarativeConfig::default();
+            for c in contents.values() {
+                merged.merge((**c).clone());
+            }
+            evaluate(&ExtContext {
+                policies: std::slice::from_ref(&p),
+                objects: &o,
+                catalog: &merged,
+                contents,
+                now: now(),
+                kube: None,
+            })
+            .remove(0)
+        };
+        let both: super::super::catalogs::Contents = [
+            ("a".to_string(), safe.clone()),
+            ("b".to_string(), safe.clone()),
+        ]
+        .into();
+        let d = run(
+            &[ce("1.0.0"), crd(None), cat("a", None), cat("b", None)],
+            &both,
+        );
+        assert_eq!(verdict(&d), (ExtVerdict::Hold, Some("1.0.0")));
+        let msgs: Vec<&str> = d
+            .reasons
+            .iter()
+            .filter(|r| r.code == "GATE020")
+            .map(|r| r.message.as_str())
+            .collect();
+        assert_eq!(
+            msgs,
+            [
+                "ClusterExtension acme-db: a pin to 1.1.0 would not resolve: error upgrading from currently installed version \"1.0.0\": found bundles for package \"acme-db\" matching version \"1.1.0\" in channels [stable] in multiple catalogs with the same priority [a b]",
+                "ClusterExtension acme-db: a pin to 1.0.1 would not resolve: error upgrading from currently installed version \"1.0.0\": found bundles for package \"acme-db\" matching version \"1.0.1\" in channels [stable] in multiple catalogs with the same priority [a b]",
+            ]
+        );
+        // A catalog the extension does not select does not count.
+        let mut only_a = ce("1.0.0");
+        only_a["spec"]["source"]["catalog"]["selector"] =
+            json!({"matchLabels": {"olm.operatorframework.io/metadata.name": "a"}});
+        let d = run(&[only_a, crd(None), cat("a", None), cat("b", None)], &both);
+        assert_eq!(verdict(&d), (ExtVerdict::Move, Some("1.1.0")));
+        // b's priority is higher: 1.1.0 from b. Its CRD adds a maximum (b holds the unsafe
+        // content), so crdSafety passes 1.1.0 over for 1.0.1, whose CRD is unchanged.
+        let mixed: super::super::catalogs::Contents = [
+            ("a".to_string(), safe.clone()),
+            ("b".to_string(), unsafe_.clone()),
+        ]
+        .into();
+        let d = run(
+            &[ce("1.0.0"), crd(None), cat("a", None), cat("b", Some(10))],
+            &mixed,
+        );
+        assert_eq!(verdict(&d), (ExtVerdict::Move, Some("1.0.1")), "{d:?}");
+        assert!(has(&d, "GATE018") && !has(&d, "GATE020"), "{d:?}");
+        // a's priority is higher: 1.1.0 from a, whose CRD is safe.
+        let d = run(
+            &[ce("1.0.0"), crd(None), cat("a", Some(10)), cat("b", None)],
+            &mixed,
+        );
+        assert_eq!(verdict(&d), (ExtVerdict::Move, Some("1.1.0")), "{d:?}");
+    }
+
     #[test]
     fn gate010_min_age_counts_from_the_last_step_and_the_catalog_content() {
         let p = policy("  minAge: 48h\n");
@@ -1299,6 +1427,7 @@ mod tests {
                 policies: std::slice::from_ref(&p),
                 objects: o,
                 catalog: &cfg,
+                contents: &Default::default(),
                 now: now(),
                 kube: None,
             })

@@ -3,6 +3,7 @@
 //! pure function of its inputs (no clock, no cluster), so both callers and the tests agree.
 
 mod budget;
+pub mod catalogs;
 pub mod convert;
 pub mod crds;
 pub mod decide;

@@ -201,6 +201,8 @@ pub fn evaluate_files(
         policies: std::slice::from_ref(&p),
         objects: &objects,
         catalog: &cfg,
+        // One content, given with --catalog: nothing to resolve across catalogs.
+        contents: &Default::default(),
         now,
         kube: kube.as_ref(),
     });

@@ -118,6 +118,55 @@ pub async fn serve_http(dir: &Path, scratch: &Path) -> (String, tokio::task::Joi
     (format!("http://{addr}"), task)
 }
 
+/// catalogd's HTTP API for several catalogs at one address, as catalogd serves every
+/// ClusterCatalog under `<external address>/catalogs/<name>/`: each request goes to the
+/// catalog its path names (the library's `respond`, what `catalog serve --http` answers).
+pub async fn serve_http_many(
+    catalogs: &[(&str, &Path)],
+    scratch: &Path,
+) -> (String, tokio::task::JoinHandle<()>) {
+    use hyper_util::rt::TokioIo;
+    use olmctl::serve::http::handlers::Catalog;
+    let served: Arc<Vec<Catalog>> = Arc::new(
+        catalogs
+            .iter()
+            .map(|(name, dir)| Catalog {
+                name: name.to_string(),
+                stored: olmctl::serve::http::store::store(dir, scratch).expect("store"),
+            })
+            .collect(),
+    );
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = l.local_addr().expect("addr");
+    let task = tokio::spawn(async move {
+        while let Ok((stream, _)) = l.accept().await {
+            let served = served.clone();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(move |req| {
+                    let served = served.clone();
+                    async move {
+                        let named = req.uri().path().split('/').nth(2).unwrap_or_default();
+                        // An unknown name is answered by the first catalog: its 404.
+                        let c = served
+                            .iter()
+                            .find(|c| c.name == named)
+                            .unwrap_or(&served[0]);
+                        Ok::<_, std::convert::Infallible>(olmctl::serve::http::server::respond(
+                            c, &req,
+                        ))
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    });
+    (format!("http://{addr}"), task)
+}
+
 /// Serves versions `first..=last` as catalog image `image` (catalogd double) and over HTTP,
 /// and points the ClusterCatalog at it (a new image reference resolves to a new digest, as a
 /// catalog poll finds new content); returns the HTTP server's task.

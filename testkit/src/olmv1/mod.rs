@@ -371,8 +371,10 @@ fn blobs(dir: &std::path::Path) -> Vec<Value> {
         .collect()
 }
 
-/// `CatalogResolver.Resolve` over the served catalogs the extension selects: the candidates
-/// left after the channel, version and successor filters, best first.
+/// `CatalogResolver.Resolve` over the served catalogs the extension selects: in each catalog
+/// the best candidate left after the channel, version and successor filters; across catalogs
+/// a deprecated one yields to one that is not, then the highest `spec.priority` wins, and a
+/// tie at the top (or nothing found) is the resolver's error.
 fn resolve(
     inner: &Inner,
     ce: &Value,
@@ -396,7 +398,8 @@ fn resolve(
             "/spec/source/catalog/selector/matchLabels/olm.operatorframework.io~1metadata.name",
         )
         .and_then(Value::as_str);
-    let mut found: Vec<(Candidate, CatalogImage)> = Vec::new();
+    // Each catalog's best candidate: (candidate, content, catalog, spec.priority).
+    let mut resolved: Vec<(Candidate, CatalogImage, String, i64)> = Vec::new();
     for cc in api.list(GROUP, "clustercatalogs") {
         let name = s(&cc, "/metadata/name");
         if wanted_catalog.is_some_and(|w| w != name) {
@@ -435,6 +438,7 @@ fn resolve(
             .filter(|e| e["reference"]["schema"] == "olm.bundle")
             .filter_map(|e| e["reference"]["name"].as_str().map(str::to_string))
             .collect();
+        let mut found: Vec<Candidate> = Vec::new();
         for b in of_pkg("olm.bundle") {
             let name = s(b, "/name");
             let Some(v) = b["properties"]
@@ -475,19 +479,38 @@ fn resolve(
             {
                 continue;
             }
-            found.push((
-                Candidate {
-                    name: name.to_string(),
-                    version: v,
-                    image: s(b, "/image").to_string(),
-                    deprecated: deprecated.iter().any(|d| d == name),
-                },
-                content.clone(),
-            ));
+            found.push(Candidate {
+                name: name.to_string(),
+                version: v,
+                image: s(b, "/image").to_string(),
+                deprecated: deprecated.iter().any(|d| d == name),
+            });
+        }
+        // This catalog's best: not deprecated first, then the higher version.
+        found.sort_by(|a, b| (a.deprecated, &b.version).cmp(&(b.deprecated, &a.version)));
+        if let Some(best) = found.into_iter().next() {
+            let priority = cc
+                .pointer("/spec/priority")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            resolved.push((best, content.clone(), name.to_string(), priority));
         }
     }
-    found.sort_by(|a, b| (a.0.deprecated, &b.0.version).cmp(&(b.0.deprecated, &a.0.version)));
-    found.into_iter().next().ok_or_else(|| {
+    // Across catalogs: a deprecated best yields to one that is not; then the highest
+    // priority, only when the top two differ (`sort.Slice`, highest first).
+    if resolved.iter().any(|r| !r.0.deprecated) {
+        resolved.retain(|r| !r.0.deprecated);
+    }
+    resolved.sort_by_key(|r| std::cmp::Reverse(r.3));
+    if resolved.len() > 1 && resolved[0].3 != resolved[1].3 {
+        resolved.truncate(1);
+    }
+    let matched = resolved.len();
+    let mut catalogs: Vec<String> = resolved.iter().map(|r| r.2.clone()).collect();
+    catalogs.sort();
+    let one = (matched == 1).then(|| resolved.remove(0));
+    one.map(|(c, content, _, _)| (c, content)).ok_or_else(|| {
+        // `resolutionError.Error()`.
         let mut msg = String::new();
         if let Some((_, v)) = installed {
             msg.push_str(&format!(
@@ -496,7 +519,12 @@ fn resolve(
             ));
         }
         msg.push_str(&format!(
-            "no bundles found for package {} ",
+            "{} for package {} ",
+            if matched > 1 {
+                "found bundles"
+            } else {
+                "no bundles found"
+            },
             crate::api::selectors::go_quote(pkg)
         ));
         if !version.is_empty() {
@@ -507,6 +535,12 @@ fn resolve(
         }
         if !channels.is_empty() {
             msg.push_str(&format!("in channels [{}] ", channels.join(" ")));
+        }
+        if matched > 1 {
+            msg.push_str(&format!(
+                "in multiple catalogs with the same priority [{}] ",
+                catalogs.join(" ")
+            ));
         }
         msg.trim_end().to_string()
     })
