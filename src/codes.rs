@@ -50,7 +50,7 @@ mod tests {
             assert!(all.iter().any(|a| a.code == c.code), "{}", c.code);
             assert!(c.summary.len() > 40);
         }
-        assert_eq!(crate::gate::decide::CODES.len(), 19);
+        assert_eq!(crate::gate::decide::CODES.len(), 20);
     }
 
     #[test]

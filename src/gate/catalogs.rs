@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use semver::Version;
 
-use super::extension::{Step, successors};
+use super::successors::{Step, successors};
 use crate::fbc::decl::{Bundle, DeclarativeConfig};
 
 /// The content of each ClusterCatalog the caller fetched, by catalog name.

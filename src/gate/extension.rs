@@ -36,8 +36,6 @@
 //!
 //! No direct successor: the extension is current and the pin stays.
 
-use std::collections::BTreeMap;
-
 use jiff::Timestamp;
 use semver::{BuildMetadata, Version};
 
@@ -51,11 +49,12 @@ use super::decide::{crd_reasons, int_at, labels, naming};
 use super::jump::classify;
 use super::objects::{Object, Objects};
 use super::policy::{CrdSafety, Policy, Selector, selector};
+pub use super::successors::{Step, successors};
+use super::successors::{bundles, parse_version};
 use crate::bundle::load::{field, list_at, str_at};
 use crate::fbc::decl::{Bundle, DeclarativeConfig};
 use crate::fbc::node::Node;
 use crate::fbc::property::Typed;
-use crate::graph::EdgeKind;
 
 /// The annotation of the human override; its value names the version to move the pin to.
 pub const APPROVE_VERSION_ANNOTATION: &str = "olmctl.dev/approve-version";
@@ -86,21 +85,6 @@ impl ExtVerdict {
             ExtVerdict::Hold => "hold",
         }
     }
-}
-
-/// A candidate step: a direct successor of the installed bundle.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Step {
-    /// The bundle's name.
-    pub bundle: String,
-    /// Its version.
-    pub version: Version,
-    /// The edge that makes it a successor (`None` under `SelfCertified`).
-    pub edge: Option<EdgeKind>,
-    /// The channel that declares the edge (the first, by name).
-    pub channel: String,
-    /// Deprecated by the package's `olm.deprecations` (OLM v1 picks it last).
-    pub deprecated: bool,
 }
 
 /// The decision for one ClusterExtension.
@@ -201,12 +185,6 @@ pub fn evaluate(ctx: &ExtContext<'_>) -> Vec<ExtensionDecision> {
         .collect()
 }
 
-/// Parses a version as OLM v1 writes `status.install.bundle.version` (a registry+v1 release
-/// is build metadata, `1.0.0+2`).
-fn parse_version(s: &str) -> Option<Version> {
-    Version::parse(s.trim()).ok()
-}
-
 /// The version a pin names when `spec.source.catalog.version` is an exact Masterminds
 /// constraint (`1.2.3`, `=1.2.3`, `v1.2.3`): `compare.go :: NewVersionRange` matches it
 /// ignoring build metadata.
@@ -284,106 +262,6 @@ fn rollout(ce: &Object, installed: &Version) -> Option<Reason> {
             "ClusterExtension {name} has no Installed condition yet"
         )),
     }
-}
-
-/// The bundles of `package`, by name, with their versions.
-fn bundles<'c>(cfg: &'c DeclarativeConfig, package: &str) -> BTreeMap<&'c str, &'c Bundle> {
-    cfg.bundles
-        .iter()
-        .filter(|b| b.package == package)
-        .map(|b| (b.name.as_str(), b))
-        .collect()
-}
-
-fn bundle_version(b: &Bundle) -> Option<Version> {
-    b.properties
-        .iter()
-        .find_map(|p| p.as_package())
-        .and_then(|(_, v, _)| parse_version(v))
-}
-
-/// The direct successors of the installed bundle, as operator-controller's
-/// `filter/successors.go :: SuccessorsOf` (`legacySuccessor`) finds them: a channel entry whose
-/// `replaces` names the installed bundle, whose `skips` lists it, or whose `skipRange` (blang)
-/// contains its version, in the selected channels only (`resolve/catalog.go ::
-/// CatalogResolver.Resolve` filters `packageFBC.Channels` first). Under `SelfCertified`
-/// (`Resolve` leaves `SuccessorsOf` out) every bundle of those channels qualifies. Only versions
-/// above the installed one are kept: the gate never moves a pin down. Sorted as v1 prefers them
-/// (`compare.go :: ByDeprecationFunc, ByVersionAndRelease`): not deprecated first, then the
-/// higher version, then the name.
-pub fn successors(
-    cfg: &DeclarativeConfig,
-    package: &str,
-    channels: &[String],
-    self_certified: bool,
-    installed_name: &str,
-    installed: &Version,
-) -> Result<Vec<Step>, String> {
-    let known = bundles(cfg, package);
-    if known.is_empty() {
-        return Err(format!("the catalog has no bundle of package {package}"));
-    }
-    let mut chans: Vec<_> = cfg
-        .channels
-        .iter()
-        .filter(|c| c.package == package)
-        .filter(|c| channels.is_empty() || channels.contains(&c.name))
-        .collect();
-    if chans.is_empty() {
-        return Err(format!(
-            "the catalog has no channel {} of package {package}",
-            channels.join(", ")
-        ));
-    }
-    chans.sort_by(|a, b| a.name.cmp(&b.name));
-    let deprecated: std::collections::BTreeSet<&str> = cfg
-        .deprecations
-        .iter()
-        .filter(|d| d.package == package)
-        .flat_map(|d| &d.entries)
-        .filter(|e| e.reference.schema == "olm.bundle")
-        .map(|e| e.reference.name.as_str())
-        .collect();
-    let mut out: Vec<Step> = Vec::new();
-    for ch in chans {
-        for e in &ch.entries {
-            let edge = if e.replaces == installed_name {
-                Some(EdgeKind::Replaces)
-            } else if e.skips.iter().any(|s| s == installed_name) {
-                Some(EdgeKind::Skips)
-            } else if !e.skip_range.is_empty()
-                && crate::range::Range::parse(&e.skip_range).is_ok_and(|r| r.contains(installed))
-            {
-                Some(EdgeKind::SkipRange)
-            } else {
-                None
-            };
-            if edge.is_none() && !self_certified {
-                continue;
-            }
-            let Some(v) = known.get(e.name.as_str()).and_then(|b| bundle_version(b)) else {
-                continue;
-            };
-            if v.cmp_precedence(installed).is_le() || out.iter().any(|s| s.bundle == e.name) {
-                continue;
-            }
-            out.push(Step {
-                bundle: e.name.clone(),
-                version: v,
-                edge: if self_certified { None } else { edge },
-                channel: ch.name.clone(),
-                deprecated: deprecated.contains(e.name.as_str()),
-            });
-        }
-    }
-    out.sort_by(|a, b| {
-        a.deprecated
-            .cmp(&b.deprecated)
-            .then_with(|| b.version.cmp_precedence(&a.version))
-            .then_with(|| b.version.build.cmp(&a.version.build))
-            .then_with(|| a.bundle.cmp(&b.bundle))
-    });
-    Ok(out)
 }
 
 /// The CRDs a decision for `package` may read from the cluster: those its bundles in `cfg` ship
@@ -845,6 +723,7 @@ fn decide(ctx: &ExtContext<'_>, ce: &Object, policies: &[&Policy]) -> ExtensionD
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::EdgeKind;
     use serde_json::{Value as J, json};
     use std::path::Path;
     use std::sync::Arc;

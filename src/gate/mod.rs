@@ -13,5 +13,6 @@ pub mod jump;
 pub mod manifests;
 pub mod objects;
 pub mod policy;
+pub mod successors;
 pub mod testing;
 pub mod window;
