@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use semver::Version;
 
-use super::successors::{Step, successors};
+use super::successors::{Step, pin_of, successors};
 use crate::fbc::decl::{Bundle, DeclarativeConfig};
 
 /// The content of each ClusterCatalog the caller fetched, by catalog name.
@@ -56,81 +56,95 @@ pub struct Query<'q> {
     pub installed: &'q Version,
 }
 
-/// The bundle OLM v1 would install for a pin to `step`'s version: from the catalog that wins
-/// as `CatalogResolver.Resolve` decides, or `Ok(None)` when fewer than two catalogs are known
-/// (the caller's merged content is then what OLM v1 sees). `Err` is the resolver's own
-/// message when it would refuse the pin.
-pub fn resolve<'c>(
-    sources: &[Source<'c>],
-    q: &Query<'_>,
-    step: &Step,
-) -> Result<Option<&'c Bundle>, String> {
-    if sources.len() < 2 {
-        return Ok(None);
-    }
-    struct Offer<'c> {
-        catalog: &'c str,
-        priority: i64,
-        bundle: &'c Bundle,
-        deprecated: bool,
-    }
-    let mut offers: Vec<Offer<'c>> = Vec::new();
-    for s in sources {
-        // A catalog without the package, or without a match, offers nothing (as `isFBCEmpty`
-        // and an empty filter result skip it).
-        let Ok(found) = successors(
-            s.content,
-            q.package,
-            q.channels,
-            q.self_certified,
-            q.installed_name,
-            q.installed,
-        ) else {
-            continue;
-        };
-        // The best of this catalog's matches: `successors` lists them best first.
-        let Some(best) = found
-            .iter()
-            .find(|f| f.version.cmp_precedence(&step.version).is_eq())
-        else {
-            continue;
-        };
-        let Some(bundle) = s
-            .content
-            .bundles
-            .iter()
-            .find(|b| b.package == q.package && b.name == best.bundle)
-        else {
-            continue;
-        };
-        offers.push(Offer {
-            catalog: s.name,
-            priority: s.priority,
-            bundle,
-            // Deprecated by this catalog's `olm.deprecations` (`isDeprecated`).
-            deprecated: best.deprecated,
-        });
-    }
-    if offers.iter().any(|o| !o.deprecated) {
-        offers.retain(|o| !o.deprecated);
-    }
-    // Highest priority first (`sort.Slice` there; names break ties here for a stable order).
-    offers.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.catalog.cmp(b.catalog)));
-    if offers.len() > 1 && offers[0].priority != offers[1].priority {
-        offers.truncate(1);
-    }
-    if offers.len() == 1 {
-        return Ok(Some(offers[0].bundle));
-    }
-    let matched: Vec<&str> = offers.iter().map(|o| o.catalog).collect();
-    Err(resolution_error(q, &pin(&step.version), &matched))
+/// The selected catalogs of one extension, each with the direct successors of the installed
+/// bundle found once ([`successors`]), to resolve any of the gate's candidate steps.
+pub struct Resolver<'c, 'q> {
+    query: Query<'q>,
+    /// (catalog, priority, content, its successors best first); empty with fewer than two.
+    catalogs: Vec<(Source<'c>, Vec<Step>)>,
 }
 
-/// The pin the gate writes for `v`: the version without build metadata.
-fn pin(v: &Version) -> String {
-    let mut p = v.clone();
-    p.build = semver::BuildMetadata::EMPTY;
-    p.to_string()
+impl<'c, 'q> Resolver<'c, 'q> {
+    /// Finds each catalog's successors; a catalog without the package or a match offers
+    /// nothing (as `isFBCEmpty` and an empty filter result skip it). With fewer than two
+    /// catalogs nothing is found: the caller's merged content is then what OLM v1 sees.
+    pub fn new(sources: Vec<Source<'c>>, query: Query<'q>) -> Self {
+        let catalogs = if sources.len() < 2 {
+            Vec::new()
+        } else {
+            sources
+                .into_iter()
+                .filter_map(|s| {
+                    let found = successors(
+                        s.content,
+                        query.package,
+                        query.channels,
+                        query.self_certified,
+                        query.installed_name,
+                        query.installed,
+                    )
+                    .ok()?;
+                    Some((s, found))
+                })
+                .collect()
+        };
+        Resolver { query, catalogs }
+    }
+
+    /// The bundle OLM v1 would install for a pin to `step`'s version: from the catalog that
+    /// wins as `CatalogResolver.Resolve` decides, or `Ok(None)` when fewer than two catalogs
+    /// are known. `Err` is the resolver's own message when it would refuse the pin.
+    pub fn resolve(&self, step: &Step) -> Result<Option<&'c Bundle>, String> {
+        if self.catalogs.is_empty() {
+            return Ok(None);
+        }
+        struct Offer<'c> {
+            catalog: &'c str,
+            priority: i64,
+            bundle: &'c Bundle,
+            deprecated: bool,
+        }
+        let q = &self.query;
+        let mut offers: Vec<Offer<'c>> = Vec::new();
+        for (s, found) in &self.catalogs {
+            // The best of this catalog's matches: `successors` lists them best first.
+            let Some(best) = found
+                .iter()
+                .find(|f| f.version.cmp_precedence(&step.version).is_eq())
+            else {
+                continue;
+            };
+            let Some(bundle) = s
+                .content
+                .bundles
+                .iter()
+                .find(|b| b.package == q.package && b.name == best.bundle)
+            else {
+                continue;
+            };
+            offers.push(Offer {
+                catalog: s.name,
+                priority: s.priority,
+                bundle,
+                // Deprecated by this catalog's `olm.deprecations` (`isDeprecated`).
+                deprecated: best.deprecated,
+            });
+        }
+        if offers.iter().any(|o| !o.deprecated) {
+            offers.retain(|o| !o.deprecated);
+        }
+        // Highest priority first (`sort.Slice` there; names break ties here for a stable
+        // order).
+        offers.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.catalog.cmp(b.catalog)));
+        if offers.len() > 1 && offers[0].priority != offers[1].priority {
+            offers.truncate(1);
+        }
+        if offers.len() == 1 {
+            return Ok(Some(offers[0].bundle));
+        }
+        let matched: Vec<&str> = offers.iter().map(|o| o.catalog).collect();
+        Err(resolution_error(q, &pin_of(&step.version), &matched))
+    }
 }
 
 /// `resolutionError.Error()`: Go's `%v` of a string slice is `[a b]`; the catalogs are sorted.
@@ -234,7 +248,9 @@ mod tests {
                 content,
             })
             .collect();
-        resolve(&sources, &q, &step()).map(|b| b.map(|b| b.image.clone()))
+        Resolver::new(sources, q)
+            .resolve(&step())
+            .map(|b| b.map(|b| b.image.clone()))
     }
 
     #[test]

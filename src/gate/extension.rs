@@ -37,9 +37,9 @@
 //! No direct successor: the extension is current and the pin stays.
 
 use jiff::Timestamp;
-use semver::{BuildMetadata, Version};
+use semver::Version;
 
-use super::catalogs::{Query, Source, resolve};
+use super::catalogs::{Query, Resolver, Source};
 use super::crds::Upgrade;
 use super::decide::{
     CONTENT, Effect, JUMP, OVERRIDE, PASSED_OVER, PIN, ROLLOUT, Reason, STEP_FAILED, Soak, Timing,
@@ -50,7 +50,7 @@ use super::jump::classify;
 use super::objects::{Object, Objects};
 use super::policy::{CrdSafety, Policy, Selector, selector};
 pub use super::successors::{Step, successors};
-use super::successors::{bundles, parse_version};
+use super::successors::{bundles, parse_version, pin_of};
 use crate::bundle::load::{field, list_at, str_at};
 use crate::fbc::decl::{Bundle, DeclarativeConfig};
 use crate::fbc::node::Node;
@@ -193,13 +193,6 @@ fn exact_pin(s: &str) -> Option<Version> {
     let t = t.strip_prefix('=').unwrap_or(t).trim_start();
     let t = t.strip_prefix('v').unwrap_or(t);
     parse_version(t)
-}
-
-/// The pin for `v`: the version without build metadata (Masterminds ignores it).
-fn pin_of(v: &Version) -> String {
-    let mut p = v.clone();
-    p.build = BuildMetadata::EMPTY;
-    p.to_string()
 }
 
 fn condition<'a>(ce: &'a Object, t: &str) -> Option<&'a Node> {
@@ -577,15 +570,17 @@ fn decide(ctx: &ExtContext<'_>, ce: &Object, policies: &[&Policy]) -> ExtensionD
         }
     };
     let of = naming(policies.len() > 1);
-    let sources = sources(ctx, ce);
-    let query = Query {
-        package: &d.package,
-        channels: &channels,
-        self_certified,
-        installed_name: &name,
-        installed_raw: &raw,
-        installed: &installed,
-    };
+    let resolver = Resolver::new(
+        sources(ctx, ce),
+        Query {
+            package: &d.package,
+            channels: &channels,
+            self_certified,
+            installed_name: &name,
+            installed_raw: &raw,
+            installed: &installed,
+        },
+    );
     let known = bundles(ctx.catalog, &d.package);
     let check_crds = policies.iter().any(|p| p.crd_safety != CrdSafety::Ignore);
     let installed_bundle = known.get(name.as_str()).copied();
@@ -595,7 +590,7 @@ fn decide(ctx: &ExtContext<'_>, ce: &Object, policies: &[&Policy]) -> ExtensionD
     for step in &candidates {
         // The bundle OLM v1 would install for this pin: from the catalog that wins across
         // several, or the merged content's.
-        let from = match resolve(&sources, &query, step) {
+        let from = match resolver.resolve(step) {
             Ok(from) => from,
             Err(e) => {
                 let r = Reason::new(

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use semver::Version;
+use semver::{BuildMetadata, Version};
 
 use crate::fbc::decl::{Bundle, DeclarativeConfig};
 use crate::graph::EdgeKind;
@@ -131,4 +131,11 @@ pub fn successors(
             .then_with(|| a.bundle.cmp(&b.bundle))
     });
     Ok(out)
+}
+
+/// The pin for `v`: the version without build metadata (Masterminds ignores it).
+pub(super) fn pin_of(v: &Version) -> String {
+    let mut p = v.clone();
+    p.build = BuildMetadata::EMPTY;
+    p.to_string()
 }

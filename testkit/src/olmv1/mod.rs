@@ -505,45 +505,46 @@ fn resolve(
     if resolved.len() > 1 && resolved[0].3 != resolved[1].3 {
         resolved.truncate(1);
     }
-    let matched = resolved.len();
-    let mut catalogs: Vec<String> = resolved.iter().map(|r| r.2.clone()).collect();
+    if resolved.len() == 1 {
+        let (c, content, _, _) = resolved.remove(0);
+        return Ok((c, content));
+    }
+    // `resolutionError.Error()`: the matched catalogs sorted.
+    let mut catalogs: Vec<String> = resolved.into_iter().map(|r| r.2).collect();
     catalogs.sort();
-    let one = (matched == 1).then(|| resolved.remove(0));
-    one.map(|(c, content, _, _)| (c, content)).ok_or_else(|| {
-        // `resolutionError.Error()`.
-        let mut msg = String::new();
-        if let Some((_, v)) = installed {
-            msg.push_str(&format!(
-                "error upgrading from currently installed version {}: ",
-                crate::api::selectors::go_quote(&v.to_string())
-            ));
-        }
+    let matched = catalogs.len();
+    let mut msg = String::new();
+    if let Some((_, v)) = installed {
         msg.push_str(&format!(
-            "{} for package {} ",
-            if matched > 1 {
-                "found bundles"
-            } else {
-                "no bundles found"
-            },
-            crate::api::selectors::go_quote(pkg)
+            "error upgrading from currently installed version {}: ",
+            crate::api::selectors::go_quote(&v.to_string())
         ));
-        if !version.is_empty() {
-            msg.push_str(&format!(
-                "matching version {} ",
-                crate::api::selectors::go_quote(version)
-            ));
-        }
-        if !channels.is_empty() {
-            msg.push_str(&format!("in channels [{}] ", channels.join(" ")));
-        }
+    }
+    msg.push_str(&format!(
+        "{} for package {} ",
         if matched > 1 {
-            msg.push_str(&format!(
-                "in multiple catalogs with the same priority [{}] ",
-                catalogs.join(" ")
-            ));
-        }
-        msg.trim_end().to_string()
-    })
+            "found bundles"
+        } else {
+            "no bundles found"
+        },
+        crate::api::selectors::go_quote(pkg)
+    ));
+    if !version.is_empty() {
+        msg.push_str(&format!(
+            "matching version {} ",
+            crate::api::selectors::go_quote(version)
+        ));
+    }
+    if !channels.is_empty() {
+        msg.push_str(&format!("in channels [{}] ", channels.join(" ")));
+    }
+    if matched > 1 {
+        msg.push_str(&format!(
+            "in multiple catalogs with the same priority [{}] ",
+            catalogs.join(" ")
+        ));
+    }
+    Err(msg.trim_end().to_string())
 }
 
 fn resource_of(kind: &str) -> String {
