@@ -26,6 +26,7 @@ pub mod input;
 pub mod install;
 pub mod markdown;
 pub mod model;
+pub mod names;
 pub mod oci;
 pub mod olmv1;
 pub mod outdir;

@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &[
         "text", "gosort", "gojson", "range", "imageref", "outdir", "encoding",
     ],
-    &["markdown", "diag"],
+    &["markdown", "diag", "names"],
     &["input"],
     &["fbc"],
     &["model"],

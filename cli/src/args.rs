@@ -324,6 +324,17 @@ pub enum CertProviderArg {
 }
 
 impl V1RenderArgs {
+    /// Checks the install namespace (the ClusterExtension's `spec.namespace`) as the API server
+    /// checks a namespace name (a DNS-1123 label). The watch namespace is checked by the
+    /// renderer, as operator-controller checks its configuration.
+    pub fn check(&self, install_namespace: &str) -> Result<(), olmctl::names::InvalidName> {
+        olmctl::names::check(
+            olmctl::names::Rule::Label,
+            "--install-namespace",
+            install_namespace,
+        )
+    }
+
     /// The renderer's options for `install_namespace`, as operator-controller `line` (1.10 or
     /// 1.11) renders.
     pub fn options(&self, install_namespace: &str, line: &str) -> olmctl::olmv1::render::Options {

@@ -323,7 +323,8 @@ fn installer_rbac_prints_the_derivation() {
             service_account: "argocd-installer".into(),
             extension: "argocd".into(),
         },
-    );
+    )
+    .expect("derived");
     assert_eq!(printed, Value::Array(want));
     let names: Vec<String> = printed
         .as_array()

@@ -585,3 +585,166 @@ fn uninstall_keeping_crds_warns_of_custom_resources_with_finalizers() {
     );
     assert!(fake.get("example.com", "widgets", NS, "w").is_some());
 }
+
+/// `olmctl uninstall p --yes` (with `--delete-crds` when `crds`): its exit status and lines.
+fn uninstall_p(fake: &olmctl_testkit::api::ApiServer, crds: bool) -> (u8, Recorder) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let req = UninstallRequest {
+        uninstall: Uninstall {
+            package: "p".into(),
+            subscription: None,
+            namespace: NS.into(),
+            delete_crds: crds,
+            delete_catalog_source: false,
+        },
+        connection: Default::default(),
+        waiting: waiting(true),
+    };
+    let mut ui = Recorder::default();
+    let code = rt
+        .block_on(async { uninstall::run(&client(fake), &req, &mut ui).await })
+        .expect("no API error");
+    (code, ui)
+}
+
+#[test]
+fn uninstall_deletes_only_the_crds_its_bundle_shipped_and_nobody_else_uses() {
+    // A CSV's owned list is the bundle author's claim: it named cert-manager's CRD, a path out
+    // of the CRDs' collection and a name with a query. Before, olmctl deleted every
+    // Certificate of the cluster, then cert-manager's CRD, and sent the path as it was.
+    let (fake, _olm) = cluster(Scenario::default());
+    assert_eq!(
+        run_install(
+            &fake,
+            &request("Automatic", false),
+            &mut Recorder::default()
+        ),
+        0
+    );
+    for ns in ["cert-manager", "kube-system"] {
+        fake.insert(
+            "namespaces",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+        );
+    }
+    let mut cm_crd = widget_crd();
+    cm_crd["metadata"]["name"] = json!("certificates.cert-manager.io");
+    cm_crd["spec"]["group"] = json!("cert-manager.io");
+    cm_crd["spec"]["names"] = json!({"plural": "certificates", "singular": "certificate",
+        "kind": "Certificate", "listKind": "CertificateList"});
+    fake.insert("customresourcedefinitions", cm_crd);
+    fake.insert(
+        "certificates",
+        json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+            "metadata": {"name": "api-tls", "namespace": "kube-system"}}),
+    );
+    fake.insert(
+        "secrets",
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x", "namespace": "kube-system"}}),
+    );
+    fake.insert(
+        "clusterserviceversions",
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+            "metadata": {"name": "cert-manager.v1.15.0", "namespace": "cert-manager"},
+            "spec": {"customresourcedefinitions": {"owned": [
+                {"name": "certificates.cert-manager.io", "version": "v1", "kind": "Certificate"}]}}}),
+    );
+    let mut csv = fake
+        .get(OLM, "clusterserviceversions", NS, "p.v1.0.0")
+        .unwrap();
+    csv["spec"]["customresourcedefinitions"]["owned"] = json!([
+        {"name": CRD, "version": "v1", "kind": "Widget"},
+        {"name": "certificates.cert-manager.io", "version": "v1", "kind": "Certificate"},
+        {"name": "../../../../api/v1/namespaces/kube-system/secrets/x", "version": "v1", "kind": "X"},
+        {"name": "a?b=c#d", "version": "v1", "kind": "Y"}]);
+    fake.insert("clusterserviceversions", csv);
+    let (code, ui) = uninstall_p(&fake, true);
+    assert_eq!(code, 0, "{:?} {:?}", ui.lines, ui.errors);
+    assert_eq!(
+        ui.lines[..3],
+        [
+            "Subscription operators/p deleted",
+            "ClusterServiceVersion operators/p.v1.0.0 deleted",
+            "CustomResourceDefinition widgets.example.com deleted",
+        ]
+    );
+    let kept: Vec<&String> = ui.lines.iter().filter(|l| l.contains(" kept: ")).collect();
+    assert_eq!(kept.len(), 3, "{:?}", ui.lines);
+    assert!(kept.iter().any(|l| l.starts_with(
+        "CRD certificates.cert-manager.io kept: the package's bundle does not ship it"
+    )));
+    assert!(
+        kept.iter()
+            .any(|l| l.starts_with("CRD a?b=c#d kept: not a CRD name"))
+    );
+    assert!(
+        fake.get(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            "",
+            "certificates.cert-manager.io"
+        )
+        .is_some()
+    );
+    assert!(
+        fake.get("cert-manager.io", "certificates", "kube-system", "api-tls")
+            .is_some()
+    );
+    assert!(fake.get("", "secrets", "kube-system", "x").is_some());
+    assert!(
+        fake.get("apiextensions.k8s.io", "customresourcedefinitions", "", CRD)
+            .is_none()
+    );
+}
+
+#[test]
+fn uninstall_and_status_refuse_names_that_leave_their_path_segment() {
+    let (fake, _olm) = cluster(Scenario::default());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for (package, subscription, ns, flag) in [
+        ("p", None, "../kube-system", "--namespace"),
+        (
+            "../../api/v1/namespaces/kube-system/secrets/x",
+            None,
+            NS,
+            "the package name",
+        ),
+        ("p", Some("a?b=c"), NS, "--subscription"),
+    ] {
+        let u = Uninstall {
+            package: package.into(),
+            subscription: subscription.map(str::to_string),
+            namespace: ns.into(),
+            delete_crds: false,
+            delete_catalog_source: false,
+        };
+        let e = u.check().unwrap_err();
+        assert!(e.starts_with(flag), "{e}");
+    }
+    // Below the flags, every name is a path segment as client-go takes it.
+    let err = rt
+        .block_on(async {
+            let c = olmctl_cli::cluster::api::Calls::new(
+                &client(&fake),
+                std::time::Duration::from_secs(5),
+            );
+            olmctl_cli::cluster::api::get(
+                &c,
+                olmctl_cli::cluster::api::CRD,
+                None,
+                "../../api/v1/namespaces/kube-system/secrets/x",
+            )
+            .await
+        })
+        .unwrap_err();
+    assert_eq!(
+        err,
+        "CustomResourceDefinition ../../api/v1/namespaces/kube-system/secrets/x: invalid resource name \"../../api/v1/namespaces/kube-system/secrets/x\": may not contain '/'"
+    );
+}

@@ -295,7 +295,7 @@ fn opts() -> InstallerOptions {
 
 /// Checks both properties for installing `objects` (after `old`); returns the rules checked.
 fn check(objects: &[Value], old: &[Value], what: &str) -> usize {
-    let installer = installer_rbac(objects, old, &opts());
+    let installer = installer_rbac(objects, old, &opts()).expect("derived");
     let fails = failures(&installer, objects, old, false);
     assert!(
         fails.is_empty(),
@@ -385,7 +385,7 @@ fn without_the_bundles_rules_the_role_writes_are_refused() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/data/olmv1-render/bundles/argocd-operator.v0.6.0");
     let objects = render(&dir).expect("renders");
-    let installer = installer_rbac(&objects, &[], &opts());
+    let installer = installer_rbac(&objects, &[], &opts()).expect("derived");
     let stripped: Vec<Value> = installer
         .iter()
         .filter(|o| !s(o, "/metadata/name").contains("-rbac-"))

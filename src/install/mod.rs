@@ -94,30 +94,27 @@ impl Install {
         }
     }
 
-    /// Checks the options; errors name the flag.
+    /// Checks the options; errors name the flag. Every name the manifests carry is checked as
+    /// the API server checks it ([`crate::names`]): the namespaces are labels, the package (the
+    /// Subscription's and, with an image, the CatalogSource's name), the CatalogSource and the
+    /// starting CSV are subdomains.
     pub fn check(&self) -> Result<(), String> {
-        let dns = |s: &str| {
-            !s.is_empty()
-                && s.len() <= 63
-                && s.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !s.starts_with('-')
-                && !s.ends_with('-')
-        };
-        if !dns(&self.namespace) {
-            return Err(format!(
-                "--namespace {:?} is not a valid namespace name",
-                self.namespace
-            ));
+        use crate::names::{Rule, check};
+        let name =
+            |rule, what: &str, value: &str| check(rule, what, value).map_err(|e| e.to_string());
+        name(Rule::Label, "--namespace", &self.namespace)?;
+        name(Rule::Label, "--catalog-namespace", &self.catalog_namespace)?;
+        for ns in &self.target_namespaces {
+            name(Rule::Label, "--target-namespace", ns)?;
         }
-        if !dns(&self.catalog_namespace) {
-            return Err(format!(
-                "--catalog-namespace {:?} is not a valid namespace name",
-                self.catalog_namespace
-            ));
-        }
-        if self.package.is_empty() {
-            return Err("the package name is empty".into());
+        name(Rule::Subdomain, "the package name", &self.package)?;
+        match &self.catalog {
+            Catalog::Image(_) => name(
+                Rule::Subdomain,
+                "the CatalogSource name (<package>-catalog)",
+                &catalog_source_name(&self.package),
+            )?,
+            Catalog::Source(s) => name(Rule::Subdomain, "--catalog-source", s)?,
         }
         if !matches!(self.approval.as_str(), "Automatic" | "Manual") {
             return Err(format!(
@@ -126,8 +123,21 @@ impl Install {
             ));
         }
         if let Some(v) = &self.version {
-            semver::Version::parse(v.trim_start_matches('v'))
-                .map_err(|e| format!("--version {v:?} is not semver: {e}"))?;
+            semver::Version::parse(v.trim_start_matches('v')).map_err(|e| {
+                format!(
+                    "--version {} is not semver: {e}",
+                    crate::text::esc(format!("{v:?}"))
+                )
+            })?;
+        }
+        if let Some(csv) = &self.starting_csv {
+            name(Rule::Subdomain, "--starting-csv", csv)?;
+        } else if let Some(csv) = self.starting_csv() {
+            name(
+                Rule::Subdomain,
+                "the starting CSV (<package>.v<version>)",
+                &csv,
+            )?;
         }
         if let Catalog::Image(i) = &self.catalog {
             crate::oci::registry::parse_ref(i).map_err(|e| format!("--catalog: {e}"))?;

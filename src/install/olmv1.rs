@@ -50,6 +50,44 @@ pub struct InstallV1 {
 }
 
 impl InstallV1 {
+    /// Checks every name the manifests carry as the API server checks it ([`crate::names`]):
+    /// the namespace is a label; the package (the ClusterExtension's name and `packageName`),
+    /// the ClusterCatalog and the ServiceAccount are subdomains; the package is also the value
+    /// of the `olmctl.dev/installer-for` label on the installer's RBAC, so at most 63
+    /// characters. Errors name the flag.
+    pub fn check(&self) -> Result<(), String> {
+        use crate::names::{Rule, check};
+        let name =
+            |rule, what: &str, value: &str| check(rule, what, value).map_err(|e| e.to_string());
+        name(Rule::Label, "--namespace", &self.namespace)?;
+        name(Rule::Subdomain, "the package name", &self.package)?;
+        match &self.catalog {
+            Catalog::Image(image) => {
+                name(
+                    Rule::Subdomain,
+                    "the ClusterCatalog name (<package>-catalog)",
+                    &self.catalog_name(),
+                )?;
+                crate::oci::registry::parse_ref(image).map_err(|e| format!("--catalog: {e}"))?;
+            }
+            Catalog::Existing(c) => name(Rule::Subdomain, "--cluster-catalog", c)?,
+        }
+        name(
+            Rule::LabelValue,
+            "the ClusterCatalog name (the value of the selector's label olm.operatorframework.io/metadata.name)",
+            &self.catalog_name(),
+        )?;
+        if let Some(sa) = &self.service_account {
+            name(Rule::Subdomain, "--service-account", sa)?;
+            name(
+                Rule::LabelValue,
+                "the package name (the value of the label olmctl.dev/installer-for)",
+                &self.package,
+            )?;
+        }
+        Ok(())
+    }
+
     /// The ClusterCatalog's name.
     pub fn catalog_name(&self) -> String {
         match &self.catalog {

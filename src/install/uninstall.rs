@@ -14,6 +14,8 @@
 //! of their namespaces and CRDs. Pure: the caller reads the objects and deletes what this
 //! lists.
 
+use std::collections::BTreeSet;
+
 use serde_json::Value;
 
 /// The options of `olmctl uninstall`.
@@ -88,6 +90,21 @@ pub struct Found {
     pub custom_resources: Vec<(Value, Vec<Value>)>,
     /// The Subscription's CatalogSource.
     pub catalog_source: Option<Value>,
+    /// The namespace's InstallPlans: their steps say which objects each CSV's bundle shipped
+    /// (with `--delete-crds`).
+    pub install_plans: Vec<Value>,
+    /// Every CSV of the cluster, copied CSVs left out (with `--delete-crds`): a CRD that
+    /// another one owns or requires stays.
+    pub cluster_csvs: Vec<Value>,
+}
+
+/// A CRD one of the package's CSVs owns that `--delete-crds` leaves alone, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptCrd {
+    /// The name, as the CSV gives it.
+    pub name: String,
+    /// Why it stays.
+    pub why: String,
 }
 
 /// One phase: delete these, then wait until they are gone.
@@ -101,6 +118,19 @@ fn group_version(api_version: &str) -> (String, String) {
 }
 
 impl Uninstall {
+    /// Checks the names as the API server checks them ([`crate::names`]): the namespace is a
+    /// label, the Subscription's name a subdomain. Errors name the flag.
+    pub fn check(&self) -> Result<(), String> {
+        use crate::names::{Rule, check};
+        check(Rule::Label, "--namespace", &self.namespace).map_err(|e| e.to_string())?;
+        let what = if self.subscription.is_some() {
+            "--subscription"
+        } else {
+            "the package name (the Subscription's name)"
+        };
+        check(Rule::Subdomain, what, self.subscription_name()).map_err(|e| e.to_string())
+    }
+
     /// The Subscription's name.
     pub fn subscription_name(&self) -> &str {
         self.subscription.as_deref().unwrap_or(&self.package)
@@ -176,6 +206,80 @@ impl Uninstall {
         crds
     }
 
+    /// The CRDs `--delete-crds` deletes, of those the package's CSVs own ([`Self::owned_crds`]):
+    /// only a CRD the installed bundle itself ships and no other CSV of the cluster owns or
+    /// requires. A CSV's `owned` list is the bundle author's claim, not proof: a CSV may claim
+    /// another operator's CRD (`certificates.cert-manager.io`), or a name that is no CRD name
+    /// at all. What the bundle shipped is what OLM applied for it: the steps of the namespace's
+    /// InstallPlans that resolve one of the package's CSVs (OLM's `resolver.NewStepsFromBundle`
+    /// makes a step of every object of the bundle it unpacked from the catalog). The rest is
+    /// kept, each with why; both lists sorted.
+    pub fn deletable_crds(&self, found: &Found) -> (Vec<String>, Vec<KeptCrd>) {
+        let csvs = self.package_csvs(found.subscription.as_ref(), &found.csvs);
+        let ours: BTreeSet<&str> = csvs.iter().map(|c| s(c, "/metadata/name")).collect();
+        let shipped: BTreeSet<&str> = found
+            .install_plans
+            .iter()
+            .filter_map(|p| p.pointer("/status/plan").and_then(Value::as_array))
+            .flatten()
+            .filter(|step| {
+                ours.contains(s(step, "/resolving"))
+                    && s(step, "/resource/kind") == "CustomResourceDefinition"
+            })
+            .map(|step| s(step, "/resource/name"))
+            .collect();
+        let (mut delete, mut kept) = (Vec::new(), Vec::new());
+        for name in Self::owned_crds(&csvs) {
+            let keep = |why: String| KeptCrd {
+                name: name.clone(),
+                why,
+            };
+            if let Err(e) = crate::names::check(crate::names::Rule::Subdomain, "the name", &name) {
+                kept.push(keep(format!("not a CRD name ({e})")));
+                continue;
+            }
+            if !shipped.contains(name.as_str()) {
+                kept.push(keep(format!(
+                    "the package's bundle does not ship it: no InstallPlan of namespace {} created it for {}",
+                    self.namespace,
+                    ours.iter().copied().collect::<Vec<_>>().join(", ")
+                )));
+                continue;
+            }
+            let others: Vec<String> = found
+                .cluster_csvs
+                .iter()
+                .filter(|c| {
+                    !(s(c, "/metadata/namespace") == self.namespace
+                        && ours.contains(s(c, "/metadata/name")))
+                })
+                .filter_map(|c| {
+                    let how = ["owned", "required"].into_iter().find(|list| {
+                        c.pointer(&format!("/spec/customresourcedefinitions/{list}"))
+                            .and_then(Value::as_array)
+                            .is_some_and(|a| a.iter().any(|d| s(d, "/name") == name))
+                    })?;
+                    Some(format!(
+                        "{} {}/{}",
+                        if how == "owned" {
+                            "owned by"
+                        } else {
+                            "required by"
+                        },
+                        s(c, "/metadata/namespace"),
+                        s(c, "/metadata/name")
+                    ))
+                })
+                .collect();
+            if !others.is_empty() {
+                kept.push(keep(format!("also {}", others.join(", "))));
+                continue;
+            }
+            delete.push(name);
+        }
+        (delete, kept)
+    }
+
     /// The phases, and notes and warnings about what is left alone.
     pub fn plan(&self, found: &Found) -> (Vec<Phase>, Vec<String>) {
         let mut phases: Vec<Phase> = vec![vec![Deletion::olm(
@@ -186,10 +290,18 @@ impl Uninstall {
         )]];
         let mut notes = Vec::new();
         let csvs = self.package_csvs(found.subscription.as_ref(), &found.csvs);
-        let crds = Self::owned_crds(&csvs);
+        let (crds, kept) = if self.delete_crds {
+            self.deletable_crds(found)
+        } else {
+            (Self::owned_crds(&csvs), Vec::new())
+        };
+        let ours = |crd: &Value| crds.iter().any(|n| n == s(crd, "/metadata/name"));
         if self.delete_crds {
+            for k in &kept {
+                notes.push(format!("CRD {} kept: {}", k.name, k.why));
+            }
             let mut crs = Vec::new();
-            for (crd, items) in &found.custom_resources {
+            for (crd, items) in found.custom_resources.iter().filter(|(c, _)| ours(c)) {
                 let plural = s(crd, "/spec/names/plural");
                 for i in items {
                     let (group, version) = group_version(s(i, "/apiVersion"));
@@ -208,7 +320,7 @@ impl Uninstall {
                 phases.push(crs);
             }
         } else {
-            for (_, items) in &found.custom_resources {
+            for (_, items) in found.custom_resources.iter().filter(|(c, _)| ours(c)) {
                 for i in items {
                     let f: Vec<&str> = i
                         .pointer("/metadata/finalizers")
@@ -337,7 +449,125 @@ mod tests {
                 vec![widget],
             )],
             catalog_source: None,
+            install_plans: vec![plan(
+                "p.v1.1.0",
+                &["widgets.example.com", "gadgets.example.com"],
+            )],
+            cluster_csvs: Vec::new(),
         }
+    }
+
+    /// An InstallPlan that created these CRDs for `csv` (and its CSV).
+    fn plan(csv: &str, crds: &[&str]) -> Value {
+        let mut steps = vec![json!({"resolving": csv, "resource": {
+            "kind": "ClusterServiceVersion", "name": csv}})];
+        for c in crds {
+            steps.push(json!({"resolving": csv, "resource": {
+                "kind": "CustomResourceDefinition", "name": c}}));
+        }
+        json!({"status": {"plan": steps}})
+    }
+
+    #[test]
+    fn only_crds_the_bundle_ships_and_nobody_else_uses_are_deleted() {
+        let mut f = found();
+        let claims = [
+            "widgets.example.com",
+            "certificates.cert-manager.io",
+            "../../../../api/v1/namespaces/kube-system/secrets/x",
+            "a?b=c#d",
+            "shared.example.com",
+            "needed.example.com",
+            "unshipped.example.com",
+        ];
+        let owned: Vec<Value> = claims.iter().map(|n| json!({"name": n})).collect();
+        f.csvs = vec![json!({"metadata": {"name": "p.v1.1.0"},
+            "spec": {"customresourcedefinitions": {"owned": owned}}})];
+        // The InstallPlan created what the bundle shipped; a step of another CSV counts for
+        // nothing, and neither does cert-manager's CRD that the plan did not create.
+        f.install_plans = vec![
+            plan(
+                "p.v1.1.0",
+                &[
+                    "widgets.example.com",
+                    "shared.example.com",
+                    "needed.example.com",
+                ],
+            ),
+            plan("other.v1", &["unshipped.example.com"]),
+        ];
+        f.cluster_csvs = vec![
+            json!({"metadata": {"name": "p.v1.1.0", "namespace": "operators"},
+                "spec": {"customresourcedefinitions": {"owned": [{"name": "widgets.example.com"}]}}}),
+            json!({"metadata": {"name": "cert-manager.v1", "namespace": "cert-manager"},
+                "spec": {"customresourcedefinitions": {"owned": [{"name": "certificates.cert-manager.io"}]}}}),
+            // The same package in another namespace owns it too.
+            json!({"metadata": {"name": "p.v1.1.0", "namespace": "team-b"},
+                "spec": {"customresourcedefinitions": {"owned": [{"name": "shared.example.com"}]}}}),
+            json!({"metadata": {"name": "user.v2", "namespace": "apps"},
+                "spec": {"customresourcedefinitions": {"required": [{"name": "needed.example.com"}]}}}),
+        ];
+        let (delete, kept) = u(true, false).deletable_crds(&f);
+        assert_eq!(delete, ["widgets.example.com"]);
+        let why: Vec<(&str, &str)> = kept
+            .iter()
+            .map(|k| (k.name.as_str(), k.why.as_str()))
+            .collect();
+        assert_eq!(
+            why,
+            [
+                (
+                    "../../../../api/v1/namespaces/kube-system/secrets/x",
+                    "not a CRD name (the name \"../../../../api/v1/namespaces/kube-system/secrets/x\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'))"
+                ),
+                (
+                    "a?b=c#d",
+                    "not a CRD name (the name \"a?b=c#d\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'))"
+                ),
+                (
+                    "certificates.cert-manager.io",
+                    "the package's bundle does not ship it: no InstallPlan of namespace operators created it for p.v1.1.0"
+                ),
+                ("needed.example.com", "also required by apps/user.v2"),
+                ("shared.example.com", "also owned by team-b/p.v1.1.0"),
+                (
+                    "unshipped.example.com",
+                    "the package's bundle does not ship it: no InstallPlan of namespace operators created it for p.v1.1.0"
+                ),
+            ]
+        );
+        // The plan deletes the one CRD, and only its custom resources.
+        f.custom_resources = vec![
+            (
+                json!({"metadata": {"name": "widgets.example.com"}, "spec": {"names": {"plural": "widgets"}}}),
+                vec![
+                    json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "apps"}}),
+                ],
+            ),
+            (
+                json!({"metadata": {"name": "certificates.cert-manager.io"}, "spec": {"names": {"plural": "certificates"}}}),
+                vec![
+                    json!({"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "c", "namespace": "kube-system"}}),
+                ],
+            ),
+        ];
+        let (phases, notes) = u(true, false).plan(&f);
+        assert_eq!(
+            described(&phases),
+            [
+                vec!["Subscription operators/p"],
+                vec!["Widget apps/w"],
+                vec!["ClusterServiceVersion operators/p.v1.1.0"],
+                vec!["CustomResourceDefinition widgets.example.com"],
+            ]
+        );
+        assert_eq!(notes.len(), 6, "{notes:?}");
+        assert!(
+            notes
+                .iter()
+                .all(|n| n.starts_with("CRD ") && n.contains(" kept: ")),
+            "{notes:?}"
+        );
     }
 
     #[test]

@@ -26,11 +26,36 @@
 //! The rules are derived, then every rule that the others make unnecessary is dropped (RBAC is
 //! monotone, so what remains is minimal: dropping any one rule fails some request).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde_json::{Value, json};
 
-use super::rule::{Request, Rule, allows, breakdown, guess_resource, rule_covers};
+use super::rule::{Request, Rule, allows, allows_named, guess_resource};
+
+/// Why the RBAC could not be derived.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The rules an object grants make too many classes to compare
+    /// ([`super::cover::MAX_STEPS`]).
+    TooComplex {
+        /// The Role, ClusterRole or binding (`ClusterRole x`).
+        object: String,
+    },
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::TooComplex { object } => write!(
+                f,
+                "{object}: its rules and the rules that would cover them differ in too many ways to compare (more than {} combinations); split the role",
+                super::cover::MAX_STEPS
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
 
 /// What to derive the RBAC for.
 #[derive(Debug, Clone)]
@@ -43,6 +68,28 @@ pub struct Options {
     pub extension: String,
 }
 
+impl Options {
+    /// Checks the names as the API server checks them ([`crate::names`]), so that the objects
+    /// hold exactly them: the namespace is a label, the ServiceAccount and the ClusterExtension
+    /// subdomains, and the extension is also the value of the `olmctl.dev/installer-for` label.
+    /// `what` says where each came from: the namespace, the ServiceAccount, the extension.
+    pub fn check(&self, what: [&str; 3]) -> Result<(), crate::names::InvalidName> {
+        use crate::names::{Rule, check};
+        // The extension first: the ServiceAccount's name may be made from it.
+        check(Rule::Label, what[0], &self.namespace)?;
+        check(Rule::Subdomain, what[2], &self.extension)?;
+        check(
+            Rule::LabelValue,
+            format!(
+                "{} (the value of the label olmctl.dev/installer-for)",
+                what[2]
+            ),
+            &self.extension,
+        )?;
+        check(Rule::Subdomain, what[1], &self.service_account)
+    }
+}
+
 /// One thing the installer must be able to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Need {
@@ -53,10 +100,8 @@ pub enum Need {
     Hold {
         /// The namespace.
         namespace: String,
-        /// The rules.
+        /// The rules (compared as the check compares their breakdown: [`super::cover`]).
         rules: Vec<Rule>,
-        /// The rules broken down (`BreakdownRule`), as the check compares them.
-        atoms: Vec<Rule>,
         /// The object that grants them (`ClusterRole x`).
         object: String,
         /// The request that makes holding them unnecessary: `escalate` on the role (a create
@@ -140,14 +185,25 @@ pub fn needs(objects: &[Value], old: &[Value], opts: &Options) -> Vec<Need> {
         .named(&opts.extension),
     ));
     // The escalation check (escalationChecker.checkEscalation).
+    let mut roles: HashMap<(&str, &str, &str), &Value> = HashMap::new();
+    for o in objects {
+        let kind = str_at(o, "/kind");
+        if kind == "Role" || kind == "ClusterRole" {
+            let ns = if kind == "Role" {
+                str_at(o, "/metadata/namespace")
+            } else {
+                ""
+            };
+            // The first of a name, as a search in order finds it.
+            roles
+                .entry((kind, ns, str_at(o, "/metadata/name")))
+                .or_insert(o);
+        }
+    }
     let rules_of = |kind: &str, ns: &str, name: &str| {
-        objects
-            .iter()
-            .find(|o| {
-                str_at(o, "/kind") == kind
-                    && str_at(o, "/metadata/name") == name
-                    && (kind == "ClusterRole" || str_at(o, "/metadata/namespace") == ns)
-            })
+        let ns = if kind == "ClusterRole" { "" } else { ns };
+        roles
+            .get(&(kind, ns, name))
             .map(|o| super::aggregate::rules(o, objects))
     };
     for o in objects {
@@ -173,7 +229,6 @@ pub fn needs(objects: &[Value], old: &[Value], opts: &Options) -> Vec<Need> {
                 let rules = Rule::of_role(o);
                 out.push(Need::Hold {
                     namespace: ns.to_string(),
-                    atoms: rules.iter().flat_map(breakdown).collect(),
                     rules,
                     object: format!("{kind} {name}"),
                     or: Request::resource(
@@ -205,7 +260,6 @@ pub fn needs(objects: &[Value], old: &[Value], opts: &Options) -> Vec<Need> {
                 match rules_of(ref_kind, ns, ref_name) {
                     Some(rules) => out.push(Need::Hold {
                         namespace: ns.to_string(),
-                        atoms: rules.iter().flat_map(breakdown).collect(),
                         rules,
                         object: format!("{kind} {name}"),
                         or: bind,
@@ -217,72 +271,6 @@ pub fn needs(objects: &[Value], old: &[Value], opts: &Options) -> Vec<Need> {
         }
     }
     out
-}
-
-/// The rules in force: cluster-wide ones, and each namespace's Role.
-struct Held<'a> {
-    cluster: Vec<&'a Rule>,
-    namespaced: BTreeMap<&'a str, Vec<&'a Rule>>,
-}
-
-impl<'a> Held<'a> {
-    fn of(rules: impl Iterator<Item = &'a (Slot, Rule)>) -> Held<'a> {
-        let mut h = Held {
-            cluster: Vec::new(),
-            namespaced: BTreeMap::new(),
-        };
-        for (slot, r) in rules {
-            match slot {
-                Slot::Manage | Slot::Grant => h.cluster.push(r),
-                Slot::Role(ns) => h.namespaced.entry(ns.as_str()).or_default().push(r),
-            }
-        }
-        h
-    }
-
-    /// The rules that apply in `ns` (empty: cluster scope).
-    fn in_scope(&self, ns: &str) -> impl Iterator<Item = &&'a Rule> {
-        let local = if ns.is_empty() {
-            None
-        } else {
-            self.namespaced.get(ns)
-        };
-        self.cluster.iter().chain(local.into_iter().flatten())
-    }
-
-    /// Whether these rules help with `need` at all (allow its request, or cover part of it).
-    fn touches(&self, need: &Need) -> bool {
-        match need {
-            Need::Allow(req) => self.in_scope(&req.namespace).any(|r| allows(r, req)),
-            Need::Hold {
-                namespace,
-                atoms,
-                or,
-                ..
-            } => self
-                .in_scope(namespace)
-                .any(|r| allows(r, or) || atoms.iter().any(|a| rule_covers(r, a))),
-        }
-    }
-
-    /// Whether these rules meet `need`: cluster rules count everywhere, a Role's in its
-    /// namespace.
-    fn meet(&self, need: &Need) -> bool {
-        match need {
-            Need::Allow(req) => self.in_scope(&req.namespace).any(|r| allows(r, req)),
-            Need::Hold {
-                namespace,
-                atoms,
-                or,
-                ..
-            } => {
-                self.in_scope(namespace).any(|r| allows(r, or))
-                    || atoms
-                        .iter()
-                        .all(|a| self.in_scope(namespace).any(|o| rule_covers(o, a)))
-            }
-        }
-    }
 }
 
 /// The candidate rules: what each need asks, in its slot; the management rules first, and how
@@ -361,6 +349,7 @@ fn candidates(needs: &[Need]) -> (Vec<(Slot, Rule)>, usize) {
         ));
     }
     let mut grant: Vec<(Slot, Rule)> = Vec::new();
+    let mut granted: HashSet<(Slot, Rule)> = HashSet::new();
     for n in needs {
         let Need::Hold {
             namespace, rules, ..
@@ -374,7 +363,7 @@ fn candidates(needs: &[Need]) -> (Vec<(Slot, Rule)>, usize) {
             Slot::Role(namespace.clone())
         };
         for r in rules {
-            if !grant.iter().any(|(s, g)| *s == slot && g == r) {
+            if granted.insert((slot.clone(), r.clone())) {
                 grant.push((slot.clone(), r.clone()));
             }
         }
@@ -385,56 +374,255 @@ fn candidates(needs: &[Need]) -> (Vec<(Slot, Rule)>, usize) {
     (manage, count)
 }
 
+/// Where a rule of `slot` applies: cluster-wide rules in every namespace, a Role in its own.
+fn applies(slot: &Slot, namespace: &str) -> bool {
+    match slot {
+        Slot::Manage | Slot::Grant => true,
+        Slot::Role(ns) => !namespace.is_empty() && ns == namespace,
+    }
+}
+
+/// (group, resource) pairs a rule is looked up by at most; a rule with more (or a wildcard
+/// group or resource, or URLs) is looked at for every need.
+const MAX_PAIRS: usize = 4096;
+
+/// The candidates by the (group, resource) pairs they name, so that a need is compared with
+/// the few rules that can touch it, not with all of them.
+struct Index<'a> {
+    exact: HashMap<(&'a str, &'a str), Vec<usize>>,
+    /// Rules with a wildcard group or resource, URLs, or more than [`MAX_PAIRS`] pairs.
+    wide: Vec<usize>,
+}
+
+impl<'a> Index<'a> {
+    fn of(rules: &'a [(Slot, Rule)]) -> Index<'a> {
+        let mut ix = Index {
+            exact: HashMap::new(),
+            wide: Vec::new(),
+        };
+        for (i, (_, r)) in rules.iter().enumerate() {
+            let wide = !r.non_resource_urls.is_empty()
+                || r.api_groups.iter().any(|g| g == "*")
+                || r.resources.iter().any(|x| x.starts_with('*'))
+                || r.api_groups.len().saturating_mul(r.resources.len()) > MAX_PAIRS;
+            if wide {
+                ix.wide.push(i);
+                continue;
+            }
+            for g in &r.api_groups {
+                for res in &r.resources {
+                    ix.exact.entry((g, res)).or_default().push(i);
+                }
+            }
+        }
+        ix
+    }
+
+    /// The candidates that may touch `need` (a superset; sorted, without repeats).
+    fn near<'n>(&self, need: &'n Need, all: usize) -> Vec<usize> {
+        let mut pairs: Vec<(&'n str, String)> = Vec::new();
+        let mut request = |r: &'n Request| {
+            let combined = if r.subresource.is_empty() {
+                r.resource.clone()
+            } else {
+                format!("{}/{}", r.resource, r.subresource)
+            };
+            pairs.push((r.api_group.as_str(), combined));
+        };
+        match need {
+            Need::Allow(req) => request(req),
+            Need::Hold { rules, or, .. } => {
+                request(or);
+                let many = rules
+                    .iter()
+                    .map(|r| r.api_groups.len().saturating_mul(r.resources.len()))
+                    .fold(0usize, usize::saturating_add);
+                if many > MAX_PAIRS {
+                    return (0..all).collect();
+                }
+                for r in rules {
+                    for g in &r.api_groups {
+                        for res in &r.resources {
+                            pairs.push((g.as_str(), res.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        let mut out: Vec<usize> = self.wide.clone();
+        for (g, r) in &pairs {
+            if let Some(ids) = self.exact.get(&(*g, r.as_str())) {
+                out.extend(ids);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// The namespace a need is about (empty: cluster scope).
+fn need_namespace(need: &Need) -> &str {
+    match need {
+        Need::Allow(req) => &req.namespace,
+        Need::Hold { namespace, .. } => namespace,
+    }
+}
+
+/// The candidates, with their long `resourceNames` lists in sets (a management rule may name
+/// every object of a kind: thousands).
+struct Rules<'a> {
+    rules: &'a [(Slot, Rule)],
+    names: Vec<Option<HashSet<&'a str>>>,
+}
+
+impl<'a> Rules<'a> {
+    fn of(rules: &'a [(Slot, Rule)]) -> Rules<'a> {
+        let names = rules
+            .iter()
+            .map(|(_, r)| {
+                (r.resource_names.len() > 16)
+                    .then(|| r.resource_names.iter().map(String::as_str).collect())
+            })
+            .collect();
+        Rules { rules, names }
+    }
+
+    /// `allows` of rule `i`.
+    fn allows(&self, i: usize, req: &Request) -> bool {
+        let rule = &self.rules[i].1;
+        match &self.names[i] {
+            Some(set) => allows_named(rule, req, &|n| set.contains(n)),
+            None => allows(rule, req),
+        }
+    }
+
+    /// Whether rule `i` helps with `need` at all: allows its request, or covers part of what
+    /// it must hold.
+    fn touches(&self, i: usize, need: &Need) -> bool {
+        match need {
+            Need::Allow(req) => self.allows(i, req),
+            Need::Hold { rules, or, .. } => {
+                self.allows(i, or)
+                    || rules
+                        .iter()
+                        .any(|x| super::cover::touches(&self.rules[i].1, x))
+            }
+        }
+    }
+
+    /// Whether rules `held` (which apply where `need` is, and touch it) meet it.
+    fn meet(&self, held: &[usize], need: &Need) -> Result<bool, super::cover::TooManySteps> {
+        match need {
+            // Each rule that touches a request allows it.
+            Need::Allow(_) => Ok(!held.is_empty()),
+            Need::Hold { rules, or, .. } => {
+                if held.iter().any(|&i| self.allows(i, or)) {
+                    return Ok(true);
+                }
+                let owners: Vec<&Rule> = held.iter().map(|&i| &self.rules[i].1).collect();
+                for x in rules {
+                    if !super::cover::covered(&owners, x)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+        }
+    }
+}
+
 /// Drops each rule the others make unnecessary, management rules first, then the granted
-/// rules from the last.
+/// rules from the last. Every need is met with the rules kept so far, so without rule `i`
+/// only the needs it touches can fail, and only the rules that touch a need can meet it: each
+/// need is compared with the rules near it ([`Index`]), never with all of them.
 fn minimise(
-    mut rules: Vec<(Slot, Rule)>,
+    rules: Vec<(Slot, Rule)>,
     needs: &[Need],
     manage_count: usize,
-) -> Vec<(Slot, Rule)> {
+) -> Result<Vec<(Slot, Rule)>, Error> {
+    let view = Rules::of(&rules);
+    let index = Index::of(&rules);
+    let near: Vec<Vec<usize>> = needs
+        .iter()
+        .map(|n| {
+            let ns = need_namespace(n);
+            index
+                .near(n, rules.len())
+                .into_iter()
+                .filter(|&i| applies(&rules[i].0, ns) && view.touches(i, n))
+                .collect()
+        })
+        .collect();
+    let mut touched: Vec<Vec<usize>> = vec![Vec::new(); rules.len()];
+    for (n, ids) in near.iter().enumerate() {
+        for &i in ids {
+            touched[i].push(n);
+        }
+    }
     let mut keep = vec![true; rules.len()];
+    // How many kept rules touch each need: a request stays allowed while one is left.
+    let mut left: Vec<usize> = near.iter().map(Vec::len).collect();
     let order: Vec<usize> = (0..manage_count)
         .chain((manage_count..rules.len()).rev())
         .collect();
     for i in order {
-        // Every need is met with the rules kept so far; without rule `i` only the needs it
-        // helps with can fail.
-        let one = Held::of(std::iter::once(&rules[i]));
-        let touched: Vec<&Need> = needs.iter().filter(|n| one.touches(n)).collect();
         keep[i] = false;
-        let held = Held::of(rules.iter().zip(&keep).filter(|(_, k)| **k).map(|(r, _)| r));
-        if !touched.iter().all(|n| held.meet(n)) {
+        let mut needed = false;
+        for &n in &touched[i] {
+            let met = match &needs[n] {
+                Need::Allow(_) => left[n] > 1,
+                hold => {
+                    let held: Vec<usize> = near[n].iter().copied().filter(|&j| keep[j]).collect();
+                    view.meet(&held, hold).map_err(|_| Error::TooComplex {
+                        object: match hold {
+                            Need::Hold { object, .. } => object.clone(),
+                            Need::Allow(_) => String::new(),
+                        },
+                    })?
+                }
+            };
+            if !met {
+                needed = true;
+                break;
+            }
+        }
+        if needed {
             keep[i] = true;
+        } else {
+            for &n in &touched[i] {
+                left[n] -= 1;
+            }
         }
     }
-    let mut i = 0;
-    rules.retain(|_| {
-        i += 1;
-        keep[i - 1]
-    });
-    rules
+    drop(view);
+    Ok(rules
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(r, k)| k.then_some(r))
+        .collect())
 }
 
-/// Merges rules of one slot that differ only in their resources (no names).
+/// Merges rules of one slot that differ only in their resources (no names), into the first of
+/// them.
 fn merge(rules: Vec<Rule>) -> Vec<Rule> {
     let mut out: Vec<Rule> = Vec::new();
+    let mut at: HashMap<(Vec<String>, Vec<String>), usize> = HashMap::new();
+    let mut has: Vec<HashSet<String>> = Vec::new();
     for r in rules {
-        if r.resource_names.is_empty()
-            && r.non_resource_urls.is_empty()
-            && let Some(m) = out.iter_mut().find(|m| {
-                m.resource_names.is_empty()
-                    && m.non_resource_urls.is_empty()
-                    && m.api_groups == r.api_groups
-                    && m.verbs == r.verbs
-            })
-        {
-            for res in r.resources {
-                if !m.resources.contains(&res) {
-                    m.resources.push(res);
+        if r.resource_names.is_empty() && r.non_resource_urls.is_empty() {
+            let key = (r.api_groups.clone(), r.verbs.clone());
+            if let Some(&m) = at.get(&key) {
+                for res in r.resources {
+                    if has[m].insert(res.clone()) {
+                        out[m].resources.push(res);
+                    }
                 }
+                continue;
             }
-            continue;
+            at.insert(key, out.len());
         }
+        has.push(r.resources.iter().cloned().collect());
         out.push(r);
     }
     out
@@ -464,10 +652,14 @@ fn binding(kind: &str, name: &str, ns: &str, role: (&str, &str), opts: &Options)
 /// and a Role `<sa>-role` with its RoleBinding `<sa>-binding` in each namespace that needs one.
 /// Roles left without rules are not written. Names follow operator-controller's v1.10 sample
 /// (`config/samples/olm_v1_clusterextension.yaml`).
-pub fn installer_rbac(objects: &[Value], old: &[Value], opts: &Options) -> Vec<Value> {
+pub fn installer_rbac(
+    objects: &[Value],
+    old: &[Value],
+    opts: &Options,
+) -> Result<Vec<Value>, Error> {
     let needs = needs(objects, old, opts);
     let (cands, manage_count) = candidates(&needs);
-    let kept = minimise(cands, &needs, manage_count);
+    let kept = minimise(cands, &needs, manage_count)?;
     let sa = &opts.service_account;
     let mut by_slot: BTreeMap<Slot, Vec<Rule>> = BTreeMap::new();
     for (s, r) in kept {
@@ -495,5 +687,171 @@ pub fn installer_rbac(objects: &[Value], old: &[Value], opts: &Options) -> Vec<V
             opts,
         ));
     }
-    out
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rbac::rule::{breakdown, rule_covers};
+    use proptest::prelude::*;
+
+    /// The minimisation as it was first written, kept as the reference: every rule dropped in
+    /// turn, every need checked against every kept rule, holding compared on the breakdown.
+    fn reference(rules: &[(Slot, Rule)], needs: &[Need], manage_count: usize) -> Vec<(Slot, Rule)> {
+        let in_scope = |kept: &[&(Slot, Rule)], ns: &str| -> Vec<Rule> {
+            kept.iter()
+                .filter(|(s, _)| applies(s, ns))
+                .map(|(_, r)| r.clone())
+                .collect()
+        };
+        let meet = |kept: &[&(Slot, Rule)], n: &Need| match n {
+            Need::Allow(req) => in_scope(kept, &req.namespace)
+                .iter()
+                .any(|r| allows(r, req)),
+            Need::Hold {
+                namespace,
+                rules,
+                or,
+                ..
+            } => {
+                let held = in_scope(kept, namespace);
+                held.iter().any(|r| allows(r, or))
+                    || rules
+                        .iter()
+                        .flat_map(breakdown)
+                        .all(|a| held.iter().any(|o| rule_covers(o, &a)))
+            }
+        };
+        let mut keep = vec![true; rules.len()];
+        let order: Vec<usize> = (0..manage_count)
+            .chain((manage_count..rules.len()).rev())
+            .collect();
+        for i in order {
+            let one = [&rules[i]];
+            let touched: Vec<&Need> = needs
+                .iter()
+                .filter(|n| {
+                    let ns = need_namespace(n);
+                    in_scope(&one, ns).iter().any(|r| match n {
+                        Need::Allow(req) => allows(r, req),
+                        Need::Hold { rules, or, .. } => {
+                            allows(r, or)
+                                || rules.iter().flat_map(breakdown).any(|a| rule_covers(r, &a))
+                        }
+                    })
+                })
+                .collect();
+            keep[i] = false;
+            let kept: Vec<&(Slot, Rule)> = rules
+                .iter()
+                .zip(&keep)
+                .filter(|(_, k)| **k)
+                .map(|(r, _)| r)
+                .collect();
+            if !touched.iter().all(|n| meet(&kept, n)) {
+                keep[i] = true;
+            }
+        }
+        rules
+            .iter()
+            .zip(keep)
+            .filter(|(_, k)| *k)
+            .map(|(r, _)| r.clone())
+            .collect()
+    }
+
+    fn pick(pool: &'static [&'static str]) -> impl Strategy<Value = Vec<String>> {
+        prop::collection::vec(prop::sample::select(pool), 1..3)
+            .prop_map(|v| v.into_iter().map(str::to_string).collect())
+    }
+
+    fn rule() -> impl Strategy<Value = Value> {
+        (
+            pick(&["", "apps", "*"]),
+            pick(&["configmaps", "deployments", "*", "roles"]),
+            prop_oneof![2 => Just(Vec::new()), 1 => pick(&["a", "b"])],
+            pick(&["get", "list", "create", "*", "delete"]),
+        )
+            .prop_map(|(g, r, n, v)| {
+                let mut o = json!({"apiGroups": g, "resources": r, "verbs": v});
+                if !n.is_empty() {
+                    o["resourceNames"] = json!(n);
+                }
+                o
+            })
+    }
+
+    /// Rendered objects: roles, bindings (to them, or to roles the objects do not hold) and
+    /// plain objects, in two namespaces and cluster-wide.
+    fn object() -> impl Strategy<Value = Value> {
+        let ns = prop::sample::select(&["", "ops", "apps"][..]);
+        let name = prop::sample::select(&["a", "b", "c"][..]);
+        (0..5u8, ns, name, prop::collection::vec(rule(), 1..3)).prop_map(|(k, ns, name, rules)| {
+            match k {
+                0 => json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "metadata": {"name": name}, "rules": rules}),
+                1 => json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                    "metadata": {"name": name, "namespace": if ns.is_empty() { "ops" } else { ns }}, "rules": rules}),
+                2 => json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                    "metadata": {"name": name}, "roleRef": {"kind": "ClusterRole", "name": name}}),
+                3 => json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                    "metadata": {"name": name, "namespace": if ns.is_empty() { "apps" } else { ns }},
+                    "roleRef": {"kind": if ns == "apps" { "ClusterRole" } else { "Role" }, "name": name}}),
+                _ => json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": name, "namespace": if ns.is_empty() { "ops" } else { ns }}}),
+            }
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// The indexed minimisation keeps exactly the rules the reference keeps.
+        #[test]
+        fn minimise_keeps_what_the_reference_keeps(objects in prop::collection::vec(object(), 1..8)) {
+            let opts = Options { namespace: "ops".into(), service_account: "sa".into(), extension: "ext".into() };
+            let needs = needs(&objects, &[], &opts);
+            let (cands, manage_count) = candidates(&needs);
+            let want = reference(&cands, &needs, manage_count);
+            prop_assert_eq!(minimise(cands, &needs, manage_count).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn names_are_checked_as_the_api_server_checks_them() {
+        let ok = Options {
+            namespace: "ops".into(),
+            service_account: "ext-installer".into(),
+            extension: "ext".into(),
+        };
+        let what = [
+            "--install-namespace",
+            "--service-account",
+            "--cluster-extension",
+        ];
+        assert!(ok.check(what).is_ok());
+        let mut bad = ok.clone();
+        bad.extension = "ext\n---\nkind: ClusterRoleBinding".into();
+        assert!(
+            bad.check(what)
+                .unwrap_err()
+                .to_string()
+                .starts_with("--cluster-extension \"ext\\n---")
+        );
+        let mut long = ok.clone();
+        long.extension = "e".repeat(64);
+        let e = long.check(what).unwrap_err().to_string();
+        assert!(
+            e.contains("olmctl.dev/installer-for")
+                && e.contains("must be no more than 63 characters"),
+            "{e}"
+        );
+        let mut ns = ok;
+        ns.namespace = "a.b".into();
+        assert_eq!(
+            ns.check(what).unwrap_err().to_string(),
+            "--install-namespace \"a.b\": must not contain dots"
+        );
+    }
 }

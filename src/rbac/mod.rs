@@ -7,6 +7,7 @@
 //! CSV as OLM v0 applies it); this module only reads them.
 
 pub mod aggregate;
+pub mod cover;
 pub mod grants;
 pub mod installer;
 pub mod make;

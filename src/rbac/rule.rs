@@ -167,6 +167,12 @@ fn has(set: &[String], s: &str) -> bool {
 
 /// `RuleAllows`: whether `rule` allows `req` (the namespace is the binding's business).
 pub fn allows(rule: &Rule, req: &Request) -> bool {
+    allows_named(rule, req, &|n| has(&rule.resource_names, n))
+}
+
+/// [`allows`], with `named` telling whether a name is among the rule's `resourceNames` (for a
+/// caller that keeps long name lists in a set).
+pub fn allows_named(rule: &Rule, req: &Request, named: &dyn Fn(&str) -> bool) -> bool {
     let verb = has(&rule.verbs, "*") || has(&rule.verbs, &req.verb);
     if let Some(path) = &req.path {
         // NonResourceURLMatches: `*`, the exact path, or a `prefix*`.
@@ -193,12 +199,23 @@ pub fn allows(rule: &Rule, req: &Request) -> bool {
                 && r.ends_with(&req.subresource))
     });
     // ResourceNameMatches: an empty list allows every name.
-    let name = rule.resource_names.is_empty() || has(&rule.resource_names, &req.name);
-    verb && group && resource && name
+    verb && group && resource && (rule.resource_names.is_empty() || named(&req.name))
+}
+
+/// How many rules [`breakdown`] makes of `rule`, counted without making them (saturating).
+pub fn breakdown_len(rule: &Rule) -> u64 {
+    let n = |v: &[String]| v.len() as u64;
+    let resources = n(&rule.api_groups)
+        .saturating_mul(n(&rule.resources))
+        .saturating_mul(n(&rule.verbs))
+        .saturating_mul(n(&rule.resource_names).max(1));
+    resources.saturating_add(n(&rule.non_resource_urls).saturating_mul(n(&rule.verbs)))
 }
 
 /// `BreakdownRule`: the rule as rules of one group, resource, verb and (if any) name, then one
-/// non-resource URL and verb each.
+/// non-resource URL and verb each. Its length is the product of the lists
+/// ([`breakdown_len`]): callers bound it first, or work on the rule's lists instead
+/// ([`super::cover`]).
 pub fn breakdown(rule: &Rule) -> Vec<Rule> {
     let mut out = Vec::new();
     for g in &rule.api_groups {

@@ -141,24 +141,43 @@ impl Calls {
     }
 }
 
-/// The path of a resource's collection, or of one object of it.
-fn path(group: &str, version: &str, plural: &str, ns: Option<&str>, name: Option<&str>) -> String {
+/// A name or namespace as a segment of a request's path, as client-go's `rest.Request.Name` and
+/// `Namespace` take it: refused unless it is a valid path segment name (`invalid resource name
+/// %q: ...`), then percent-escaped as `url.URL.EscapedPath` writes it ([`olmctl::names::
+/// path_segment`]). kube puts a name into the URL as it is given, so a name read from a CSV
+/// (`../../api/v1/...`, `a?b=c`) would otherwise leave its segment.
+pub fn segment(what: &str, value: &str) -> Result<String, String> {
+    olmctl::names::path_segment(what, value).map_err(|e| format!("invalid {e}"))
+}
+
+/// The path of a resource's collection, or of one object of it, every segment escaped.
+fn path(
+    group: &str,
+    version: &str,
+    plural: &str,
+    ns: Option<&str>,
+    name: Option<&str>,
+) -> Result<String, String> {
     let mut p = if group.is_empty() {
         format!("/api/{version}")
     } else {
-        format!("/apis/{group}/{version}")
+        format!(
+            "/apis/{}/{}",
+            segment("group", group)?,
+            segment("version", version)?
+        )
     };
     if let Some(ns) = ns {
         p.push_str("/namespaces/");
-        p.push_str(ns);
+        p.push_str(&segment("namespace", ns)?);
     }
     p.push('/');
-    p.push_str(plural);
+    p.push_str(&segment("resource", plural)?);
     if let Some(name) = name {
         p.push('/');
-        p.push_str(name);
+        p.push_str(&segment("resource name", name)?);
     }
-    p
+    Ok(p)
 }
 
 /// A resource type: group, version, kind, plural, scope.
@@ -371,18 +390,18 @@ fn to_value(o: DynamicObject) -> Value {
 /// A resource given by group, version, kind and plural.
 pub type Dynamic<'a> = (&'a str, &'a str, &'a str, &'a str);
 
-/// The dynamic API of a resource, in namespace `ns` or in all of them.
+/// The dynamic API of a resource, in namespace `ns` (escaped: [`segment`]) or in all of them.
 fn dynamic(
     client: &Client,
     (group, version, kind, plural): Dynamic,
     ns: Option<&str>,
-) -> Api<DynamicObject> {
+) -> Result<Api<DynamicObject>, String> {
     let ar =
         ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
-    match ns {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+    Ok(match ns {
+        Some(ns) => Api::namespaced_with(client.clone(), &segment("namespace", ns)?, &ar),
         None => Api::all_with(client.clone(), &ar),
-    }
+    })
 }
 
 /// GET; `None` on 404.
@@ -408,15 +427,51 @@ pub async fn list_selected(
         None if r.namespaced => format!("listing {} in all namespaces", r.plural),
         None => format!("listing {}", r.plural),
     };
-    let p = path(r.group, r.version, r.plural, ns, None);
+    let p = path(r.group, r.version, r.plural, ns, None).map_err(|e| format!("{what}: {e}"))?;
     let mut lp = ListParams::default();
     if let Some(l) = labels {
         lp = lp.labels(l);
     }
-    let api = dynamic(&c.client, r.dynamic(), ns);
-    match c.call("GET", &p, &what, api.list(&lp)).await? {
-        Ok(l) => Ok(l.items.into_iter().map(to_value).collect()),
-        Err(e) => Err(c.describe(&what, &e)),
+    let api = dynamic(&c.client, r.dynamic(), ns).map_err(|e| format!("{what}: {e}"))?;
+    let items = pages(c, &p, &what, &api, lp).await?;
+    Ok(items.into_iter().map(to_value).collect())
+}
+
+/// Objects a LIST asks for at once: kubectl's `--chunk-size` default (client-go's pager).
+pub const PAGE: u32 = 500;
+
+/// Every object of a LIST, [`PAGE`] at a time (`limit` and `continue`), as kubectl lists
+/// (client-go `tools/pager :: ListPager.List`): each page is one call with its own deadline,
+/// and a continue token the server no longer knows (410 `Expired`) gets one full list instead
+/// (`FullListIfExpired`).
+async fn pages(
+    c: &Calls,
+    p: &str,
+    what: &str,
+    api: &Api<DynamicObject>,
+    lp: ListParams,
+) -> Result<Vec<DynamicObject>, String> {
+    let mut items = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut page = lp.clone().limit(PAGE);
+        page.continue_token = token.clone();
+        match c.call("GET", p, what, api.list(&page)).await? {
+            Ok(l) => {
+                items.extend(l.items);
+                match l.metadata.continue_.filter(|t| !t.is_empty()) {
+                    Some(t) => token = Some(t),
+                    None => return Ok(items),
+                }
+            }
+            Err(e) if token.is_some() && code(&e) == Some(410) => {
+                return match c.call("GET", p, what, api.list(&lp)).await? {
+                    Ok(l) => Ok(l.items),
+                    Err(e) => Err(c.describe(what, &e)),
+                };
+            }
+            Err(e) => return Err(c.describe(what, &e)),
+        }
     }
 }
 
@@ -457,12 +512,12 @@ async fn post(
     let what = r.describe(ns, name);
     let o: DynamicObject =
         serde_json::from_value(obj.clone()).map_err(|e| format!("{what}: {e}"))?;
-    let p = path(r.group, r.version, r.plural, ns, None);
+    let p = path(r.group, r.version, r.plural, ns, None).map_err(|e| format!("{what}: {e}"))?;
     let pp = PostParams {
         dry_run,
         ..PostParams::default()
     };
-    let api = dynamic(&c.client, r.dynamic(), ns);
+    let api = dynamic(&c.client, r.dynamic(), ns).map_err(|e| format!("{what}: {e}"))?;
     let doing = if dry_run { "checking" } else { "creating" };
     match c
         .call("POST", &p, &format!("{doing} {what}"), api.create(&pp, &o))
@@ -484,9 +539,11 @@ pub async fn merge(
 ) -> Result<Option<Value>, String> {
     let ns = r.scope(ns);
     let what = r.describe(ns, name);
-    let p = path(r.group, r.version, r.plural, ns, Some(name));
+    let p =
+        path(r.group, r.version, r.plural, ns, Some(name)).map_err(|e| format!("{what}: {e}"))?;
+    let name = &segment("resource name", name).map_err(|e| format!("{what}: {e}"))?;
     let (params, patch) = (PatchParams::default(), Patch::Merge(patch));
-    let api = dynamic(&c.client, r.dynamic(), ns);
+    let api = dynamic(&c.client, r.dynamic(), ns).map_err(|e| format!("{what}: {e}"))?;
     match c
         .call(
             "PATCH",
@@ -508,26 +565,23 @@ pub async fn list_all(
     (group, version, kind, plural): Dynamic<'_>,
 ) -> Result<Vec<Value>, String> {
     let what = format!("listing {plural}.{group}");
-    let p = path(group, version, plural, None, None);
-    let api = dynamic(&c.client, (group, version, kind, plural), None);
-    let lp = ListParams::default();
-    match c.call("GET", &p, &what, api.list(&lp)).await? {
-        Ok(l) => Ok(l
-            .items
-            .into_iter()
-            .map(|o| {
-                let mut v = to_value(o);
-                v["apiVersion"] = Value::String(if group.is_empty() {
-                    version.to_string()
-                } else {
-                    format!("{group}/{version}")
-                });
-                v["kind"] = Value::String(kind.to_string());
-                v
-            })
-            .collect()),
-        Err(e) => Err(c.describe(&what, &e)),
-    }
+    let p = path(group, version, plural, None, None).map_err(|e| format!("{what}: {e}"))?;
+    let api = dynamic(&c.client, (group, version, kind, plural), None)
+        .map_err(|e| format!("{what}: {e}"))?;
+    let items = pages(c, &p, &what, &api, ListParams::default()).await?;
+    Ok(items
+        .into_iter()
+        .map(|o| {
+            let mut v = to_value(o);
+            v["apiVersion"] = Value::String(if group.is_empty() {
+                version.to_string()
+            } else {
+                format!("{group}/{version}")
+            });
+            v["kind"] = Value::String(kind.to_string());
+            v
+        })
+        .collect())
 }
 
 /// GET of a resource given by name; `None` on 404.
@@ -539,8 +593,9 @@ pub async fn get_dynamic(
 ) -> Result<Option<Value>, String> {
     let (group, version, kind, plural) = res;
     let what = describe_object(kind, ns, name);
-    let p = path(group, version, plural, ns, Some(name));
-    let api = dynamic(&c.client, res, ns);
+    let p = path(group, version, plural, ns, Some(name)).map_err(|e| format!("{what}: {e}"))?;
+    let name = &segment("resource name", name).map_err(|e| format!("{what}: {e}"))?;
+    let api = dynamic(&c.client, res, ns).map_err(|e| format!("{what}: {e}"))?;
     match c
         .call("GET", &p, &format!("reading {what}"), api.get(name))
         .await?
@@ -561,9 +616,10 @@ pub async fn delete_dynamic(
 ) -> Result<bool, String> {
     let (group, version, kind, plural) = res;
     let what = describe_object(kind, ns, name);
-    let p = path(group, version, plural, ns, Some(name));
+    let p = path(group, version, plural, ns, Some(name)).map_err(|e| format!("{what}: {e}"))?;
+    let name = &segment("resource name", name).map_err(|e| format!("{what}: {e}"))?;
     let params = DeleteParams::default();
-    let api = dynamic(&c.client, res, ns);
+    let api = dynamic(&c.client, res, ns).map_err(|e| format!("{what}: {e}"))?;
     match c
         .call(
             "DELETE",

@@ -31,6 +31,14 @@ pub async fn read(cluster: &Cluster, req: &StatusRequest) -> Result<Listing, Str
         (Some(ns), false) => Some(ns.clone()),
         (None, false) => Some(cluster.client.default_namespace().to_string()),
     };
+    if let Some(n) = &namespace {
+        let what = if req.namespace.is_some() {
+            "--namespace"
+        } else {
+            "the kubeconfig context's namespace"
+        };
+        olmctl::names::check(olmctl::names::Rule::Label, what, n).map_err(|e| e.to_string())?;
+    }
     let ns = namespace.as_deref();
     let olm = |e: String| {
         if e.contains("does not serve this resource") {

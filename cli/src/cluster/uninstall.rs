@@ -13,6 +13,9 @@ use serde_json::Value;
 use super::api::{self, Calls, Cluster};
 use super::ui::Ui;
 
+/// Copied CSVs are copies of a CSV of another namespace, which is listed there.
+const NOT_COPIED: &str = "!olm.copiedFrom";
+
 fn gvkp(d: &Deletion) -> api::Dynamic<'_> {
     (&d.group, &d.version, &d.kind, &d.plural)
 }
@@ -52,9 +55,19 @@ pub async fn run(cluster: &Cluster, req: &UninstallRequest, ui: &mut dyn Ui) -> 
         csvs,
         ..Found::default()
     };
-    let owned =
-        olmctl::install::uninstall::Uninstall::owned_crds(&u.package_csvs(Some(&sub), &found.csvs));
-    for name in &owned {
+    // Which CRDs are the package's own: with --delete-crds, those its bundle shipped (the
+    // namespace's InstallPlans) that no other CSV of the cluster owns or requires.
+    let crds = if u.delete_crds {
+        found.install_plans = api::list(&c, api::INSTALL_PLAN, Some(ns)).await?;
+        found.cluster_csvs = api::list_selected(&c, api::CSV, None, Some(NOT_COPIED)).await?;
+        u.deletable_crds(&found).0
+    } else {
+        olmctl::install::uninstall::Uninstall::owned_crds(&u.package_csvs(Some(&sub), &found.csvs))
+            .into_iter()
+            .filter(|n| olmctl::names::problems(olmctl::names::Rule::Subdomain, n).is_empty())
+            .collect()
+    };
+    for name in &crds {
         let Some(crd) = api::get(&c, api::CRD, None, name).await? else {
             continue;
         };

@@ -154,6 +154,15 @@ pub fn run_uninstall(a: UninstallArgs) -> u8 {
             );
             return EXIT_USAGE;
         }
+        // The ClusterExtension's name, and the ClusterCatalog install --olmv1 named after it.
+        if let Err(e) = olmctl::names::check(
+            olmctl::names::Rule::Subdomain,
+            "the package name",
+            &a.package,
+        ) {
+            error(e);
+            return EXIT_USAGE;
+        }
         let catalog = a
             .delete_cluster_catalog
             .then(|| format!("{}-catalog", a.package));
@@ -171,6 +180,10 @@ pub fn run_uninstall(a: UninstallArgs) -> u8 {
         delete_crds: a.delete_crds,
         delete_catalog_source: a.delete_catalog_source,
     };
+    if let Err(e) = uninstall.check() {
+        error(e);
+        return EXIT_USAGE;
+    }
     crate::cluster::run_uninstall(UninstallRequest {
         uninstall,
         connection,
@@ -216,6 +229,10 @@ fn run_v1(a: InstallArgs) -> u8 {
         poll_interval_minutes: Some(poll),
         installer_rbac: Vec::new(),
     };
+    if let Err(e) = i.check() {
+        error(e);
+        return EXIT_USAGE;
+    }
     let mut i = i;
     let timeout = a.live.timeout;
     let (connection, waiting) = a.live.split();
@@ -297,7 +314,7 @@ fn installer_rbac_v1(
             chosen.image
         )
     })?;
-    Ok(olmctl::rbac::installer::installer_rbac(
+    olmctl::rbac::installer::installer_rbac(
         &objects,
         &[],
         &olmctl::rbac::installer::Options {
@@ -305,7 +322,8 @@ fn installer_rbac_v1(
             service_account: i.service_account.clone().unwrap_or_default(),
             extension: i.package.clone(),
         },
-    ))
+    )
+    .map_err(|e| format!("{}: {e}", chosen.image))
 }
 
 /// Runs `olmctl install`.

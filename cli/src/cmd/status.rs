@@ -79,7 +79,22 @@ pub fn run(a: StatusArgs) -> u8 {
     EXIT_OK
 }
 
-/// The cells of a row: `<none>` for an empty one (as kubectl), control characters escaped.
+/// Characters a cell shows at most (after escaping): longer values end in `…` (kubectl's
+/// printers truncate nothing, so one Subscription with a 1 MB channel padded every row of the
+/// table to a megabyte). Wider than any Kubernetes name (253) and any channel or CSV of the
+/// fixtures; `-o json` keeps every value whole.
+pub const MAX_CELL: usize = 256;
+
+/// `cell` cut to [`MAX_CELL`] characters, the last an ellipsis when cut.
+fn cut(cell: String) -> String {
+    match cell.char_indices().nth(MAX_CELL - 1) {
+        Some((end, _)) if cell.chars().count() > MAX_CELL => format!("{}…", &cell[..end]),
+        _ => cell,
+    }
+}
+
+/// The cells of a row: `<none>` for an empty one (as kubectl), control characters escaped,
+/// each cut to [`MAX_CELL`].
 fn cells(r: &Row, with_namespace: bool) -> Vec<String> {
     let opt = |v: &Option<String>| v.clone().unwrap_or_default();
     let mut c = Vec::with_capacity(HEADERS.len() + 1);
@@ -101,7 +116,11 @@ fn cells(r: &Row, with_namespace: bool) -> Vec<String> {
     c.into_iter()
         .map(|s| match s.as_str() {
             "" => "<none>".to_string(),
-            s => olmctl::text::escape(s).into_owned(),
+            // At most one character past the cut is escaped: the rest is never shown.
+            s => {
+                let head: String = s.chars().take(MAX_CELL + 1).collect();
+                cut(olmctl::text::escape(&head).into_owned())
+            }
         })
         .collect()
 }

@@ -172,7 +172,17 @@ impl Olm {
                         PLAN,
                         &json!({"status": {
                         "phase": if manual {"RequiresApproval"} else {"Installing"},
-                        "catalogSources": [cs_name]}}),
+                        "catalogSources": [cs_name],
+                        // The bundle's objects, one step each (resolver.NewStepsFromBundle).
+                        "plan": [
+                            {"resolving": csv_name, "status": "Unknown", "resource": {
+                                "group": OLM, "version": "v1alpha1", "kind": "ClusterServiceVersion",
+                                "name": csv_name, "sourceName": cs_name, "sourceNamespace": "olm",
+                                "manifest": "{}"}},
+                            {"resolving": csv_name, "status": "Unknown", "resource": {
+                                "group": "apiextensions.k8s.io", "version": "v1",
+                                "kind": "CustomResourceDefinition", "name": CRD,
+                                "sourceName": cs_name, "sourceNamespace": "olm", "manifest": "{}"}}]}}),
                         true,
                     );
                     self.sub_status(&sub, json!({"state": "UpgradePending", "currentCSV": csv_name,

@@ -90,6 +90,40 @@ pub fn generate(opts: &Options) -> Result<Generated, BundleError> {
             "--channels: give at least one non-empty channel name",
         ));
     }
+    // A channel is a value in annotations.yaml and a LABEL of bundle.Dockerfile: a line break
+    // or a control character has no place in either (and no channel of the fixtures has one).
+    for (flag, c) in opts.channels.iter().map(|c| ("--channels", c)).chain(
+        opts.default_channel
+            .iter()
+            .map(|c| ("--default-channel", c)),
+    ) {
+        if c.chars().any(crate::text::needs_escape) {
+            return Err(usage(format!(
+                "{flag} {}: a channel name may not contain line breaks, control characters or bidirectional marks",
+                crate::range::go_quote(c)
+            )));
+        }
+    }
+    for (flag, names, rule) in [
+        (
+            "--extra-service-accounts",
+            &opts.extra_service_accounts,
+            crate::names::Rule::Subdomain,
+        ),
+        (
+            "--namespaced-rbac",
+            &opts.namespaced_rbac,
+            crate::names::Rule::PathSegment,
+        ),
+    ] {
+        for n in names {
+            crate::names::check(rule, flag, n).map_err(|e| usage(e.to_string()))?;
+        }
+    }
+    if let Some(r) = &opts.replaces {
+        crate::names::check(crate::names::Rule::Subdomain, "--replaces", r)
+            .map_err(|e| usage(e.to_string()))?;
+    }
     if let Some(d) = &opts.default_channel
         && !opts.channels.contains(d)
     {
@@ -453,10 +487,31 @@ fn annotations_yaml(opts: &Options) -> String {
     out
 }
 
+/// A LABEL value as the Dockerfile parser reads it back (moby/buildkit
+/// `frontend/dockerfile/shell/lex.go :: processDoubleQuote`): as it is when it holds only
+/// characters with no meaning to the parser, else double-quoted with `\\`, `"` and `$` (which
+/// the parser expands even inside quotes) escaped. Values never hold a line break or a control
+/// character ([`generate`] refuses them).
+fn label_value(v: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._,/+:@-".contains(c);
+    if !v.is_empty() && v.chars().all(plain) {
+        return v.to_string();
+    }
+    let mut q = String::from("\"");
+    for c in v.chars() {
+        if matches!(c, '\\' | '"' | '$') {
+            q.push('\\');
+        }
+        q.push(c);
+    }
+    q.push('"');
+    q
+}
+
 fn dockerfile(opts: &Options) -> String {
     let mut out = String::from("FROM scratch\n\n");
     for (k, v) in annotations(opts) {
-        out.push_str(&format!("LABEL {k}={v}\n"));
+        out.push_str(&format!("LABEL {k}={}\n", label_value(&v)));
     }
     out.push_str("\nCOPY manifests /manifests/\nCOPY metadata /metadata/\n");
     out

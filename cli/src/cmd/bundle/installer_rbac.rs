@@ -8,7 +8,7 @@ use olmctl::rbac::installer::{Options, installer_rbac};
 use olmctl::text::esc;
 
 use crate::args::{ManifestFormat, PullArgs, RegistryArgs, V1RenderArgs};
-use crate::term::{EXIT_FINDINGS, EXIT_OK, out};
+use crate::term::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, out};
 
 /// `bundle installer-rbac` arguments.
 #[derive(Debug, Args)]
@@ -60,6 +60,32 @@ fn rendered(arg: &str, a: &InstallerRbacArgs) -> Result<(Vec<serde_json::Value>,
 
 /// Runs `bundle installer-rbac`.
 pub fn run(a: InstallerRbacArgs) -> u8 {
+    use olmctl::names::{Rule, check};
+    // The names given are checked before the bundle is read or pulled.
+    if let Err(e) = a.render.check(&a.install_namespace) {
+        crate::term::error(e);
+        return EXIT_USAGE;
+    }
+    let given = [
+        (
+            Rule::Subdomain,
+            "--cluster-extension",
+            a.cluster_extension.as_ref(),
+        ),
+        (
+            Rule::Subdomain,
+            "--service-account",
+            a.service_account.as_ref(),
+        ),
+    ];
+    for (rule, what, value) in given {
+        if let Some(v) = value
+            && let Err(e) = check(rule, what, v)
+        {
+            crate::term::error(e);
+            return EXIT_USAGE;
+        }
+    }
     let (objects, package) = match rendered(&a.bundle, &a) {
         Ok(x) => x,
         Err(code) => return code,
@@ -71,7 +97,21 @@ pub fn run(a: InstallerRbacArgs) -> u8 {
         },
         None => Vec::new(),
     };
+    let extension_what = if a.cluster_extension.is_some() {
+        "--cluster-extension".to_string()
+    } else {
+        format!(
+            "{}: the package name ({} in metadata/annotations.yaml; name the extension with --cluster-extension)",
+            esc(&a.bundle),
+            olmctl::bundle::load::keys::PACKAGE
+        )
+    };
     let extension = a.cluster_extension.clone().unwrap_or(package);
+    let sa_what = if a.service_account.is_some() {
+        "--service-account"
+    } else {
+        "the ServiceAccount name (<cluster-extension>-installer; name it with --service-account)"
+    };
     let opts = Options {
         namespace: a.install_namespace.clone(),
         service_account: a
@@ -80,11 +120,23 @@ pub fn run(a: InstallerRbacArgs) -> u8 {
             .unwrap_or_else(|| format!("{extension}-installer")),
         extension,
     };
-    let objs = installer_rbac(&objects, &old, &opts);
+    if let Err(e) = opts.check(["--install-namespace", sa_what, &extension_what]) {
+        crate::term::error(e);
+        return EXIT_USAGE;
+    }
+    let objs = match installer_rbac(&objects, &old, &opts) {
+        Ok(o) => o,
+        Err(e) => {
+            crate::term::error(format_args!("{}: {e}", esc(&a.bundle)));
+            return EXIT_USAGE;
+        }
+    };
     if a.output == ManifestFormat::Yaml {
+        // The names were checked above (DNS-1123): nothing in them can end the comment.
         out(&format!(
             "# The installer ServiceAccount of ClusterExtension {} for operator-controller v1.10 and\n# earlier (spec.serviceAccount.name: {}), by olmctl bundle installer-rbac.\n",
-            opts.extension, opts.service_account,
+            esc(&opts.extension),
+            esc(&opts.service_account),
         ));
     }
     out(&a.output.render(&objs));

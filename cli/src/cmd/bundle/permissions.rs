@@ -153,6 +153,10 @@ fn level(f: FailOn) -> Option<Severity> {
 
 /// Runs `bundle permissions`.
 pub fn run(a: PermissionsArgs) -> u8 {
+    if let Err(e) = a.render.check(&a.install_namespace) {
+        crate::term::error(e);
+        return crate::term::EXIT_USAGE;
+    }
     let (new, cx) = match load(&a.bundle, &a) {
         Ok(x) => x,
         Err(code) => return code,
@@ -163,10 +167,21 @@ pub fn run(a: PermissionsArgs) -> u8 {
         "installNamespace": a.install_namespace,
     });
     let mut text = String::new();
+    // Rights one by one are made only where they are listed (JSON) or compared (--diff), and
+    // bounded there (rights::MAX_RIGHTS); the text lists the rules as written.
+    let too_many = |e: Box<rights::TooMany>| {
+        crate::term::error(format_args!("{}: {e}", esc(&a.bundle)));
+        crate::term::EXIT_USAGE
+    };
     let findings: Vec<Finding> = match &a.diff {
         None => {
             text.push_str(&grants_text(&new));
-            doc["rights"] = json!(rights::lines(&rights::of(&new)));
+            if a.output == Report::Json {
+                match rights::of(&new) {
+                    Ok(r) => doc["rights"] = json!(rights::lines(&r)),
+                    Err(e) => return too_many(e),
+                }
+            }
             doc["existingRoles"] = json!(
                 new.external
                     .iter()
@@ -180,7 +195,18 @@ pub fn run(a: PermissionsArgs) -> u8 {
                 Ok(x) => x,
                 Err(code) => return code,
             };
-            let d = rights::diff(&rights::of(&old), &rights::of(&new));
+            let old_rights = match rights::of(&old) {
+                Ok(r) => r,
+                Err(e) => {
+                    crate::term::error(format_args!("{}: {e}", esc(old_arg)));
+                    return crate::term::EXIT_USAGE;
+                }
+            };
+            let new_rights = match rights::of(&new) {
+                Ok(r) => r,
+                Err(e) => return too_many(e),
+            };
+            let d = rights::diff(&old_rights, &new_rights);
             let show = |sign: char, set: &std::collections::BTreeSet<rights::Right>| {
                 let mut s = String::new();
                 for l in rights::lines(set) {

@@ -40,6 +40,10 @@ pub struct RenderArgs {
 
 /// Runs `bundle render`.
 pub fn run(a: RenderArgs) -> u8 {
+    if let Err(e) = a.render.check(&a.install_namespace) {
+        crate::term::error(e);
+        return crate::term::EXIT_USAGE;
+    }
     let (bundle, _scratch) = match crate::inputs::bundle(&a.bundle, &a.registry, &a.pull) {
         Ok(b) => b,
         Err(code) => return code,

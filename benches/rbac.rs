@@ -1,0 +1,117 @@
+//! Installer-RBAC benchmark (`olmctl::rbac::installer::installer_rbac`): how the derivation
+//! grows with the bundle, against a baseline in the same run.
+//!
+//! - Entries: a CSV whose `clusterPermissions` has N entries of 5 rules (each a ClusterRole
+//!   and its ClusterRoleBinding as operator-controller renders them), for N = 500 (the
+//!   baseline), 1,000 and 2,000. Near-linear is a ratio near N/500 (2 and 4); the first
+//!   minimisation compared every rule with every need and grew as about N^2.2 (16 to 20).
+//! - One rule of N groups, resources and names and 10 verbs (10·N³ broken-down rules), for
+//!   N = 10 (the baseline), 40 and 100: answered from the rule's lists, so the time grows
+//!   with the lists (N), not with their product.
+//!
+//! `cargo bench --bench rbac` (a release build); prints the median of 5 rounds.
+
+use std::time::{Duration, Instant};
+
+use olmctl::rbac::installer::{Options, installer_rbac};
+use serde_json::{Value, json};
+
+/// The objects operator-controller renders for `entries` clusterPermissions of 5 rules each.
+fn entries(n: usize) -> Vec<Value> {
+    let mut out = vec![json!({"apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": {"name": "op", "namespace": "ops"}})];
+    for e in 0..n {
+        let rules: Vec<Value> = (0..5)
+            .map(|k| {
+                json!({"apiGroups": [format!("g{e}.example.com")],
+                       "resources": [format!("r{k}"), format!("s{k}")], "verbs": ["get", "list", "watch"]})
+            })
+            .collect();
+        out.push(
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": format!("op-{e}")}, "rules": rules}),
+        );
+        out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": format!("op-{e}")},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": format!("op-{e}")},
+            "subjects": [{"kind": "ServiceAccount", "name": "op", "namespace": "ops"}]}));
+    }
+    out
+}
+
+/// One ClusterRole with one rule of `n` groups, resources and names and 10 verbs, bound.
+fn huge_rule(n: usize) -> Vec<Value> {
+    let l = |p: &str| (0..n).map(|i| format!("{p}{i}")).collect::<Vec<_>>();
+    let verbs = [
+        "get",
+        "list",
+        "watch",
+        "create",
+        "update",
+        "patch",
+        "delete",
+        "deletecollection",
+        "use",
+        "approve",
+    ];
+    vec![
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "huge"},
+            "rules": [{"apiGroups": l("g"), "resources": l("r"), "resourceNames": l("n"), "verbs": verbs}]}),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "huge"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "huge"},
+            "subjects": [{"kind": "ServiceAccount", "name": "op", "namespace": "ops"}]}),
+    ]
+}
+
+/// Median seconds of one derivation over 5 rounds (each at least 0.2 s or one call).
+fn seconds(objects: &[Value]) -> f64 {
+    let opts = Options {
+        namespace: "ops".into(),
+        service_account: "installer".into(),
+        extension: "ext".into(),
+    };
+    let mut rounds = Vec::new();
+    for _ in 0..5 {
+        let start = Instant::now();
+        let mut calls = 0u32;
+        while calls == 0 || start.elapsed() < Duration::from_millis(200) {
+            let rbac = installer_rbac(objects, &[], &opts).expect("derived");
+            assert!(rbac.len() > 2);
+            calls += 1;
+        }
+        rounds.push(start.elapsed().as_secs_f64() / f64::from(calls));
+    }
+    rounds.sort_by(f64::total_cmp);
+    rounds[2]
+}
+
+fn main() {
+    println!("clusterPermissions entries (5 rules each):");
+    let base = seconds(&entries(500));
+    for n in [500, 1000, 2000] {
+        let s = if n == 500 { base } else { seconds(&entries(n)) };
+        println!(
+            "  {n:>5} entries: {:>8.1} ms  {:>5.2}x the 500-entry baseline (linear: {:.0}x)",
+            s * 1e3,
+            s / base,
+            n as f64 / 500.0
+        );
+    }
+    println!("one rule of N groups, resources, names and 10 verbs:");
+    let base = seconds(&huge_rule(10));
+    for n in [10, 40, 100] {
+        let s = if n == 10 {
+            base
+        } else {
+            seconds(&huge_rule(n))
+        };
+        println!(
+            "  N = {n:>3} ({:>10} broken-down rules): {:>8.3} ms  {:>6.2}x N = 10",
+            10 * n * n * n,
+            s * 1e3,
+            s / base
+        );
+    }
+}
