@@ -340,6 +340,13 @@ fn hostile_runs(d: &str, empty: &str, pkg: &str) -> Vec<(&'static str, Vec<Strin
     let evil_file = format!("/nonexistent/{EVIL}");
     let runs: Vec<(&str, Vec<&str>)> = vec![
         ("validate", vec!["catalog", "validate", d]),
+        // Workflow commands: the runner prints what it does not take as a command, and shows
+        // the annotation's message and file.
+        (
+            "validate github",
+            vec!["catalog", "validate", d, "-o", "github"],
+        ),
+        ("lint github", vec!["catalog", "lint", d, "-o", "github"]),
         ("ls", vec!["catalog", "ls", d]),
         ("lint", vec!["catalog", "lint", d]),
         (
