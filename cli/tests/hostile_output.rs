@@ -695,3 +695,53 @@ fn pull_targets_follow_the_named_link_and_refuse_existing_entries() {
     assert!(e.contains("not empty"), "{e}");
     v.assert_untouched();
 }
+
+/// Bidirectional controls and separators that go-yaml v2 (so opm) writes raw, as libyaml counts
+/// them printable: overrides, isolates, marks, the line and paragraph separators.
+const BIDI: &str =
+    "safe\u{202e}gnp.exe \u{2066}x\u{2069}\u{200f}\u{200e}\u{61c}\u{2028}\u{2029}\u{202a}";
+
+/// `bundle render` writes YAML, which reaches a terminal: a value with bidi controls (in one
+/// line, in a multi-line text, in a key) is written escaped (`\u202E` in a double-quoted
+/// scalar), and the YAML reads back, through olmctl's own loader, to the same values.
+#[test]
+fn bundle_render_escapes_bidi_controls_in_yaml() {
+    let note = format!("{BIDI}{EVIL}");
+    let multi = format!("line one{BIDI}\nline two\n");
+    let key = format!("k{BIDI}");
+    let annotations = serde_json::json!({"note": note, "multi": multi, key.clone(): "v"});
+    let crd = CRD.replacen(
+        "metadata:\n  name: widgets.demo.io\n",
+        &format!("metadata:\n  name: widgets.demo.io\n  annotations: {annotations}\n"),
+        1,
+    );
+    let bundle = write_tree(&[
+        ("manifests/demo.clusterserviceversion.yaml", CSV),
+        ("manifests/widgets.crd.yaml", &crd),
+        ("metadata/annotations.yaml", ANNOTATIONS),
+    ]);
+    let o = olmctl(&[
+        "bundle",
+        "render",
+        p(bundle.path()),
+        "--olmv1",
+        "--install-namespace",
+        "ns",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_output_clean("bundle render", &o);
+    let yaml = String::from_utf8(o.stdout).expect("UTF-8");
+    assert!(
+        yaml.contains("\"safe\\u202Egnp.exe \\u2066x\\u2069"),
+        "{yaml}"
+    );
+    let mut found = None;
+    olmctl::fbc::yaml::parse_documents(&yaml, |n| {
+        let v: serde_json::Value = serde_json::from_str(&n.to_json()).expect("JSON");
+        if v["kind"] == "CustomResourceDefinition" {
+            found = Some(v["metadata"]["annotations"].clone());
+        }
+    })
+    .expect("the YAML parses");
+    assert_eq!(found, Some(annotations));
+}
