@@ -745,3 +745,48 @@ fn bundle_render_escapes_bidi_controls_in_yaml() {
     .expect("the YAML parses");
     assert_eq!(found, Some(annotations));
 }
+
+/// `kubectl olm` completion (kubectl_complete-olm) offers no file name it cannot show: one with a
+/// control or bidi character is left out, the others are offered; with only such names, none,
+/// and no file completion by the shell either (which would list them raw).
+#[test]
+fn completion_leaves_out_file_names_with_controls() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let bin = dir.path().join("kubectl_complete-olm");
+    symlink(common::olmctl_bin(), &bin).expect("symlink");
+    let work = dir.path().join("work");
+    for name in [
+        "cat-plain",
+        "cat\u{1b}]0;pwned\u{7}",
+        "cat\u{7}bell",
+        "cat\u{202e}lmay.exe",
+        "cat\u{9b}31m",
+    ] {
+        std::fs::create_dir_all(work.join(name)).expect("mkdir");
+        std::fs::write(work.join(format!("{name}.yaml")), "").expect("write");
+    }
+    for partial in ["cat", "./cat", &format!("{}/cat", p(&work))] {
+        let o = std::process::Command::new(&bin)
+            .args(["catalog", "validate", partial])
+            .current_dir(&work)
+            .output()
+            .expect("run");
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_output_clean("completion", &o);
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let offered: Vec<&str> = out.lines().collect();
+        let plain = format!("{partial}-plain");
+        assert!(
+            offered.contains(&format!("{plain}/").as_str())
+                && offered.contains(&format!("{plain}.yaml").as_str()),
+            "{partial}: {out}"
+        );
+        assert_eq!(offered.last(), Some(&":6"), "{out}");
+    }
+    let o = std::process::Command::new(&bin)
+        .args(["catalog", "validate", "cat\u{7}"])
+        .current_dir(&work)
+        .output()
+        .expect("run");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), ":4\n");
+}
