@@ -1,6 +1,7 @@
 //! Hostile input on the output side (issue 14): writers never follow a symlink out of the
 //! output directory, and text output never carries a raw control character from a file name,
-//! a catalog value or an argument.
+//! a catalog value or an argument (also in `-o github`, YAML and completion; the GitHub Action's
+//! log and summary: `ci_action.rs`, `a_hostile_base_ref_is_shown_escaped`).
 
 #![cfg(unix)]
 
