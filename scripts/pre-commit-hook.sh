@@ -2,7 +2,7 @@
 # The entry of the hooks in .pre-commit-hooks.yaml (pre-commit's `language: script`):
 #   pre-commit-hook.sh catalog validate catalog/    # olmctl with these arguments
 #   pre-commit-hook.sh --bundles [OPTION...] FILE...
-#       `olmctl bundle validate [OPTION...] DIR...` for the bundle directories of the files
+#       `olmctl bundle validate [OPTION...] -- DIR...` for the bundle directories of the files
 #       (a file in DIR/manifests/ or DIR/metadata/, where DIR holds a CSV or
 #       metadata/annotations.yaml); the other arguments are bundle validate's options.
 # olmctl is $OLMCTL, else olmctl on PATH (the release binary, the container image's, cargo
@@ -29,6 +29,12 @@ if [ "${1:-}" != --bundles ]; then
   exec "$bin" "$@"
 fi
 shift
+# The arguments are the hook's `args` (bundle validate's options), then pre-commit's file names:
+# an argument in a manifests/ or metadata/ directory is a file name (whatever it starts with),
+# any other an option. The directories go after `--`, so that a directory named `--help` or
+# `--select=GP003` is a directory to olmctl; glob characters in a name are that name (the CSV
+# is looked for with a quoted prefix, not a pattern built from the name).
+shopt -s nullglob
 options=()
 dirs=()
 declare -A seen=()
@@ -36,17 +42,15 @@ for a in "$@"; do
   d=$(dirname -- "$a")
   case "$(basename -- "$d")" in
     manifests|metadata)
-      if [ -f "$a" ]; then
-        b=$(dirname -- "$d")
-        if compgen -G "$b/manifests/*.clusterserviceversion.*" >/dev/null \
-          || [ -f "$b/metadata/annotations.yaml" ]; then
-          if [ -z "${seen[$b]:-}" ]; then
-            seen[$b]=1
-            dirs+=("$b")
-          fi
+      b=$(dirname -- "$d")
+      if [ -f "$a" ] && [ -z "${seen[$b]:-}" ]; then
+        csvs=("$b"/manifests/*.clusterserviceversion.*)
+        if [ "${#csvs[@]}" != 0 ] || [ -f "$b/metadata/annotations.yaml" ]; then
+          seen[$b]=1
+          dirs+=("$b")
         fi
-        continue
       fi
+      continue
       ;;
   esac
   options+=("$a")
@@ -54,4 +58,4 @@ done
 if [ "${#dirs[@]}" = 0 ]; then
   exit 0
 fi
-exec "$bin" bundle validate "${options[@]}" "${dirs[@]}"
+exec "$bin" bundle validate "${options[@]}" -- "${dirs[@]}"

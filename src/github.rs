@@ -8,20 +8,38 @@
 //! `AnnotationProperties`). Errors are `::error`, warnings `::warning`, info `::notice`. Paths are
 //! relative to `base` (the workspace: `$GITHUB_WORKSPACE`), which is how the runner matches them
 //! to the repository's files. One line per finding, in the findings' order.
+//!
+//! On top of the toolkit's escaping, which leaves every other character as it is: the control
+//! and bidirectional characters of [`crate::text::needs_escape`] but CR and LF (which the
+//! toolkit percent-encodes, and the runner decodes into line breaks of the annotation) are
+//! written as [`crate::text::escape`] writes them (`\u{1b}`, `\t`). The runner prints a line
+//! it does not take as a command as it is, and shows the annotation's message and file, so a
+//! raw ESC, BEL or U+202E from a file name or a catalog value would reach the log and the pull
+//! request. Text without such characters is escaped exactly as the toolkit escapes it.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::diag::{Finding, Severity};
+use crate::text;
 
-/// `escapeData` of `@actions/core`.
+/// `escapeData` of `@actions/core` (`%`, CR, LF), plus [`text::escape`] of the other characters
+/// [`text::needs_escape`] names.
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            c if text::needs_escape(c) => out.push_str(&text::escape(c.encode_utf8(&mut [0; 4]))),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
-/// `escapeProperty` of `@actions/core`.
+/// `escapeProperty` of `@actions/core` (also `:` and `,`), over [`escape_data`].
 fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
@@ -86,6 +104,24 @@ mod tests {
             "::error title=olmctl FBC025,file=catalog/p%2C q/catalog.yaml,line=9,col=3::100%25 \
              broken,%0D%0Areally: yes%0Ahelp: remove it\n\
              ::notice title=olmctl EDGE001::not checked%0Apackage `p`\n"
+        );
+    }
+
+    #[test]
+    fn control_and_bidi_characters_are_escaped_on_top() {
+        let f = Finding::new(
+            &crate::checks::fbc::codes::ENTRY_NO_BUNDLE,
+            "a\u{1b}]0;x\u{7}\tb\u{9b}c\u{202e}d\u{2066}e%\r\n",
+        )
+        .at(Some(Location::new(
+            Arc::from(Path::new("/w/c\u{1b}[2J,\u{202e}:/catalog.yaml")),
+            1,
+            0,
+        )));
+        assert_eq!(
+            render(&[f], Some(Path::new("/w"))),
+            "::error title=olmctl FBC025,file=c\\u{1b}[2J%2C\\u{202e}%3A/catalog.yaml,\
+             line=1::a\\u{1b}]0;x\\u{7}\\tb\\u{9b}c\\u{202e}d\\u{2066}e%25%0D%0A\n"
         );
     }
 }

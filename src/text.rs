@@ -12,7 +12,10 @@
 //!
 //! [`escape`] is the one function every text writer puts such values through: findings
 //! (`diag::render_text`), graphs, paths, listings, `catalog diff` (text, and Markdown by way of
-//! the `markdown` module) and the command line's messages. The modules above
+//! the `markdown` module), workflow commands (`github`, on top of the toolkit's escaping) and
+//! the command line's messages. [`needs_escape`] also decides what the YAML emitter
+//! (`fbc::emit_yaml`) writes escaped in double quotes, and which file names completion leaves
+//! out. The modules above
 //! call it; this bottom layer names them in plain text, not as links.
 //! `cli/tests/hostile_output.rs` runs every command of the command line (clap's list, so a new one
 //! fails the test until it is added) with hostile values and finds no raw control character.

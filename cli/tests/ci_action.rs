@@ -8,7 +8,10 @@
 //! every check's results, the summary each check's
 //! result and `catalog diff -o markdown`; the exit status follows fail-level. The install step
 //! downloads a release (a file:// place here), checks it against SHA256SUMS and refuses a
-//! mismatch.
+//! mismatch. Values from the inputs reach the log and the summary escaped: a hostile base-ref
+//! forges no workflow command and carries no raw control character.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -365,4 +368,148 @@ fn the_install_step_checks_the_release() {
     assert!(!o.status.success());
     assert!(text(&o.stderr).contains("FAILED"), "{}", text(&o.stderr));
     assert_eq!(added, "");
+}
+
+const BUNDLE_CSV: &str = "manifests/olmctl-operator.clusterserviceversion.yaml";
+
+/// This repository's bundle at `work/dir`, its CSV's version broken (CSV013) when `broken`.
+fn bundle_at(work: &Path, dir: &str, broken: bool) {
+    let to = work.join(dir);
+    copy_tree(&root().join("bundle"), &to);
+    if broken {
+        let csv = to.join(BUNDLE_CSV);
+        let good = std::fs::read_to_string(&csv).expect("read");
+        let bad = good.replacen("\n  version: 0.3.0\n", "\n  version: banana\n", 1);
+        assert_ne!(bad, good);
+        std::fs::write(&csv, bad).expect("write");
+    }
+}
+
+/// A bundle directory whose name reads as an option (`--select=GP003` would run one rule and
+/// `--help` print the help, both exiting 0; `-o json` would be an output format) is a
+/// directory: the broken bundle there fails the step with its finding as an annotation. The
+/// input's words are the directories (`-o json` is `-o` and `json`).
+#[test]
+fn bundle_directories_named_like_options_are_validated() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let work = tmp.path().join("work");
+    let path = path_with_olmctl(tmp.path());
+    // The input, its directories (the broken one first).
+    for (bundles, dirs) in [
+        ("--select=GP003", &["--select=GP003"][..]),
+        ("--help", &["--help"]),
+        ("-o json", &["-o", "json"]),
+        ("broken --select=GP003", &["broken", "--select=GP003"]),
+    ] {
+        for (i, dir) in dirs.iter().enumerate() {
+            bundle_at(&work, dir, i == 0);
+        }
+        let with = serde_json::json!({"checks": "bundle-validate", "bundles": bundles});
+        let (status, out, outputs) = run_action(&work, tmp.path(), &with, &path);
+        assert_eq!(status, Some(1), "{bundles}: {out}");
+        assert!(
+            out.contains(&format!(
+                "\n::error title=olmctl CSV013,file={}/{BUNDLE_CSV},line=",
+                dirs[0]
+            )),
+            "{out}"
+        );
+        let counted = match dirs.len() {
+            1 => "(1 bundle)\n".to_string(),
+            n => format!("({n} bundles)\n"),
+        };
+        assert!(out.contains(&counted), "{counted:?} not in {out}");
+        assert_eq!(outputs["errors"], "1", "{out}");
+        std::fs::remove_dir_all(&work).expect("rm");
+    }
+}
+
+/// The bundles input is names separated by white space (spaces, tabs, line breaks: a YAML block
+/// with one a line), each a directory as written: `*` is no pattern.
+#[test]
+fn the_bundles_input_is_names_separated_by_white_space() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let work = tmp.path().join("work");
+    let path = path_with_olmctl(tmp.path());
+    bundle_at(&work, "good", false);
+    bundle_at(&work, "broken", true);
+    let with = serde_json::json!({"checks": "bundle-validate", "bundles": "good\n\tbroken  \n"});
+    let (status, out, outputs) = run_action(&work, tmp.path(), &with, &path);
+    assert_eq!(status, Some(1), "{out}");
+    assert!(
+        out.contains("::group::olmctl bundle validate good broken\n"),
+        "{out}"
+    );
+    assert_eq!(outputs["errors"], "1", "{out}");
+    let summary = std::fs::read_to_string(tmp.path().join("summary.md")).expect("summary");
+    assert!(
+        summary.contains("- `olmctl bundle validate good broken`: failed: 1 error"),
+        "{summary}"
+    );
+    // No directory is named `*`: olmctl says so (exit 2), the good and broken ones are not read.
+    let with = serde_json::json!({"checks": "bundle-validate", "bundles": "*"});
+    let (status, out, _) = run_action(&work, tmp.path(), &with, &path);
+    assert_eq!(status, Some(2), "{out}");
+    assert!(out.contains("::group::olmctl bundle validate *\n"), "{out}");
+    assert!(!out.contains("CSV013"), "{out}");
+}
+
+/// Control characters, a line that would be a workflow command of its own, a right-to-left
+/// override and a backtick (which would close a Markdown code span).
+const HOSTILE_REF: &str = "x\u{1b}]0;pwned\u{7}\u{9b}31m\r\n::warning::FORGED\u{202e}`";
+
+/// No raw control or bidi character, and no line a value started.
+fn assert_inert(what: &str, s: &str) {
+    common::terminal::assert_no_raw_controls(what, s);
+    assert!(
+        !s.lines().any(|l| l.starts_with("::warning::FORGED")),
+        "{what}: a forged line in:\n{s}"
+    );
+}
+
+/// A base-ref that is not a commit is named in the error escaped; one that is (a commit found by
+/// its message, which git allows to hold anything) is shown escaped in the group titles and
+/// the summary, as a code span fenced past its backtick.
+#[test]
+fn a_hostile_base_ref_is_shown_escaped() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let work = tmp.path().join("work");
+    copy_tree(&root().join("catalog"), &work.join("catalog"));
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["add", "-A"]);
+    let message = HOSTILE_REF.replace(['\r', '\n'], " ");
+    git(&work, &["commit", "-q", "-m", &message]);
+    let path = path_with_olmctl(tmp.path());
+
+    let with = serde_json::json!({"base-ref": HOSTILE_REF});
+    let (status, out, _) = run_action(&work, tmp.path(), &with, &path);
+    assert_eq!(status, Some(2), "{out}");
+    assert_inert("the error", &out);
+    assert!(
+        out.contains(
+            "::error title=olmctl::base-ref x\\u{1b}]0;pwned\\u{7}\\u{9b}31m\\r\\n::warning::FORGED\\u{202e}` \
+             is not a commit of "
+        ),
+        "{out}"
+    );
+
+    // `REV^{/TEXT}`: the youngest commit whose message matches TEXT.
+    let base_ref = format!("HEAD^{{/{message}}}");
+    let with = serde_json::json!({"base-ref": base_ref});
+    let (status, out, _) = run_action(&work, tmp.path(), &with, &path);
+    assert_eq!(status, Some(0), "{out}");
+    assert_inert("the log", &out);
+    let shown = "HEAD^{/x\\u{1b}]0;pwned\\u{7}\\u{9b}31m  ::warning::FORGED\\u{202e}`}";
+    assert!(
+        out.contains(&format!(
+            "::group::olmctl catalog check-upgrades catalog --base {shown}:catalog\n"
+        )),
+        "{out}"
+    );
+    let summary = std::fs::read_to_string(tmp.path().join("summary.md")).expect("summary");
+    assert_inert("the summary", &summary);
+    assert!(
+        summary.contains(&format!("\n### Catalog changes against ``{shown}``\n")),
+        "{summary}"
+    );
 }

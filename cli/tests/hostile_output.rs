@@ -1,6 +1,7 @@
 //! Hostile input on the output side (issue 14): writers never follow a symlink out of the
 //! output directory, and text output never carries a raw control character from a file name,
-//! a catalog value or an argument.
+//! a catalog value or an argument (also in `-o github`, YAML and completion; the GitHub Action's
+//! log and summary: `ci_action.rs`, `a_hostile_base_ref_is_shown_escaped`).
 
 #![cfg(unix)]
 
@@ -340,6 +341,13 @@ fn hostile_runs(d: &str, empty: &str, pkg: &str) -> Vec<(&'static str, Vec<Strin
     let evil_file = format!("/nonexistent/{EVIL}");
     let runs: Vec<(&str, Vec<&str>)> = vec![
         ("validate", vec!["catalog", "validate", d]),
+        // Workflow commands: the runner prints what it does not take as a command, and shows
+        // the annotation's message and file.
+        (
+            "validate github",
+            vec!["catalog", "validate", d, "-o", "github"],
+        ),
+        ("lint github", vec!["catalog", "lint", d, "-o", "github"]),
         ("ls", vec!["catalog", "ls", d]),
         ("lint", vec!["catalog", "lint", d]),
         (
@@ -687,4 +695,99 @@ fn pull_targets_follow_the_named_link_and_refuse_existing_entries() {
     let e = prepare_dest(dest.path()).expect_err("refused");
     assert!(e.contains("not empty"), "{e}");
     v.assert_untouched();
+}
+
+/// Bidirectional controls and separators that go-yaml v2 (so opm) writes raw, as libyaml counts
+/// them printable: overrides, isolates, marks, the line and paragraph separators.
+const BIDI: &str =
+    "safe\u{202e}gnp.exe \u{2066}x\u{2069}\u{200f}\u{200e}\u{61c}\u{2028}\u{2029}\u{202a}";
+
+/// `bundle render` writes YAML, which reaches a terminal: a value with bidi controls (in one
+/// line, in a multi-line text, in a key) is written escaped (`\u202E` in a double-quoted
+/// scalar), and the YAML reads back, through olmctl's own loader, to the same values.
+#[test]
+fn bundle_render_escapes_bidi_controls_in_yaml() {
+    let note = format!("{BIDI}{EVIL}");
+    let multi = format!("line one{BIDI}\nline two\n");
+    let key = format!("k{BIDI}");
+    let annotations = serde_json::json!({"note": note, "multi": multi, key.clone(): "v"});
+    let crd = CRD.replacen(
+        "metadata:\n  name: widgets.demo.io\n",
+        &format!("metadata:\n  name: widgets.demo.io\n  annotations: {annotations}\n"),
+        1,
+    );
+    let bundle = write_tree(&[
+        ("manifests/demo.clusterserviceversion.yaml", CSV),
+        ("manifests/widgets.crd.yaml", &crd),
+        ("metadata/annotations.yaml", ANNOTATIONS),
+    ]);
+    let o = olmctl(&[
+        "bundle",
+        "render",
+        p(bundle.path()),
+        "--olmv1",
+        "--install-namespace",
+        "ns",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_output_clean("bundle render", &o);
+    let yaml = String::from_utf8(o.stdout).expect("UTF-8");
+    assert!(
+        yaml.contains("\"safe\\u202Egnp.exe \\u2066x\\u2069"),
+        "{yaml}"
+    );
+    let mut found = None;
+    olmctl::fbc::yaml::parse_documents(&yaml, |n| {
+        let v: serde_json::Value = serde_json::from_str(&n.to_json()).expect("JSON");
+        if v["kind"] == "CustomResourceDefinition" {
+            found = Some(v["metadata"]["annotations"].clone());
+        }
+    })
+    .expect("the YAML parses");
+    assert_eq!(found, Some(annotations));
+}
+
+/// `kubectl olm` completion (kubectl_complete-olm) offers no file name it cannot show: one with a
+/// control or bidi character is left out, the others are offered; with only such names, none,
+/// and no file completion by the shell either (which would list them raw).
+#[test]
+fn completion_leaves_out_file_names_with_controls() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let bin = dir.path().join("kubectl_complete-olm");
+    symlink(common::olmctl_bin(), &bin).expect("symlink");
+    let work = dir.path().join("work");
+    for name in [
+        "cat-plain",
+        "cat\u{1b}]0;pwned\u{7}",
+        "cat\u{7}bell",
+        "cat\u{202e}lmay.exe",
+        "cat\u{9b}31m",
+    ] {
+        std::fs::create_dir_all(work.join(name)).expect("mkdir");
+        std::fs::write(work.join(format!("{name}.yaml")), "").expect("write");
+    }
+    for partial in ["cat", "./cat", &format!("{}/cat", p(&work))] {
+        let o = std::process::Command::new(&bin)
+            .args(["catalog", "validate", partial])
+            .current_dir(&work)
+            .output()
+            .expect("run");
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_output_clean("completion", &o);
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let offered: Vec<&str> = out.lines().collect();
+        let plain = format!("{partial}-plain");
+        assert!(
+            offered.contains(&format!("{plain}/").as_str())
+                && offered.contains(&format!("{plain}.yaml").as_str()),
+            "{partial}: {out}"
+        );
+        assert_eq!(offered.last(), Some(&":6"), "{out}");
+    }
+    let o = std::process::Command::new(&bin)
+        .args(["catalog", "validate", "cat\u{7}"])
+        .current_dir(&work)
+        .output()
+        .expect("run");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), ":4\n");
 }

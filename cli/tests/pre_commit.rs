@@ -234,3 +234,47 @@ fn the_readme_system_hooks_run_olmctl_from_path() {
     repo.copy_dir(&root().join("catalog"), "catalog");
     assert_result(&repo.run(), true, "olmctl catalog validate", "");
 }
+
+/// A bundle directory whose name reads as an option (`--select=GP003` would run one rule,
+/// `--help` would print the help, both exiting 0; `-o json` would be an output format) is a
+/// directory to the bundle hook: a broken bundle there fails it with olmctl's finding. A name
+/// with glob characters is that name, not a pattern: `[b]*` holding only manifests/ (its CSV
+/// makes it a bundle directory) is validated, and refused for its missing metadata/.
+#[test]
+fn bundle_directories_named_like_options_are_validated() {
+    let repo = Repo::new();
+    let hooks = repo.dir.path().join("hooks");
+    let rev = hook_repository(&hooks);
+    repo.write(
+        ".pre-commit-config.yaml",
+        &format!(
+            "repos:\n  - repo: {}\n    rev: {rev}\n    hooks:\n      - id: olmctl-bundle-validate\n",
+            hooks.display()
+        ),
+    );
+    let csv = "manifests/olmctl-operator.clusterserviceversion.yaml";
+    let good = std::fs::read_to_string(root().join("bundle").join(csv)).expect("read");
+    let broken = good.replacen("\n  version: 0.3.0\n", "\n  version: banana\n", 1);
+    assert_ne!(broken, good);
+    // At the top of the repository, so that the paths pre-commit passes start with the name.
+    for dir in ["--select=GP003", "-o json", "--help"] {
+        repo.copy_dir(&root().join("bundle"), dir);
+        repo.write(&format!("{dir}/{csv}"), &broken);
+        let got = repo.run();
+        assert_result(&got, false, "olmctl bundle validate", "error[CSV013]: ");
+        assert!(
+            got.1.contains(&format!("\n  --> {dir}/{csv}:")),
+            "{}",
+            got.1
+        );
+        std::fs::remove_dir_all(repo.path().join(dir)).expect("rm");
+        repo.git(&["add", "-A"]);
+    }
+    repo.write(&format!("[b]*/{csv}"), &broken);
+    assert_result(
+        &repo.run(),
+        false,
+        "olmctl bundle validate",
+        "error: [b]*: not a bundle directory",
+    );
+}

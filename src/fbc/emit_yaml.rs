@@ -11,6 +11,17 @@
 //!   special characters;
 //! - plain, single- and double-quoted scalars folded at spaces past column 80
 //!   (`best_width`), literal blocks with indentation and chomping hints.
+//!
+//! One departure, for text that reaches a terminal or a review: go-yaml writes the
+//! bidirectional controls and the line and paragraph separators raw (U+202A–U+202E,
+//! U+2066–U+2069, U+200E, U+200F, U+061C, U+2028, U+2029: libyaml's `is_printable` admits them),
+//! which reorder or break what a reader sees (a Trojan Source name). Here they count as not
+//! printable ([`shown_raw`]), so a scalar holding one is double-quoted with it escaped
+//! (`\u202E`, `\L`, `\P`), as go-yaml writes the characters it finds unprintable: still valid
+//! YAML, read back (by opm, OLM, kubectl and olmctl) as the same string. Every other scalar,
+//! so every catalog opm writes without such characters, is byte for byte opm's output. The
+//! characters are [`crate::text::needs_escape`]'s, the set every text output escapes; the
+//! others it names (C0 but the newline, DEL, C1) go-yaml escapes itself.
 
 use std::cmp::Ordering;
 
@@ -82,6 +93,12 @@ fn is_break(c: char) -> bool {
 
 fn is_blank(c: char) -> bool {
     c == ' ' || c == '\t'
+}
+
+/// Whether the emitter writes `c` as it is: libyaml's [`is_printable`] less the characters of
+/// [`crate::text::needs_escape`] (the newline apart, which is the YAML's own line structure).
+fn shown_raw(c: char) -> bool {
+    is_printable(c) && (c == '\n' || !crate::text::needs_escape(c))
 }
 
 /// libyaml's `is_printable` over code points.
@@ -307,7 +324,7 @@ impl Emitter<'_> {
         let chars: Vec<char> = s.chars().collect();
         let mut spaces = false;
         for (i, &c) in chars.iter().enumerate() {
-            if !is_printable(c) || c == '\u{FEFF}' || is_break(c) || c == '"' || c == '\\' {
+            if !shown_raw(c) || c == '\u{FEFF}' || is_break(c) || c == '"' || c == '\\' {
                 self.put('\\');
                 match c {
                     '\0' => self.put('0'),
@@ -473,7 +490,7 @@ fn analyze(s: &str) -> Analysis {
                 _ => {}
             }
         }
-        if !is_printable(c) {
+        if !shown_raw(c) {
             special = true;
         }
         if c == ' ' {
@@ -807,6 +824,58 @@ mod tests {
         }
     }
 
+    /// go-yaml writes these raw (printable for libyaml); olmctl escapes them in double quotes.
+    #[test]
+    fn bidi_controls_and_separators_are_escaped() {
+        assert_eq!(emit_str("a\u{202e}b"), "k: \"a\\u202Eb\"\n");
+        assert_eq!(
+            emit_str("\u{2066}x\u{2069}\u{200e}\u{200f}\u{61c}"),
+            "k: \"\\u2066x\\u2069\\u200E\\u200F\\u061C\"\n"
+        );
+        assert_eq!(emit_str("x\u{2028}y\u{2029}"), "k: \"x\\Ly\\P\"\n");
+        // Multi-line text is no literal block then; C0 and C1 controls as go-yaml escapes them.
+        assert_eq!(
+            emit_str("line\u{202a}\nnext\u{1b}\u{9b}\n"),
+            "k: \"line\\u202A\\nnext\\e\\x9B\\n\"\n"
+        );
+        let mut out = String::new();
+        let key = "k\u{202e}";
+        let n = Node::new(
+            Default::default(),
+            Value::Map(vec![Entry {
+                key: key.into(),
+                key_pos: Default::default(),
+                value: Node::new(Default::default(), Value::Str("v".into())),
+            }]),
+        );
+        write_yaml(&n, &mut out);
+        assert_eq!(out, "\"k\\u202E\": v\n");
+        assert_eq!(reparse(&out)[0].sorted_entries()[0].key, key);
+        // Every character text::escape names, alone and in text: none is written raw (the
+        // newline apart, in a literal block), and each reads back as itself.
+        let all: Vec<char> = (0..=0xFFFF_u32)
+            .filter_map(char::from_u32)
+            .filter(|&c| crate::text::needs_escape(c))
+            .collect();
+        assert!(all.len() > 70, "{}", all.len());
+        for c in all {
+            for v in [c.to_string(), format!("a {c} b"), format!("a\n{c}\nb\n")] {
+                let out = emit_str(&v);
+                assert!(
+                    !out.chars()
+                        .any(|o| o != '\n' && crate::text::needs_escape(o)),
+                    "{v:?}: {out:?}"
+                );
+                let back = reparse(&out);
+                assert_eq!(
+                    back[0].sorted_entries()[0].value.as_str(),
+                    Some(&*v),
+                    "{out:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn literal_blocks_and_chomping() {
         assert_eq!(emit_str("a\nb"), "k: |-\n  a\n  b\n");
@@ -912,7 +981,7 @@ mod tests {
     fn value_strategy() -> impl proptest::strategy::Strategy<Value = Node> {
         use proptest::prelude::*;
         let text = proptest::string::string_regex(
-            "[a-zA-Z0-9 :#'\"\\-\\n\\t.,{}\\[\\]&*!|>%@`?~é😀]{0,40}",
+            "[a-zA-Z0-9 :#'\"\\-\\n\\t.,{}\\[\\]&*!|>%@`?~é😀\u{202e}\u{2066}\u{2028}\u{1b}]{0,40}",
         )
         .expect("regex");
         let leaf = prop_oneof![

@@ -42,9 +42,10 @@ pub fn completion(a: CompletionArgs, mut cmd: clap::Command) -> u8 {
 /// Completions of `kubectl olm ARGS` for kubectl, which (since 1.26) runs
 /// `kubectl_complete-olm ARGS PARTIAL` with the words after `olm`, the one being completed
 /// last (plugin_completion.go :: pluginCompletion, getPluginCompletions): one completion a
-/// line (`value<TAB>description`), then cobra's directive: 4, no file completion (plus 2, no
+/// line (`value<TAB>description`; a value holding a control or bidi character is not offered,
+/// a description is escaped), then cobra's directive: 4, no file completion (plus 2, no
 /// space after it, when a directory is offered), or 0, the shell's default (file names), when
-/// there is none to offer.
+/// there is none to offer and none was withheld.
 pub fn kubectl_complete(mut cmd: clap::Command, args: Vec<OsString>) -> u8 {
     let mut words = vec![OsString::from(cmd.get_name())];
     words.extend(args);
@@ -56,11 +57,17 @@ pub fn kubectl_complete(mut cmd: clap::Command, args: Vec<OsString>) -> u8 {
     let candidates =
         clap_complete::engine::complete(&mut cmd, words, index, cwd.as_deref()).unwrap_or_default();
     let mut s = String::new();
-    let (mut offered, mut directory) = (false, false);
+    let (mut offered, mut withheld, mut directory) = (false, false, false);
     for c in candidates.iter().filter(|c| !c.is_hide_set()) {
         let value = c.get_value().to_string_lossy();
-        // One line each: a value with a line break or a tab cannot be offered.
-        if value.is_empty() || value.contains(['\n', '\r', '\t']) {
+        // One line each, inserted as it is: a value with a line break or a tab cannot be
+        // offered, nor one (a file name) with another control or bidi character, which the
+        // shell would show raw in its list; escaped, it would name no file.
+        if value.chars().any(olmctl::text::needs_escape) {
+            withheld = true;
+            continue;
+        }
+        if value.is_empty() {
             continue;
         }
         offered = true;
@@ -68,16 +75,17 @@ pub fn kubectl_complete(mut cmd: clap::Command, args: Vec<OsString>) -> u8 {
         s.push_str(&value);
         if let Some(help) = c.get_help() {
             let help = help.to_string();
-            let first = help.lines().next().unwrap_or_default().replace('\t', " ");
+            let first = help.lines().next().unwrap_or_default();
             if !first.is_empty() {
                 s.push('\t');
-                s.push_str(&first);
+                s.push_str(&olmctl::text::escape(first));
             }
         }
         s.push('\n');
     }
-    // cobra's ShellCompDirectiveNoFileComp (4), ShellCompDirectiveNoSpace (2).
-    let directive = match (offered, directory) {
+    // cobra's ShellCompDirectiveNoFileComp (4), ShellCompDirectiveNoSpace (2). With a value
+    // withheld and none offered, the shell's own file completion would list it: 4 too.
+    let directive = match (offered || withheld, directory) {
         (false, _) => 0,
         (true, false) => 4,
         (true, true) => 4 | 2,
