@@ -406,3 +406,193 @@ fn dependencies_are_refused_as_the_resolver_refuses_them() {
         );
     }
 }
+
+const CSV_FILE: &str = "manifests/webhook-operator.clusterserviceversion.yaml";
+
+/// webhook-operator v0.0.5 with its CSV's text edited by `edit`, rendered with cert-manager.
+fn edited_webhook_bundle(edit: impl Fn(&str) -> String) -> Result<Vec<Value>, String> {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("b");
+    olmctl_testdata::copy_tree(&data().join("bundles/webhook-operator.v0.0.5"), &dir);
+    let csv = dir.join(CSV_FILE);
+    let text = std::fs::read_to_string(&csv).expect("csv");
+    let edited = edit(&text);
+    assert_ne!(edited, text, "the edit changes the CSV");
+    std::fs::write(&csv, edited).expect("write");
+    let b = load_bundle(&dir).expect("bundle");
+    olmctl::olmv1::render::manifests(&b, &opts(CertProvider::CertManager, None)).map_err(|e| e.0)
+}
+
+fn with_container_port(port: &str) -> Result<Vec<Value>, String> {
+    edited_webhook_bundle(|t| t.replace("containerPort: 443", &format!("containerPort: {port}")))
+}
+
+/// A webhook's `containerPort` is an int32 read as Kubernetes' unstructured converter reads it
+/// (`source.go :: GetBundle`, `runtime.DefaultUnstructuredConverter.FromUnstructured`): 0, -1
+/// and 65536 are int32s and rendered as given (the Service falls back to 443 for a port below
+/// 1, as `getWebhookServicePort` does); an integer past int32 is truncated (2^32 is 0) and so is
+/// an integral float past int64 (`1e+20`, 0 as amd64 converts it); a fraction or a string is
+/// refused with the converter's message, naming the file.
+#[test]
+fn webhook_ports_are_read_as_int32() {
+    for (given, port, service) in [
+        ("0", 0, 443),
+        ("-1", -1, 443),
+        ("65536", 65536, 65536),
+        ("4294967296", 0, 443),
+        ("4294967297", 1, 1),
+        ("1e+20", 0, 443),
+        ("443.0", 443, 443),
+    ] {
+        let objs = with_container_port(given).unwrap_or_else(|e| panic!("{given}: {e}"));
+        let v = find(
+            &objs,
+            "ValidatingWebhookConfiguration",
+            "vwebhooktest-v1.kb.io",
+        );
+        assert_eq!(
+            v["webhooks"][0]["clientConfig"]["service"]["port"],
+            serde_json::json!(port),
+            "{given}"
+        );
+        let crd = find(
+            &objs,
+            "CustomResourceDefinition",
+            "webhooktests.webhook.operators.coreos.io",
+        );
+        assert_eq!(
+            crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["port"],
+            serde_json::json!(port),
+            "{given}"
+        );
+        let svc = find(
+            &objs,
+            "Service",
+            "webhook-operator-controller-manager-service",
+        );
+        assert_eq!(
+            svc["spec"]["ports"],
+            serde_json::json!([{"name": service.to_string(), "port": service, "targetPort": 9443}]),
+            "{given}"
+        );
+    }
+    let refused = |e: &str| format!("error parsing objects in \"{CSV_FILE}\": {e}");
+    for (given, e) in [
+        ("1.5", "cannot convert float64 to int32"),
+        ("\"443\"", "unrecognized type: int32"),
+        ("true", "unrecognized type: int32"),
+        ("[443]", "unrecognized type: int32"),
+    ] {
+        assert_eq!(with_container_port(given), Err(refused(e)), "{given}");
+    }
+}
+
+/// The rest of a webhook definition in its Go types: `rules` a list of RuleWithOperations,
+/// `targetPort` an IntOrString (through its `UnmarshalJSON`, so `encoding/json`'s messages),
+/// `timeoutSeconds` an int32, the policies strings.
+#[test]
+fn webhook_definitions_are_read_in_their_types() {
+    let refused = |e: &str| format!("error parsing objects in \"{CSV_FILE}\": {e}");
+    let rules = |to: &str| {
+        let to = to.to_string();
+        move |t: &str| {
+            t.replacen(
+                "      rules:\n",
+                &format!("      rules: {to}\n      was:\n"),
+                1,
+            )
+        }
+    };
+    assert_eq!(
+        edited_webhook_bundle(rules("x")),
+        Err(refused("cannot restore slice from string"))
+    );
+    assert_eq!(
+        edited_webhook_bundle(rules("{}")),
+        Err(refused("cannot restore slice from map"))
+    );
+    assert_eq!(
+        edited_webhook_bundle(rules("[x]")),
+        Err(refused("cannot restore struct from: string"))
+    );
+    assert_eq!(
+        edited_webhook_bundle(rules("[{operations: [1]}]")),
+        Err(refused("cannot convert int64 to v1.OperationType"))
+    );
+    let target = |to: &str| {
+        let to = to.to_string();
+        move |t: &str| t.replace("targetPort: 9443", &format!("targetPort: {to}"))
+    };
+    for (given, what) in [
+        ("2147483648", "number 2147483648"),
+        ("1.5", "number 1.5"),
+        ("1e+20", "number 100000000000000000000"),
+        ("true", "bool"),
+        ("[1]", "array"),
+    ] {
+        assert_eq!(
+            edited_webhook_bundle(target(given)),
+            Err(refused(&format!(
+                "json: cannot unmarshal {what} into Go value of type int32"
+            ))),
+            "{given}"
+        );
+    }
+    // A string target port is a named port, its IntValue its number.
+    let objs = edited_webhook_bundle(target("\"9443\"")).expect("renders");
+    let svc = find(
+        &objs,
+        "Service",
+        "webhook-operator-controller-manager-service",
+    );
+    assert_eq!(svc["spec"]["ports"][0]["targetPort"], "9443");
+    assert_eq!(
+        edited_webhook_bundle(|t| t.replace("failurePolicy: Fail", "failurePolicy: 1")),
+        Err(refused("cannot convert int64 to v1.FailurePolicyType"))
+    );
+    let objs = edited_webhook_bundle(|t| {
+        t.replace(
+            "failurePolicy: Fail",
+            "failurePolicy: Fail\n      timeoutSeconds: 4294967306",
+        )
+    })
+    .expect("renders");
+    let m = find(
+        &objs,
+        "MutatingWebhookConfiguration",
+        "mwebhooktest-v1.kb.io",
+    );
+    assert_eq!(m["webhooks"][0]["timeoutSeconds"], 10);
+}
+
+/// The install strategy and install modes in their Go types: a deployment's container port an
+/// int32 (truncated past its range), its replicas an int32, install modes' `supported` a bool,
+/// permissions' rules a list.
+#[test]
+fn the_install_strategy_is_read_in_its_types() {
+    let refused = |e: &str| format!("error parsing objects in \"{CSV_FILE}\": {e}");
+    let objs = edited_webhook_bundle(|t| {
+        t.replace("- containerPort: 9443", "- containerPort: 4294976739")
+    })
+    .expect("renders");
+    let d = find(&objs, "Deployment", "webhook-operator-controller-manager");
+    let ports = &d["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .expect("containers")
+        .iter()
+        .find(|c| c["ports"].is_array())
+        .expect("a container with ports")["ports"];
+    assert_eq!(ports[0]["containerPort"], 9443);
+    assert_eq!(
+        edited_webhook_bundle(|t| t.replace("replicas: 1", "replicas: \"1\"")),
+        Err(refused("unrecognized type: int32"))
+    );
+    assert_eq!(
+        edited_webhook_bundle(|t| t.replacen("supported: true", "supported: \"true\"", 1)),
+        Err(refused("unrecognized type: bool"))
+    );
+    assert_eq!(
+        edited_webhook_bundle(|t| t.replacen("rules:\n", "rules: all\n          was:\n", 1)),
+        Err(refused("cannot restore slice from string"))
+    );
+}

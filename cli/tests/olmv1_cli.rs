@@ -164,3 +164,52 @@ fn the_deployment_config_is_applied() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// A CSV that operator-controller's bundle source cannot read into its Go types (a webhook's
+/// `containerPort: 1.5`, `rules: x`) is refused with the converter's message naming the CSV's
+/// file, exit 1, nothing printed; a port Go reads (2^32, truncated to 0) renders as upstream
+/// renders it.
+#[test]
+fn a_csv_upstream_cannot_read_is_refused() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let b = dir.path().join("b");
+    olmctl_testdata::copy_tree(std::path::Path::new(&bundle("webhook-operator.v0.0.5")), &b);
+    let csv = b.join("manifests/webhook-operator.clusterserviceversion.yaml");
+    let text = std::fs::read_to_string(&csv).expect("csv");
+    let b = b.to_str().expect("utf-8").to_string();
+    let refusal = |e: &str| {
+        format!(
+            "error: {b}: operator-controller would not install this bundle: error parsing \
+             objects in \"manifests/webhook-operator.clusterserviceversion.yaml\": {e}\n"
+        )
+    };
+    for (edit, e) in [
+        (
+            text.replace("containerPort: 443", "containerPort: 1.5"),
+            "cannot convert float64 to int32",
+        ),
+        (
+            text.replacen("      rules:\n", "      rules: x\n      was:\n", 1),
+            "cannot restore slice from string",
+        ),
+    ] {
+        std::fs::write(&csv, edit).expect("write");
+        let o = render(&b, &[]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(o.stdout.is_empty());
+        assert_eq!(String::from_utf8_lossy(&o.stderr), refusal(e));
+    }
+    std::fs::write(
+        &csv,
+        text.replace("containerPort: 443", "containerPort: 4294967296"),
+    )
+    .expect("write");
+    let o = render(&b, &["-o", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let got: Vec<Value> = serde_json::from_slice(&o.stdout).expect("JSON");
+    let v = got
+        .iter()
+        .find(|o| o["kind"] == "ValidatingWebhookConfiguration")
+        .expect("webhook configuration");
+    assert_eq!(v["webhooks"][0]["clientConfig"]["service"]["port"], 0);
+}

@@ -3,8 +3,8 @@
 //! as `rukpak/render/registryv1/generators/generators.go :: applyCustomConfigToDeployment`
 //! applies them, in its order:
 //!
-//! - `env`: each variable replaces the container's variable of that name, or is appended
-//!   (`applyEnvironmentConfig`);
+//! - `env`: each variable replaces the container's variable of that name (its last one), or is
+//!   appended (`applyEnvironmentConfig`);
 //! - `envFrom`: appended unless an equal source is there (`applyEnvironmentFromConfig`);
 //! - `volumes`, `volumeMounts`: replace those of the same name, else appended (unlike OLM v0,
 //!   which appends) (`applyVolumeConfig`, `applyVolumeMountConfig`);
@@ -16,7 +16,12 @@
 //! - `annotations`: added to the Deployment and its pod template where the key is not there
 //!   (`applyAnnotationsConfig`).
 //!
-//! Env and mounts apply to `containers` only, not `initContainers`, as upstream.
+//! Env and mounts apply to `containers` only, not `initContainers`, as upstream. Each merge is
+//! linear in the lists' lengths: names are indexed in a map as upstream indexes them, equal
+//! items are found by hash where upstream searches the list.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 
 use serde_json::{Map, Value, json};
 
@@ -24,23 +29,82 @@ fn list(v: &Value) -> Vec<Value> {
     v.as_array().cloned().unwrap_or_default()
 }
 
-/// Each item of `config` replaces the item of `target` with the same `name`, or is appended.
+/// An item's `name` as the Go struct holds it (`EnvVar.Name`, `Volume.Name`,
+/// `VolumeMount.Name`: a string, `""` when absent).
+fn name_of(v: &Value) -> &str {
+    v["name"].as_str().unwrap_or_default()
+}
+
+/// `applyEnvironmentConfig`, `applyVolumeConfig`, `applyVolumeMountConfig`: the names of
+/// `target`'s items are indexed first (a name given twice: its last index); each item of
+/// `config` replaces the item at its name's index, or is appended. Appended items are not
+/// indexed: a name new to `target` that `config` gives twice is appended twice, as upstream.
 fn merge_by_name(target: &mut Value, config: &[Value]) {
     let mut items = list(target);
+    let index: HashMap<String, usize> = items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (name_of(v).to_string(), i))
+        .collect();
     for c in config {
-        match items.iter_mut().find(|i| i["name"] == c["name"]) {
-            Some(i) => *i = c.clone(),
+        match index.get(name_of(c)) {
+            Some(&i) => items[i] = c.clone(),
             None => items.push(c.clone()),
         }
     }
     *target = Value::Array(items);
 }
 
-/// Each item of `config` is appended to `target` unless an equal one is there.
+/// A hash of `v` consistent with `Value`'s equality (`-0.0` hashes as `0.0`, which it equals).
+fn hash_value(v: &Value, h: &mut impl Hasher) {
+    match v {
+        Value::Null => 0u8.hash(h),
+        Value::Bool(b) => (1u8, b).hash(h),
+        Value::Number(n) => {
+            2u8.hash(h);
+            match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => (0u8, u).hash(h),
+                (None, Some(i), _) => (1u8, i).hash(h),
+                (None, None, f) => (2u8, (f.unwrap_or_default() + 0.0).to_bits()).hash(h),
+            }
+        }
+        Value::String(s) => (3u8, s).hash(h),
+        Value::Array(a) => {
+            (4u8, a.len()).hash(h);
+            for x in a {
+                hash_value(x, h);
+            }
+        }
+        Value::Object(m) => {
+            (5u8, m.len()).hash(h);
+            for (k, x) in m {
+                k.hash(h);
+                hash_value(x, h);
+            }
+        }
+    }
+}
+
+fn hashed(state: &RandomState, v: &Value) -> u64 {
+    let mut h = state.build_hasher();
+    hash_value(v, &mut h);
+    h.finish()
+}
+
+/// `applyEnvironmentFromConfig`, `applyTolerationsConfig`: each item of `config` is appended to
+/// `target` unless an equal one is there (one of `target`'s or one appended before it). Items are
+/// found by hash (randomly keyed, so no input can be made to collide), then compared.
 fn append_unique(target: &mut Value, config: &[Value]) {
     let mut items = list(target);
+    let state = RandomState::new();
+    let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, v) in items.iter().enumerate() {
+        seen.entry(hashed(&state, v)).or_default().push(i);
+    }
     for c in config {
-        if !items.contains(c) {
+        let bucket = seen.entry(hashed(&state, c)).or_default();
+        if !bucket.iter().any(|&i| items[i] == *c) {
+            bucket.push(items.len());
             items.push(c.clone());
         }
     }
@@ -231,5 +295,120 @@ mod tests {
         let mut d = dep();
         apply(&mut d, &json!({"affinity": {}}));
         assert!(d["spec"]["template"]["spec"].get("affinity").is_none());
+    }
+
+    /// upstream's loops in `generators.go`, transliterated over JSON values: the reference the
+    /// indexed merges are compared with (`applyEnvironmentConfig` and the volume functions index
+    /// the existing names in a map first; `applyEnvironmentFromConfig` and
+    /// `applyTolerationsConfig` search the list, appended items included).
+    mod upstream {
+        use serde_json::Value;
+        use std::collections::HashMap;
+
+        pub fn by_name(target: &mut Vec<Value>, config: &[Value]) {
+            let name = |v: &Value| v["name"].as_str().unwrap_or_default().to_string();
+            let mut existing: HashMap<String, usize> = HashMap::new();
+            for (idx, v) in target.iter().enumerate() {
+                existing.insert(name(v), idx);
+            }
+            for c in config {
+                if let Some(&idx) = existing.get(&name(c)) {
+                    target[idx] = c.clone();
+                } else {
+                    target.push(c.clone());
+                }
+            }
+        }
+
+        pub fn unless_equal(target: &mut Vec<Value>, config: &[Value]) {
+            for c in config {
+                let mut duplicate = false;
+                for e in target.iter() {
+                    if e == c {
+                        duplicate = true;
+                        break;
+                    }
+                }
+                if !duplicate {
+                    target.push(c.clone());
+                }
+            }
+        }
+    }
+
+    /// A name given twice, in the container and in the config: the container's last one is
+    /// replaced, and a new name given twice is appended twice (upstream's map holds the
+    /// container's names only).
+    #[test]
+    fn duplicate_names_merge_as_upstream() {
+        let mut d = json!({"spec": {"template": {"spec": {
+            "containers": [{"name": "c", "env": [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]}],
+            "volumes": [{"name": "v", "emptyDir": {}}, {"name": "v", "secret": {}}]}}}});
+        apply(
+            &mut d,
+            &json!({"env": [{"name": "A", "value": "3"}, {"name": "B", "value": "1"},
+                            {"name": "B", "value": "2"}],
+                    "volumes": [{"name": "v", "configMap": {}}, {"name": "w"}, {"name": "w"}]}),
+        );
+        let pod = &d["spec"]["template"]["spec"];
+        assert_eq!(
+            pod["containers"][0]["env"],
+            json!([{"name": "A", "value": "1"}, {"name": "A", "value": "3"},
+                   {"name": "B", "value": "1"}, {"name": "B", "value": "2"}])
+        );
+        assert_eq!(
+            pod["volumes"],
+            json!([{"name": "v", "emptyDir": {}}, {"name": "v", "configMap": {}},
+                   {"name": "w"}, {"name": "w"}])
+        );
+    }
+
+    /// Items from a few names and values, so that names and whole items repeat; `-0.0` and
+    /// `0.0` (equal values) among them.
+    fn items() -> impl proptest::strategy::Strategy<Value = Vec<Value>> {
+        use proptest::prelude::*;
+        let value = prop_oneof![
+            Just(json!("x")),
+            Just(json!(1)),
+            Just(json!(1.0)),
+            Just(json!(0.0)),
+            Just(json!(-0.0)),
+            Just(Value::Null),
+            Just(json!({"k": "v"})),
+        ];
+        let name = prop_oneof![
+            Just(json!("a")),
+            Just(json!("b")),
+            Just(json!("")),
+            Just(Value::Null)
+        ];
+        let item = (name, proptest::option::of(value)).prop_map(|(n, v)| {
+            let mut m = Map::new();
+            if !n.is_null() {
+                m.insert("name".into(), n);
+            }
+            if let Some(v) = v {
+                m.insert("value".into(), v);
+            }
+            Value::Object(m)
+        });
+        proptest::collection::vec(item, 0..8)
+    }
+
+    proptest::proptest! {
+        /// The indexed merges give what upstream's loops give, on any lists.
+        #[test]
+        fn merges_equal_upstreams_loops(existing in items(), config in items()) {
+            let mut want = existing.clone();
+            upstream::by_name(&mut want, &config);
+            let mut got = Value::Array(existing.clone());
+            merge_by_name(&mut got, &config);
+            proptest::prop_assert_eq!(got, Value::Array(want));
+            let mut want = existing.clone();
+            upstream::unless_equal(&mut want, &config);
+            let mut got = Value::Array(existing);
+            append_unique(&mut got, &config);
+            proptest::prop_assert_eq!(got, Value::Array(want));
+        }
     }
 }

@@ -3,12 +3,16 @@
 //! - [`render`]: the objects operator-controller applies for a bundle, or why it refuses it;
 //! - [`validate`]: the bundle checks its renderer runs first;
 //! - [`names`]: the names it gives generated objects (hashes as Go computes them);
+//! - [`csv_type`], [`unstructured`]: the CSV read into upstream's Go types, as its bundle source
+//!   reads it;
 //! - [`config_schema`]: the validation of a ClusterExtension's `deploymentConfig` against the
 //!   schema operator-controller holds for registry+v1 bundles.
 
 pub mod config_schema;
+pub mod csv_type;
 pub mod deployment_config;
 pub mod names;
 pub mod render;
 pub mod resolve;
+pub mod unstructured;
 pub mod validate;

@@ -443,8 +443,8 @@ fn crds(c: &Ctx<'_>, bundle_crds: &[Value]) -> Result<Vec<Value>, Refused> {
             }
             let path = wh["webhookPath"].as_str().unwrap_or("/");
             let svc = service_name(wh["deploymentName"].as_str().unwrap_or_default());
-            let mut client = json!({"service": {"namespace": c.ns(), "name": svc, "path": path}});
-            client["service"]["port"] = wh["containerPort"].clone();
+            let client = json!({"service": {"namespace": c.ns(), "name": svc, "path": path,
+                "port": container_port(wh)}});
             let mut webhook = json!({"clientConfig": client});
             if !wh["admissionReviewVersions"].is_null() {
                 webhook["conversionReviewVersions"] = wh["admissionReviewVersions"].clone();
@@ -601,7 +601,7 @@ fn webhook_configurations(c: &Ctx<'_>, kind: &str, type_: &str) -> Vec<Value> {
             .trim_end_matches('-')
             .to_string();
         let svc = service_name(wh["deploymentName"].as_str().unwrap_or_default());
-        let mut service = json!({"namespace": c.ns(), "name": svc, "port": wh["containerPort"]});
+        let mut service = json!({"namespace": c.ns(), "name": svc, "port": container_port(wh)});
         if let Some(p) = wh.get("webhookPath").filter(|p| !p.is_null()) {
             service["path"] = p.clone();
         }
@@ -641,15 +641,34 @@ fn webhook_configurations(c: &Ctx<'_>, kind: &str, type_: &str) -> Vec<Value> {
     out
 }
 
+/// A webhook's `containerPort` as the decoded `WebhookDescription` holds it (an int32; 0 when
+/// left out).
+fn container_port(wh: &Value) -> i64 {
+    wh["containerPort"].as_i64().unwrap_or(0)
+}
+
+/// `intstr.IntOrString.IntValue`: the number, or `strconv.Atoi` of the string (0 when it is no
+/// decimal integer; clamped to int64 as `Atoi` returns it on overflow).
+fn int_value(v: &Value) -> i64 {
+    match v {
+        Value::String(s) => match s.parse::<i64>() {
+            Ok(i) => i,
+            Err(e) => match e.kind() {
+                std::num::IntErrorKind::PosOverflow => i64::MAX,
+                std::num::IntErrorKind::NegOverflow => i64::MIN,
+                _ => 0,
+            },
+        },
+        other => other.as_i64().unwrap_or(0),
+    }
+}
+
 /// `BundleDeploymentServiceResourceGenerator`: a Service per webhook deployment, one port per
 /// distinct (port, targetPort), sorted.
 fn webhook_services(c: &Ctx<'_>) -> Vec<Value> {
     let mut ports: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for wh in c.webhooks() {
-        let port = wh["containerPort"]
-            .as_i64()
-            .filter(|p| *p > 0)
-            .unwrap_or(443);
+        let port = Some(container_port(wh)).filter(|p| *p > 0).unwrap_or(443);
         let target = match wh.get("targetPort") {
             Some(t) if !t.is_null() => t.clone(),
             _ => json!(port),
@@ -673,8 +692,8 @@ fn webhook_services(c: &Ctx<'_>) -> Vec<Value> {
         let Some(list) = ports.get_mut(name) else {
             continue;
         };
-        // By port, then by the target port's IntValue (a named port counts as 0).
-        list.sort_by_key(|p| (p["port"].as_i64(), p["targetPort"].as_i64().unwrap_or(0)));
+        // By port, then by the target port's `IntValue`.
+        list.sort_by_key(|p| (p["port"].as_i64(), int_value(&p["targetPort"])));
         let svc = service_name(name);
         let mut spec_json = json!({"ports": list});
         if let Some(sel) = spec["spec"]["selector"]["matchLabels"].as_object() {
@@ -814,7 +833,7 @@ fn objects(bundle: &BundleDir) -> Result<Objects, Refused> {
     let mut csv = None;
     let mut crds = Vec::new();
     let mut others = Vec::new();
-    for (_, docs) in files {
+    for (file, docs) in files {
         for doc in docs {
             // The resource builder's Flatten: a list's items, each on its own.
             let items = match doc["items"].as_array() {
@@ -825,7 +844,16 @@ fn objects(bundle: &BundleDir) -> Result<Objects, Refused> {
             };
             for o in items {
                 match o["kind"].as_str() {
-                    Some("ClusterServiceVersion") => csv = Some(o),
+                    Some("ClusterServiceVersion") => {
+                        let mut o = o;
+                        super::csv_type::read(&mut o).map_err(|e| {
+                            Refused(format!(
+                                "error parsing objects in {}: {e}",
+                                crate::range::go_quote(&format!("manifests/{file}"))
+                            ))
+                        })?;
+                        csv = Some(o);
+                    }
                     Some("CustomResourceDefinition") => crds.push(o),
                     _ => others.push(o),
                 }
@@ -1073,6 +1101,24 @@ mod tests {
             validate_targets(&modes(&["OwnNamespace"]), "ns", &t(&["ns"])),
             Ok(())
         );
+    }
+
+    /// `IntOrString.IntValue`: a string's `strconv.Atoi`, 0 when it is not a decimal integer.
+    #[test]
+    fn int_values_are_atois() {
+        for (v, want) in [
+            (json!(9443), 9443),
+            (json!("9443"), 9443),
+            (json!("+8"), 8),
+            (json!("-8"), -8),
+            (json!("https"), 0),
+            (json!(" 1"), 0),
+            (json!("0x10"), 0),
+            (json!("99999999999999999999"), i64::MAX),
+            (Value::Null, 0),
+        ] {
+            assert_eq!(int_value(&v), want, "{v}");
+        }
     }
 
     #[test]
