@@ -249,6 +249,17 @@ fn bad_requests_get_catalogd_errors() {
         a.header("location"),
         Some("/catalogs/olmctl/api/v1/all?x=1")
     );
+    // ... to the clean escaped path escaped again, as Go 1.22+'s mux writes it: never
+    // `/\evil.com`, which a browser follows to another host.
+    let a = srv.get("/./\\evil.com");
+    assert_eq!(a.status, 301);
+    assert_eq!(a.header("location"), Some("/%255Cevil.com"));
+    assert_eq!(
+        a.text(),
+        "<a href=\"/%255Cevil.com\">Moved Permanently</a>.\n\n"
+    );
+    let a = srv.get("/x/./a%20b?q=%41");
+    assert_eq!(a.header("location"), Some("/x/a%2520b?q=%41"));
 }
 
 #[test]

@@ -5,8 +5,8 @@
 //!
 //! - Routing is `http.ServeMux`'s for the patterns `/catalogs/{catalog}/api/v1/all` and
 //!   `/catalogs/{catalog}/api/v1/metas` (`CatalogHandlers.Handler`): a path that is not clean
-//!   is redirected (301) to its clean form, segments are unescaped, anything else is
-//!   `404 page not found`. The metas route is behind catalogd's Alpha gate `APIV1MetasHandler`
+//!   is redirected (301) to its clean form (written as Go 1.22+ writes it, see [`redirect`]),
+//!   segments are unescaped, anything else is `404 page not found`. The metas route is behind catalogd's Alpha gate `APIV1MetasHandler`
 //!   (off in its standard install); olmctl always serves it. `graphql` (gate
 //!   `GraphQLCatalogQueries`) is not served: 404, as when the gate is off.
 //! - Methods other than GET and HEAD: 405 (`methodRestrictedHandler`).
@@ -17,7 +17,9 @@ use super::index::Section;
 use super::multipart::Multipart;
 use super::precond::{Conditions, Outcome, RangeError, check, scan_range};
 use super::store::Stored;
-use super::url::{clean_path, first, parse_query, segments};
+use super::url::{
+    clean_path, escaped_path, first, hex_escape_non_ascii, parse_query, segments, url_string,
+};
 
 /// A served catalog: its name in the URL and its stored bytes.
 #[derive(Debug)]
@@ -199,11 +201,16 @@ fn html_escape(s: &str) -> String {
 /// The answer to `req` from `catalog`.
 pub fn handle(catalog: &Catalog, req: &Request<'_>) -> Reply {
     let reply = Reply::new(200);
-    let clean = clean_path(req.path);
-    if clean != req.path {
+    // ServeMux.findHandler: the escaped path (`URL.EscapedPath`) cleaned; Go's server has
+    // already refused a malformed escape (`url.ParseRequestURI`).
+    let Some(escaped) = escaped_path(req.path) else {
+        return reply.error(400, &coded(400));
+    };
+    let clean = clean_path(&escaped);
+    if clean != escaped {
         return redirect(reply, req, &clean);
     }
-    let Some(segs) = segments(req.path) else {
+    let Some(segs) = segments(&escaped) else {
         return reply.error(400, &coded(400));
     };
     let route = match segs.as_slice() {
@@ -232,15 +239,16 @@ pub fn handle(catalog: &Catalog, req: &Request<'_>) -> Reply {
     metas(reply, catalog, req, name)
 }
 
-/// `http.Redirect` to the clean path, as the mux redirects.
+/// The mux's redirect to the clean path (`ServeMux.findHandler`: `RedirectHandler` of
+/// `url.URL{Path: path, RawQuery: r.URL.RawQuery}.String()`, where `path` is the cleaned
+/// *escaped* path, so `String` escapes it again: `%5C` becomes `%255C`, golang/go#79897),
+/// written by `http.Redirect` (its own clean-up, `path.Clean` before the query, leaves a
+/// clean path as it is; `Location` is `hexEscapeNonASCII` of the URL, the body's link the URL
+/// HTML-escaped).
 fn redirect(mut reply: Reply, req: &Request<'_>, clean: &str) -> Reply {
-    let mut url = clean.to_string();
-    if !req.query.is_empty() {
-        url.push('?');
-        url.push_str(req.query);
-    }
+    let url = url_string(clean, req.query);
     reply.status = 301;
-    reply.set("Location", url.clone());
+    reply.set("Location", hex_escape_non_ascii(&url));
     if req.method == "GET" || req.method == "HEAD" {
         reply.set("Content-Type", "text/html; charset=utf-8");
     }
@@ -526,6 +534,72 @@ mod tests {
             (206, Some("bytes 1-2/88"))
         );
         assert_eq!(sent(&c, r), b"\"n");
+    }
+
+    /// A path that is not clean is redirected as Go 1.22+'s `ServeMux` redirects it: the
+    /// escaped path cleaned, escaped again by `url.URL.String` (so `%` becomes `%25`), the
+    /// query kept as sent, non-ASCII bytes hex-escaped in `Location` (`hexEscapeNonASCII`),
+    /// the body's link HTML-escaped.
+    #[test]
+    fn redirects_locate_as_go_writes_them() {
+        let (_d, c) = catalog();
+        for (target, location) in [
+            ("/catalogs/c/x/../api/v1/all", "/catalogs/c/api/v1/all"),
+            (
+                "/catalogs//c/./api/v1/all?x=1&y=2",
+                "/catalogs/c/api/v1/all?x=1&y=2",
+            ),
+            // Never `/\\evil.com`, which a browser reads as `//evil.com`.
+            ("/./\\evil.com", "/%255Cevil.com"),
+            ("/a b/./c", "/a%2520b/c"),
+            ("/./a%20b", "/a%2520b"),
+            ("/%41/../b", "/b"),
+            (
+                "/x/./\"<>^`{|}",
+                "/x/%2522%253C%253E%255E%2560%257B%257C%257D",
+            ),
+            ("/é/./x", "/%25C3%25A9/x"),
+            ("/./a?q=é", "/a?q=%c3%a9"),
+            ("/a/./b/", "/a/b/"),
+            ("//", "/"),
+            ("/a/..", "/"),
+            ("/a/%2e%2e/../b", "/a/b"),
+        ] {
+            let r = ask(&c, "GET", target);
+            assert_eq!(
+                (r.status, r.header("Location")),
+                (301, Some(location)),
+                "{target}"
+            );
+        }
+        // The body links to the URL before hex-escaping, HTML-escaped.
+        let r = ask(&c, "GET", "/./a?q=é&x=\"'<>");
+        assert_eq!(r.header("Location"), Some("/a?q=%c3%a9&x=\"'<>"));
+        assert_eq!(
+            r.content,
+            Content::Text(
+                "<a href=\"/a?q=é&amp;x=&#34;&#39;&lt;&gt;\">Moved Permanently</a>.\n\n"
+                    .as_bytes()
+                    .to_vec()
+            )
+        );
+        assert_eq!(r.header("Content-Type"), Some("text/html; charset=utf-8"));
+        // HEAD: no body; other methods: no Content-Type either.
+        let r = ask(&c, "HEAD", "/./x");
+        assert_eq!(
+            (r.status, r.header("Location"), &r.content),
+            (301, Some("/x"), &Content::Empty)
+        );
+        let r = ask(&c, "POST", "/./x");
+        assert_eq!(
+            (r.header("Location"), r.header("Content-Type")),
+            (Some("/x"), None)
+        );
+        // A malformed escape: 400 before any redirect (Go's server refuses the request URI).
+        let r = ask(&c, "GET", "/./%zz");
+        assert_eq!(r.status, 400);
+        // A path Go escapes differently but that is clean: no redirect, routed as escaped.
+        assert_eq!(ask(&c, "GET", "/catalogs/c/api/v1/all\\").status, 404);
     }
 
     #[test]
