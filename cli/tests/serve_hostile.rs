@@ -1,6 +1,7 @@
 //! `olmctl catalog serve` against slow and greedy clients on 127.0.0.1 (issue 28, items 1–3):
 //! raw HTTP/2 frames for what a well-behaved client would never send, tonic (hyper's h2) for
-//! the load test. Every wait is bounded; memory and CPU are read from /proc.
+//! the load test; and `--http` (catalogd's API) against many-range requests that are never
+//! read (issue 39, item 2). Every wait is bounded; memory and CPU are read from /proc.
 
 mod common;
 
@@ -10,7 +11,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use common::procfs::{cpu_seconds, rss_kib};
-use common::served::Server;
+use common::served::{Server, spawn_http};
 use olmctl::serve::api;
 use olmctl::serve::api::registry_client::RegistryClient;
 use tonic_health::pb::health_client::HealthClient;
@@ -376,4 +377,163 @@ fn error_messages_echo_a_short_prefix_of_the_request() {
             .expect_err("no such package");
         assert_eq!(err.message(), "package \"no-such\" not found");
     });
+}
+
+/// Connections of the many-range test.
+const RANGE_CONNECTIONS: usize = 1_000;
+
+/// Ranges each asks: `-1` (the last byte) 20,000 times, a 60 KB header, under the 64 KiB
+/// request head.
+const RANGES: usize = 20_000;
+
+/// What one such connection may cost the server, at most: four times hyper's buffer
+/// (`MAX_BUFFER`, 64 KiB): the buffer its request head was read into, which the `Range`
+/// header the answer reads its ranges from keeps (it may have grown to twice `MAX_BUFFER`),
+/// the answer queued for a client that does not read (`MAX_BUFFER`), and as much for the
+/// rest (hyper's next read buffer, the response head, the task and its timers). Measured
+/// (debug build, `--no-grpc`, receive windows of 4 KiB): 1,000 connections took the server
+/// from 31.5 to 171 MB, 140 KiB each; before a multipart answer made its parts as they were
+/// sent, they held every part header, about 6.5 MB each.
+const RANGE_CONNECTION_BUDGET_KIB: u64 = 4 * (olmctl::serve::http::server::MAX_BUFFER as u64 >> 10);
+
+/// Raises this process's soft descriptor limit (inherited by the server it starts) to at least
+/// `need`, within the hard limit; returns it.
+fn raise_nofile(need: libc::rlim_t) -> libc::rlim_t {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write `lim`.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim), 0);
+        if lim.rlim_cur < need {
+            lim.rlim_cur = need.min(lim.rlim_max);
+            assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
+        }
+    }
+    lim.rlim_cur
+}
+
+/// A connection to 127.0.0.1:`port` whose receive buffer is 4 KiB from the start (set before
+/// connecting, so the window it advertises stays small), as a client that does not mean to
+/// read asks: the server's answer then waits in the server, not in this machine's socket
+/// buffers (megabytes a connection on loopback otherwise, which the server spends its time
+/// filling). The connect waits as the kernel retries it (about 2 min at most).
+fn connect_small_window(port: u16) -> std::io::Result<TcpStream> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: a new socket is created, configured and connected, then owned by the
+    // TcpStream (closed on every error path before that).
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let stream = TcpStream::from_raw_fd(fd);
+        let size: libc::c_int = 4096;
+        let addr = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: port.to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        if libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&size as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        ) != 0
+            || libc::connect(
+                fd,
+                (&addr as *const libc::sockaddr_in).cast(),
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(stream)
+    }
+}
+
+/// Issue 39, item 2: 1,000 connections each asking `/all` for 20,000 overlapping one-byte
+/// ranges (Go serves them: their lengths add up to less than the content) and reading nothing
+/// cost the server at most [`RANGE_CONNECTION_BUDGET_KIB`] each, since a multipart answer
+/// makes each part when it is sent; a normal client is answered meanwhile.
+#[test]
+fn many_range_requests_left_unread_stay_within_the_budget() {
+    // This process holds the client ends; the server (a child) inherits the limit, and its
+    // connection cap (`--max-connections` 1,024, at most half of `ulimit -n` after 64 kept)
+    // must admit every connection.
+    let nofile = raise_nofile(4_096);
+    assert!(
+        nofile >= 2 * (RANGE_CONNECTIONS as u64 + 1) + 64 + 64,
+        "ulimit -n {nofile}: the test needs 2,200 descriptors (raise the hard limit)"
+    );
+    let server = spawn_http(
+        &common::fixture_catalog(),
+        &["--catalog-name", "community", "--no-grpc"],
+    );
+    let port = server.http_port.expect("the HTTP port");
+    let all = "/catalogs/community/api/v1/all";
+    common::http::wait_ready(port, all);
+    let pid = server.child.id();
+    let idle = rss_kib(pid);
+    let head = format!(
+        "GET {all} HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: bytes={}\r\n\r\n",
+        vec!["-1"; RANGES].join(",")
+    );
+    let started = Instant::now();
+    let mut peak = idle;
+    let conns: Vec<TcpStream> = (0..RANGE_CONNECTIONS)
+        .map(|_| {
+            let mut s = connect_small_window(port).expect("connect");
+            s.write_all(head.as_bytes()).expect("send the request");
+            peak = peak.max(rss_kib(pid));
+            s
+        })
+        .collect();
+    // Every answer has begun (the server has made each): its status line is there to read.
+    for s in &conns {
+        s.set_read_timeout(Some(Duration::from_secs(120)))
+            .expect("timeout");
+        let mut status = [0u8; 12];
+        let mut got = 0;
+        while got < status.len() {
+            got = s.peek(&mut status).expect("an answer within 120 s");
+        }
+        assert_eq!(&status, b"HTTP/1.1 206");
+        peak = peak.max(rss_kib(pid));
+    }
+    let budget = RANGE_CONNECTIONS as u64 * RANGE_CONNECTION_BUDGET_KIB;
+    eprintln!(
+        "{RANGE_CONNECTIONS} connections of {RANGES} ranges ({} bytes a request), none read, all answering after {:?}: RSS {idle} KiB idle, peak {peak} KiB (+{} KiB, {} KiB a connection; budget +{budget} KiB)",
+        head.len(),
+        started.elapsed(),
+        peak - idle,
+        (peak - idle) / RANGE_CONNECTIONS as u64
+    );
+    assert!(
+        peak <= idle + budget,
+        "{RANGE_CONNECTIONS} stalled many-range answers: RSS {idle} -> {peak} KiB, over the budget of {budget} KiB"
+    );
+    // A normal client is answered, in full, while they wait.
+    let a = common::http::request(port, "GET", all, &[]).expect("a normal request");
+    assert_eq!(a.status, 200);
+    assert_eq!(
+        a.header("content-length"),
+        Some(a.body.len().to_string().as_str())
+    );
+    assert!(a.body.len() > 1_000_000, "{} bytes", a.body.len());
+    eprintln!("a normal client answered after {:?}", started.elapsed());
+    drop(conns);
+    std::thread::sleep(Duration::from_secs(1));
+    eprintln!("RSS {} KiB after they closed", rss_kib(pid));
+    assert_eq!(
+        common::http::request(port, "HEAD", all, &[])
+            .expect("a request after they closed")
+            .status,
+        200
+    );
 }

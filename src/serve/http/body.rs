@@ -1,8 +1,9 @@
 //! A reply's body streamed from `catalog.jsonl`: bytes and sections read from the file a chunk
-//! at a time (adjacent sections read as one), gzip-compressed on the way when asked.
-//! Memory per response is one chunk (and the compressor's state).
+//! at a time (adjacent sections read as one, short pieces joined into one chunk),
+//! gzip-compressed on the way when asked. The pieces are taken from their source one at a time
+//! as they are sent (a multipart answer makes each when it is its turn), so memory per
+//! response is one piece, one chunk and the compressor's state.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write as _;
 use std::pin::Pin;
@@ -29,90 +30,134 @@ pub enum Piece {
 }
 
 enum Queued {
-    Text(Bytes),
+    Text(Vec<u8>),
     File(Section),
 }
 
 /// The body of one reply.
 pub struct Payload {
     file: Arc<File>,
-    pieces: VecDeque<Queued>,
+    /// Where the pieces come from.
+    source: Box<dyn Iterator<Item = Piece> + Send>,
+    /// The piece being sent.
+    current: Option<Queued>,
+    /// The piece after it, taken from the source to see whether its section follows on.
+    ahead: Option<Piece>,
     gzip: Option<GzEncoder<Vec<u8>>>,
-    /// Bytes still to send when not compressed.
+    /// Bytes still to take from the pieces (before compression).
     remaining: u64,
 }
 
 impl Payload {
-    /// `pieces` in order (adjacent sections of `file` read as one); compressed with gzip when
-    /// `gzip`.
-    pub fn new(file: Arc<File>, pieces: Vec<Piece>, gzip: bool) -> Self {
-        let mut queued: VecDeque<Queued> = VecDeque::new();
-        let mut remaining = 0;
-        for p in pieces {
-            match p {
-                Piece::Text(t) if !t.is_empty() => {
-                    remaining += t.len() as u64;
-                    queued.push_back(Queued::Text(Bytes::from(t)));
-                }
-                Piece::File(s) if s.length > 0 => {
-                    remaining += s.length;
-                    match queued.back_mut() {
-                        Some(Queued::File(last)) if last.offset + last.length == s.offset => {
-                            last.length += s.length
-                        }
-                        _ => queued.push_back(Queued::File(s)),
-                    }
-                }
-                _ => {}
-            }
-        }
+    /// `pieces` in order (adjacent sections of `file` read as one), `len` bytes in all;
+    /// compressed with gzip when `gzip`.
+    pub fn new(
+        file: Arc<File>,
+        pieces: impl Iterator<Item = Piece> + Send + 'static,
+        len: u64,
+        gzip: bool,
+    ) -> Self {
         Payload {
             file,
-            pieces: queued,
+            source: Box::new(pieces),
+            current: None,
+            ahead: None,
             gzip: gzip.then(|| GzEncoder::new(Vec::new(), flate2::Compression::default())),
-            remaining,
+            remaining: len,
         }
     }
 
-    /// The next bytes to send before compression, `None` at the end.
-    fn next_plain(&mut self) -> Option<std::io::Result<Bytes>> {
-        let s = match self.pieces.front_mut()? {
-            Queued::Text(_) => {
-                let Some(Queued::Text(t)) = self.pieces.pop_front() else {
-                    return None;
-                };
-                return Some(Ok(t));
+    /// The next piece that is not empty, `None` at the end.
+    fn take(&mut self) -> Option<Piece> {
+        loop {
+            match self.ahead.take().or_else(|| self.source.next())? {
+                Piece::Text(t) if t.is_empty() => {}
+                Piece::File(s) if s.length == 0 => {}
+                p => return Some(p),
             }
-            Queued::File(s) => s,
-        };
-        let n = s.length.min(CHUNK);
-        let mut buf = vec![0; n as usize];
-        let got = match read_at(&self.file, s.offset, &mut buf) {
-            Ok(got) => got,
-            Err(e) => return Some(Err(e)),
-        };
-        if got as u64 != n {
-            return Some(Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "catalog.jsonl is shorter than its index",
-            )));
         }
-        s.offset += n;
-        s.length -= n;
-        if s.length == 0 {
-            self.pieces.pop_front();
+    }
+
+    /// Makes the next piece current (a section joined with the sections that follow on from
+    /// it); false at the end.
+    fn advance(&mut self) -> bool {
+        if self.current.is_some() {
+            return true;
         }
-        Some(Ok(Bytes::from(buf)))
+        self.current = match self.take() {
+            None => return false,
+            Some(Piece::Text(t)) => Some(Queued::Text(t)),
+            Some(Piece::File(mut s)) => {
+                loop {
+                    match self.take() {
+                        Some(Piece::File(n)) if s.offset + s.length == n.offset => {
+                            s.length += n.length
+                        }
+                        other => {
+                            self.ahead = other;
+                            break;
+                        }
+                    }
+                }
+                Some(Queued::File(s))
+            }
+        };
+        true
+    }
+
+    /// The next bytes to send before compression, `None` at the end: pieces joined up to
+    /// [`CHUNK`] bytes (a multipart answer's parts are short: one write for many), a text
+    /// longer than that alone.
+    fn next_plain(&mut self) -> Option<std::io::Result<Bytes>> {
+        let mut buf: Vec<u8> = Vec::new();
+        while (buf.len() as u64) < CHUNK && self.advance() {
+            match &mut self.current {
+                Some(Queued::Text(t)) => {
+                    if !buf.is_empty() && (buf.len() + t.len()) as u64 > CHUNK {
+                        break;
+                    }
+                    if buf.is_empty() && t.len() as u64 >= CHUNK {
+                        let t = std::mem::take(t);
+                        self.current = None;
+                        return Some(Ok(Bytes::from(t)));
+                    }
+                    buf.extend_from_slice(t);
+                    self.current = None;
+                }
+                Some(Queued::File(s)) => {
+                    let n = s.length.min(CHUNK - buf.len() as u64);
+                    let at = buf.len();
+                    buf.resize(at + n as usize, 0);
+                    match read_at(&self.file, s.offset, &mut buf[at..]) {
+                        Ok(got) if got as u64 == n => {}
+                        Ok(_) => {
+                            return Some(Err(std::io::Error::new(
+                                std::io::ErrorKind::UnexpectedEof,
+                                "catalog.jsonl is shorter than its index",
+                            )));
+                        }
+                        Err(e) => return Some(Err(e)),
+                    }
+                    s.offset += n;
+                    s.length -= n;
+                    if s.length == 0 {
+                        self.current = None;
+                    }
+                }
+                None => break,
+            }
+        }
+        (!buf.is_empty()).then(|| Ok(Bytes::from(buf)))
     }
 
     /// The next data to send, `None` at the end.
     fn next_data(&mut self) -> Option<std::io::Result<Bytes>> {
         loop {
             let plain = self.next_plain();
+            if let Some(Ok(b)) = &plain {
+                self.remaining = self.remaining.saturating_sub(b.len() as u64);
+            }
             let Some(gz) = self.gzip.as_mut() else {
-                if let Some(Ok(b)) = &plain {
-                    self.remaining -= b.len() as u64;
-                }
                 return plain;
             };
             match plain {
@@ -152,7 +197,7 @@ impl Body for Payload {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.pieces.is_empty() && self.gzip.is_none()
+        self.remaining == 0 && self.gzip.is_none()
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -209,10 +254,11 @@ mod tests {
             v.extend(secs.iter().map(|s| Piece::File(*s)));
             v
         };
-        let p = Payload::new(f.clone(), pieces(&secs), false);
-        assert_eq!(p.size_hint().exact(), Some(want.len() as u64));
+        let len = want.len() as u64;
+        let p = Payload::new(f.clone(), pieces(&secs).into_iter(), len, false);
+        assert_eq!(p.size_hint().exact(), Some(len));
         assert_eq!(collect(p), want);
-        let gz = collect(Payload::new(f, pieces(&secs), true));
+        let gz = collect(Payload::new(f, pieces(&secs).into_iter(), len, true));
         let mut got = Vec::new();
         flate2::read::GzDecoder::new(&gz[..])
             .read_to_end(&mut got)
@@ -221,13 +267,55 @@ mod tests {
     }
 
     #[test]
+    fn short_pieces_are_joined_into_chunks() {
+        let data: Vec<u8> = (0..=255u8).collect();
+        let f = file(&data);
+        // 20,000 parts of a 6-byte text and a byte of the file, then a text longer than a
+        // chunk, sent as it is.
+        let mut pieces = Vec::new();
+        let mut want = Vec::new();
+        for i in 0..20_000u64 {
+            pieces.push(Piece::Text(b"part: ".to_vec()));
+            pieces.push(Piece::File(Section {
+                offset: i % 256,
+                length: 1,
+            }));
+            want.extend_from_slice(b"part: ");
+            want.push((i % 256) as u8);
+        }
+        let long = vec![b'x'; CHUNK as usize + 1];
+        pieces.push(Piece::Text(long.clone()));
+        want.extend_from_slice(&long);
+        let mut p = Payload::new(f, pieces.into_iter(), want.len() as u64, false);
+        let mut frames = Vec::new();
+        while let Some(d) = p.next_data() {
+            frames.push(d.unwrap());
+        }
+        assert_eq!(frames.concat(), want);
+        let sizes: Vec<usize> = frames.iter().map(|f| f.len()).collect();
+        assert_eq!(
+            sizes.len(),
+            140_000usize.div_ceil(CHUNK as usize) + 1,
+            "{sizes:?}"
+        );
+        assert!(
+            sizes[..sizes.len() - 2]
+                .iter()
+                .all(|&n| n <= CHUNK as usize && n + 6 >= CHUNK as usize),
+            "{sizes:?}"
+        );
+        assert_eq!(sizes.last(), Some(&long.len()));
+    }
+
+    #[test]
     fn a_file_shorter_than_its_index_is_an_error() {
         let mut p = Payload::new(
             file(b"abc"),
-            vec![Piece::File(Section {
+            std::iter::once(Piece::File(Section {
                 offset: 1,
                 length: 5,
-            })],
+            })),
+            5,
             false,
         );
         assert!(p.next_data().unwrap().is_err());

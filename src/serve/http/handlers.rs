@@ -5,8 +5,8 @@
 //!
 //! - Routing is `http.ServeMux`'s for the patterns `/catalogs/{catalog}/api/v1/all` and
 //!   `/catalogs/{catalog}/api/v1/metas` (`CatalogHandlers.Handler`): a path that is not clean
-//!   is redirected (301) to its clean form, segments are unescaped, anything else is
-//!   `404 page not found`. The metas route is behind catalogd's Alpha gate `APIV1MetasHandler`
+//!   is redirected (301) to its clean form (written as Go 1.22+ writes it, see [`redirect`]),
+//!   segments are unescaped, anything else is `404 page not found`. The metas route is behind catalogd's Alpha gate `APIV1MetasHandler`
 //!   (off in its standard install); olmctl always serves it. `graphql` (gate
 //!   `GraphQLCatalogQueries`) is not served: 404, as when the gate is off.
 //! - Methods other than GET and HEAD: 405 (`methodRestrictedHandler`).
@@ -14,9 +14,12 @@
 
 use super::body::Piece;
 use super::index::Section;
-use super::precond::{Conditions, Outcome, check, parse_range};
+use super::multipart::Multipart;
+use super::precond::{Conditions, Outcome, RangeError, check, scan_range};
 use super::store::Stored;
-use super::url::{clean_path, first, parse_query, segments};
+use super::url::{
+    clean_path, escaped_path, first, hex_escape_non_ascii, parse_query, segments, url_string,
+};
 
 /// A served catalog: its name in the URL and its stored bytes.
 #[derive(Debug)]
@@ -57,8 +60,8 @@ pub enum Content {
     Empty,
     /// Bytes to send as they are.
     Text(Vec<u8>),
-    /// Bytes and sections of `catalog.jsonl`, in order (a multipart answer).
-    Parts(Vec<Piece>),
+    /// A multipart answer, its parts made as they are sent.
+    Multipart(Multipart),
     /// `prefix`, then these sections of `catalog.jsonl` in order.
     Sections {
         /// Sent first (catalogd's 500 quirk writes its error, then the answer).
@@ -74,28 +77,22 @@ impl Content {
         match self {
             Content::Empty => 0,
             Content::Text(t) => t.len() as u64,
-            Content::Parts(parts) => parts
-                .iter()
-                .map(|p| match p {
-                    Piece::Text(t) => t.len() as u64,
-                    Piece::File(s) => s.length,
-                })
-                .sum(),
+            Content::Multipart(m) => m.len(),
             Content::Sections { prefix, sections } => {
                 prefix.len() as u64 + sections.iter().map(|s| s.length).sum::<u64>()
             }
         }
     }
 
-    /// The body as pieces to send.
-    pub fn pieces(self) -> Vec<Piece> {
+    /// The body as pieces to send, taken one at a time.
+    pub fn pieces(self) -> Box<dyn Iterator<Item = Piece> + Send> {
         match self {
-            Content::Empty => Vec::new(),
-            Content::Text(t) => vec![Piece::Text(t)],
-            Content::Parts(p) => p,
-            Content::Sections { prefix, sections } => std::iter::once(Piece::Text(prefix))
-                .chain(sections.into_iter().map(Piece::File))
-                .collect(),
+            Content::Empty => Box::new(std::iter::empty()),
+            Content::Text(t) => Box::new(std::iter::once(Piece::Text(t))),
+            Content::Multipart(m) => Box::new(m.parts()),
+            Content::Sections { prefix, sections } => Box::new(
+                std::iter::once(Piece::Text(prefix)).chain(sections.into_iter().map(Piece::File)),
+            ),
         }
     }
 
@@ -204,11 +201,16 @@ fn html_escape(s: &str) -> String {
 /// The answer to `req` from `catalog`.
 pub fn handle(catalog: &Catalog, req: &Request<'_>) -> Reply {
     let reply = Reply::new(200);
-    let clean = clean_path(req.path);
-    if clean != req.path {
+    // ServeMux.findHandler: the escaped path (`URL.EscapedPath`) cleaned; Go's server has
+    // already refused a malformed escape (`url.ParseRequestURI`).
+    let Some(escaped) = escaped_path(req.path) else {
+        return reply.error(400, &coded(400));
+    };
+    let clean = clean_path(&escaped);
+    if clean != escaped {
         return redirect(reply, req, &clean);
     }
-    let Some(segs) = segments(req.path) else {
+    let Some(segs) = segments(&escaped) else {
         return reply.error(400, &coded(400));
     };
     let route = match segs.as_slice() {
@@ -237,15 +239,16 @@ pub fn handle(catalog: &Catalog, req: &Request<'_>) -> Reply {
     metas(reply, catalog, req, name)
 }
 
-/// `http.Redirect` to the clean path, as the mux redirects.
+/// The mux's redirect to the clean path (`ServeMux.findHandler`: `RedirectHandler` of
+/// `url.URL{Path: path, RawQuery: r.URL.RawQuery}.String()`, where `path` is the cleaned
+/// *escaped* path, so `String` escapes it again: `%5C` becomes `%255C`, golang/go#79897),
+/// written by `http.Redirect` (its own clean-up, `path.Clean` before the query, leaves a
+/// clean path as it is; `Location` is `hexEscapeNonASCII` of the URL, the body's link the URL
+/// HTML-escaped).
 fn redirect(mut reply: Reply, req: &Request<'_>, clean: &str) -> Reply {
-    let mut url = clean.to_string();
-    if !req.query.is_empty() {
-        url.push('?');
-        url.push_str(req.query);
-    }
+    let url = url_string(clean, req.query);
     reply.status = 301;
-    reply.set("Location", url.clone());
+    reply.set("Location", hex_escape_non_ascii(&url));
     if req.method == "GET" || req.method == "HEAD" {
         reply.set("Content-Type", "text/html; charset=utf-8");
     }
@@ -276,12 +279,12 @@ fn serve_content(mut reply: Reply, catalog: &Catalog, req: &Request<'_>) -> Repl
         Outcome::Serve { range, .. } => range,
     };
     let size = catalog.stored.len;
-    let mut ranges = match range.map(|r| parse_range(&r, size)) {
-        None => Vec::new(),
-        Some(Ok(r)) => r,
-        Some(Err(super::precond::RangeError::NoOverlap)) if size == 0 => Vec::new(),
+    let mut scan = match range.as_ref().map(|r| scan_range(r, size)) {
+        None => Default::default(),
+        Some(Ok(s)) => s,
+        Some(Err(RangeError::NoOverlap)) if size == 0 => Default::default(),
         Some(Err(e)) => {
-            if e == super::precond::RangeError::NoOverlap {
+            if e == RangeError::NoOverlap {
                 reply.set("Content-Range", format!("bytes */{size}"));
             }
             // serveError: headers that described the content go.
@@ -291,49 +294,31 @@ fn serve_content(mut reply: Reply, catalog: &Catalog, req: &Request<'_>) -> Repl
             return reply.error(416, e.message());
         }
     };
-    if ranges.iter().map(|r| r.length).sum::<u64>() > size {
-        ranges.clear();
+    // sumRangesSize > size: "probably an attack, or a dumb client": the Range header is
+    // ignored. (Go refuses neither overlapping nor many ranges otherwise.)
+    if scan.total > size {
+        scan = Default::default();
     }
     let (mut start, mut length) = (0, size);
     let mut parts = None;
-    match ranges.as_slice() {
-        [] => {}
-        [r] => {
+    match (scan.count, scan.first, range) {
+        (1, Some(r), _) => {
             (start, length) = (r.start, r.length);
             reply.status = 206;
             reply.set("Content-Range", r.content_range(size));
         }
-        several => {
-            // multipart/byteranges as mime/multipart writes it (CreatePart, Close), each part
-            // with its Content-Range and the Content-Type. Go's boundary is 30 random bytes in
-            // hex; this one is 30 bytes of the SHA-256 of the request's ranges and the file's
-            // time and size, so an answer is reproducible.
-            let boundary = boundary(req.conditions.range.as_deref().unwrap_or(""), modtime, size);
-            let mut pieces = Vec::new();
-            for (i, r) in several.iter().enumerate() {
-                let sep = if i == 0 { "" } else { "\r\n" };
-                pieces.push(Piece::Text(
-                    format!(
-                        "{sep}--{boundary}\r\nContent-Range: {}\r\nContent-Type: application/jsonl\r\n\r\n",
-                        r.content_range(size)
-                    )
-                    .into_bytes(),
-                ));
-                pieces.push(Piece::File(Section {
-                    offset: r.start,
-                    length: r.length,
-                }));
-            }
-            pieces.push(Piece::Text(format!("\r\n--{boundary}--\r\n").into_bytes()));
+        (2.., _, Some(header)) => {
+            // multipart/byteranges, each part with its Content-Range and the Content-Type.
+            let m = Multipart::new(header, size, modtime);
             reply.status = 206;
             reply.set(
                 "Content-Type",
-                format!("multipart/byteranges; boundary={boundary}"),
+                format!("multipart/byteranges; boundary={}", m.boundary()),
             );
-            let content = Content::Parts(pieces);
-            length = content.len();
-            parts = Some(content);
+            length = m.len();
+            parts = Some(Content::Multipart(m));
         }
+        _ => {}
     }
     reply.set("Accept-Ranges", "bytes");
     reply.set("Content-Length", length.to_string());
@@ -345,16 +330,6 @@ fn serve_content(mut reply: Reply, catalog: &Catalog, req: &Request<'_>) -> Repl
         }],
     });
     reply
-}
-
-/// A multipart boundary: 60 hex digits, from the ranges asked and the file's time and size.
-fn boundary(ranges: &str, modtime: i64, size: u64) -> String {
-    let digest = crate::oci::digest::sha256(format!("{ranges}\n{modtime}\n{size}").as_bytes());
-    digest
-        .trim_start_matches("sha256:")
-        .chars()
-        .take(60)
-        .collect()
 }
 
 /// `writeNotModified`: 304 without the headers that describe content.
@@ -432,7 +407,9 @@ mod tests {
 {"schema":"olm.bundle","package":"p","name":"p.v1"}"#,
         )
         .unwrap();
-        let stored = super::super::store::store(&f, dir.path()).unwrap();
+        let mut stored = super::super::store::store(&f, dir.path()).unwrap();
+        // A fixed time, so that multipart boundaries (made from it) are too.
+        stored.modtime = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_136_214_245);
         (
             dir,
             Catalog {
@@ -443,6 +420,10 @@ mod tests {
     }
 
     fn ask(c: &Catalog, method: &str, target: &str) -> Reply {
+        ask_range(c, method, target, None)
+    }
+
+    fn ask_range(c: &Catalog, method: &str, target: &str, range: Option<&'static str>) -> Reply {
         let (path, query) = target.split_once('?').unwrap_or((target, ""));
         handle(
             c,
@@ -452,10 +433,173 @@ mod tests {
                 query,
                 conditions: Conditions {
                     get_or_head: method == "GET" || method == "HEAD",
+                    range: range.map(Into::into),
                     ..Conditions::default()
                 },
             },
         )
+    }
+
+    /// The bytes the server sends for `reply`'s body (uncompressed).
+    fn sent(c: &Catalog, reply: Reply) -> Vec<u8> {
+        use http_body::Body as _;
+        use std::task::{Context, Poll, Waker};
+        let len = reply.content.len();
+        let body = super::super::body::Payload::new(
+            c.stored.file.clone(),
+            reply.content.pieces(),
+            len,
+            false,
+        );
+        let mut body = std::pin::pin!(body);
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut out = Vec::new();
+        while let Poll::Ready(Some(frame)) = body.as_mut().poll_frame(&mut cx) {
+            out.extend_from_slice(&frame.unwrap().into_data().unwrap());
+        }
+        out
+    }
+
+    /// Several ranges: `multipart/byteranges` as Go's `mime/multipart` writes it, byte for
+    /// byte, with `Content-Length` its exact length. (The bytes are those the answer had when
+    /// every part was made before sending; streaming them changed none.)
+    #[test]
+    fn multipart_answers_byte_for_byte() {
+        let (_d, c) = catalog();
+        let cases: [(&str, &str, &str); 4] = [
+            (
+                "bytes=0-4,-3,10-12",
+                "4a12dbe69e34e68a39d454ea0437531df61b2735b58f83eef15a8e761ba7",
+                "--B\r\nContent-Range: bytes 0-4/88\r\nContent-Type: application/jsonl\r\n\r\n{\"nam\
+                 \r\n--B\r\nContent-Range: bytes 85-87/88\r\nContent-Type: application/jsonl\r\n\r\n\"}\n\
+                 \r\n--B\r\nContent-Range: bytes 10-12/88\r\nContent-Type: application/jsonl\r\n\r\n\",\"\
+                 \r\n--B--\r\n",
+            ),
+            (
+                "bytes=-1,-1",
+                "f88055c1628042031b43eb6652f31eccff6d8d53fc6df901f1e996fb9b76",
+                "--B\r\nContent-Range: bytes 87-87/88\r\nContent-Type: application/jsonl\r\n\r\n\n\
+                 \r\n--B\r\nContent-Range: bytes 87-87/88\r\nContent-Type: application/jsonl\r\n\r\n\n\
+                 \r\n--B--\r\n",
+            ),
+            // Empty elements and one past the end are passed over, as parseRange does.
+            (
+                "bytes= 5-, 100-, 0-0",
+                "2cb30803c4dbb87e6936a442ba2d014dd4209cdb8180b55267caf11ca2c0",
+                "--B\r\nContent-Range: bytes 5-87/88\r\nContent-Type: application/jsonl\r\n\r\n\
+                 e\":\"p\",\"schema\":\"olm.package\"}\n{\"name\":\"p.v1\",\"package\":\"p\",\"schema\":\"olm.bundle\"}\n\
+                 \r\n--B\r\nContent-Range: bytes 0-0/88\r\nContent-Type: application/jsonl\r\n\r\n{\
+                 \r\n--B--\r\n",
+            ),
+            // An empty suffix range: a part with no bytes (Content-Range as Go prints it).
+            (
+                "bytes=-0,0-0",
+                "c6bcc618df1a1925ae9a9fc1979317def014b0ef2e283edbf254c6a95ab9",
+                "--B\r\nContent-Range: bytes 88-87/88\r\nContent-Type: application/jsonl\r\n\r\n\
+                 \r\n--B\r\nContent-Range: bytes 0-0/88\r\nContent-Type: application/jsonl\r\n\r\n{\
+                 \r\n--B--\r\n",
+            ),
+        ];
+        for (range, boundary, body) in cases {
+            let r = ask_range(&c, "GET", "/catalogs/c/api/v1/all", Some(range));
+            let want = body.replace('B', boundary);
+            assert_eq!(r.status, 206, "{range}");
+            assert_eq!(
+                r.header("Content-Type"),
+                Some(format!("multipart/byteranges; boundary={boundary}").as_str()),
+                "{range}"
+            );
+            assert_eq!(r.header("Content-Range"), None, "{range}");
+            assert_eq!(
+                r.header("Content-Length"),
+                Some(want.len().to_string().as_str()),
+                "{range}"
+            );
+            assert_eq!(r.content.len(), want.len() as u64, "{range}");
+            assert_eq!(String::from_utf8(sent(&c, r)).unwrap(), want, "{range}");
+        }
+        // The ranges add up to more than the content: the whole content (sumRangesSize).
+        let r = ask_range(
+            &c,
+            "GET",
+            "/catalogs/c/api/v1/all",
+            Some("bytes=0-50,40-87"),
+        );
+        assert_eq!((r.status, r.header("Content-Length")), (200, Some("88")));
+        assert_eq!(sent(&c, r).len(), 88);
+        // One range: 206 with Content-Range, no multipart.
+        let r = ask_range(&c, "GET", "/catalogs/c/api/v1/all", Some("bytes=1-2"));
+        assert_eq!(
+            (r.status, r.header("Content-Range")),
+            (206, Some("bytes 1-2/88"))
+        );
+        assert_eq!(sent(&c, r), b"\"n");
+    }
+
+    /// A path that is not clean is redirected as Go 1.22+'s `ServeMux` redirects it: the
+    /// escaped path cleaned, escaped again by `url.URL.String` (so `%` becomes `%25`), the
+    /// query kept as sent, non-ASCII bytes hex-escaped in `Location` (`hexEscapeNonASCII`),
+    /// the body's link HTML-escaped.
+    #[test]
+    fn redirects_locate_as_go_writes_them() {
+        let (_d, c) = catalog();
+        for (target, location) in [
+            ("/catalogs/c/x/../api/v1/all", "/catalogs/c/api/v1/all"),
+            (
+                "/catalogs//c/./api/v1/all?x=1&y=2",
+                "/catalogs/c/api/v1/all?x=1&y=2",
+            ),
+            // Never `/\\evil.com`, which a browser reads as `//evil.com`.
+            ("/./\\evil.com", "/%255Cevil.com"),
+            ("/a b/./c", "/a%2520b/c"),
+            ("/./a%20b", "/a%2520b"),
+            ("/%41/../b", "/b"),
+            (
+                "/x/./\"<>^`{|}",
+                "/x/%2522%253C%253E%255E%2560%257B%257C%257D",
+            ),
+            ("/é/./x", "/%25C3%25A9/x"),
+            ("/./a?q=é", "/a?q=%c3%a9"),
+            ("/a/./b/", "/a/b/"),
+            ("//", "/"),
+            ("/a/..", "/"),
+            ("/a/%2e%2e/../b", "/a/b"),
+        ] {
+            let r = ask(&c, "GET", target);
+            assert_eq!(
+                (r.status, r.header("Location")),
+                (301, Some(location)),
+                "{target}"
+            );
+        }
+        // The body links to the URL before hex-escaping, HTML-escaped.
+        let r = ask(&c, "GET", "/./a?q=é&x=\"'<>");
+        assert_eq!(r.header("Location"), Some("/a?q=%c3%a9&x=\"'<>"));
+        assert_eq!(
+            r.content,
+            Content::Text(
+                "<a href=\"/a?q=é&amp;x=&#34;&#39;&lt;&gt;\">Moved Permanently</a>.\n\n"
+                    .as_bytes()
+                    .to_vec()
+            )
+        );
+        assert_eq!(r.header("Content-Type"), Some("text/html; charset=utf-8"));
+        // HEAD: no body; other methods: no Content-Type either.
+        let r = ask(&c, "HEAD", "/./x");
+        assert_eq!(
+            (r.status, r.header("Location"), &r.content),
+            (301, Some("/x"), &Content::Empty)
+        );
+        let r = ask(&c, "POST", "/./x");
+        assert_eq!(
+            (r.header("Location"), r.header("Content-Type")),
+            (Some("/x"), None)
+        );
+        // A malformed escape: 400 before any redirect (Go's server refuses the request URI).
+        let r = ask(&c, "GET", "/./%zz");
+        assert_eq!(r.status, 400);
+        // A path Go escapes differently but that is clean: no redirect, routed as escaped.
+        assert_eq!(ask(&c, "GET", "/catalogs/c/api/v1/all\\").status, 404);
     }
 
     #[test]

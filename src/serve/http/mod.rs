@@ -9,6 +9,7 @@
 //! - [`date`], [`url`], [`precond`]: Go's HTTP dates, query and path rules, and conditional
 //!   and range requests;
 //! - [`handlers`]: the routes and answers as values;
+//! - [`multipart`]: a multipart answer, its parts made as they are sent;
 //! - [`body`]: the answer streamed from the file, gzip on the way;
 //! - [`server`]: hyper, gzhttp's rules, the bounds and the graceful stop.
 
@@ -17,6 +18,7 @@ pub mod date;
 pub mod handlers;
 pub mod index;
 pub mod meta;
+pub mod multipart;
 pub mod precond;
 pub mod server;
 pub mod store;

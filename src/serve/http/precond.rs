@@ -25,8 +25,9 @@ pub struct Conditions {
     pub if_none_match: Option<String>,
     /// `If-Modified-Since`.
     pub if_modified_since: Option<String>,
-    /// `Range`.
-    pub range: Option<String>,
+    /// `Range`, its bytes as sent (a multipart answer reads its ranges from them while it is
+    /// sent).
+    pub range: Option<bytes::Bytes>,
     /// `If-Range`.
     pub if_range: Option<String>,
 }
@@ -42,7 +43,7 @@ pub enum Outcome {
     /// catalogd's checks met a malformed `If-Modified-Since` (they wrote a 500 first).
     Serve {
         /// The range to serve.
-        range: Option<String>,
+        range: Option<bytes::Bytes>,
         /// catalogd's 500 quirk.
         malformed_since: bool,
     },
@@ -149,10 +150,10 @@ pub fn check(c: &Conditions, modtime: i64, serve_content: bool) -> Outcome {
     }
     let mut range = None;
     if serve_content
-        && let Some(r) = c.range.as_deref().filter(|r| !r.is_empty())
+        && let Some(r) = c.range.as_ref().filter(|r| !r.is_empty())
         && if_range(c, modtime)
     {
-        range = Some(r.to_string());
+        range = Some(r.clone());
     }
     Outcome::Serve {
         range,
@@ -187,10 +188,23 @@ pub struct ByteRange {
 impl ByteRange {
     /// `Content-Range` of this range of `size` bytes (`httpRange.contentRange`).
     pub fn content_range(&self, size: u64) -> String {
-        format!(
+        let mut s = String::new();
+        // Writing to a String does not fail.
+        let _ = self.write_content_range(&mut s, size);
+        s
+    }
+
+    /// [`Self::content_range`], written to `out`.
+    pub fn write_content_range(
+        &self,
+        out: &mut impl std::fmt::Write,
+        size: u64,
+    ) -> std::fmt::Result {
+        write!(
+            out,
             "bytes {}-{}/{}",
             self.start,
-            (self.start + self.length) as i128 - 1,
+            i128::from(self.start) + i128::from(self.length) - 1,
             size
         )
     }
@@ -215,72 +229,152 @@ impl RangeError {
     }
 }
 
-/// `strconv.ParseInt(s, 10, 64)`.
-fn parse_int(s: &str) -> Option<i64> {
-    let (neg, digits) = match s.as_bytes().first() {
-        Some(b'+') => (false, &s[1..]),
-        Some(b'-') => (true, &s[1..]),
-        _ => (false, s),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+/// `textproto.TrimString` of bytes: ASCII space, tab, CR and LF off both ends.
+fn trim_bytes(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t' | b'\r' | b'\n', rest @ ..] = s {
+        s = rest;
     }
-    let v: i128 = digits.parse().ok()?;
-    let v = if neg { -v } else { v };
-    i64::try_from(v).ok()
+    while let [rest @ .., b' ' | b'\t' | b'\r' | b'\n'] = s {
+        s = rest;
+    }
+    s
 }
 
-/// `parseRange`: the ranges of a `Range` header over `size` bytes.
-pub fn parse_range(s: &str, size: u64) -> Result<Vec<ByteRange>, RangeError> {
-    let size = size as i64;
-    let spec = s.strip_prefix("bytes=").ok_or(RangeError::Invalid)?;
-    let mut ranges = Vec::new();
-    let mut no_overlap = false;
-    for ra in spec.split(',') {
-        let ra = trim(ra);
-        if ra.is_empty() {
-            continue;
+/// `strconv.ParseInt(s, 10, 64)`.
+fn parse_int(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s {
+        [b'+', rest @ ..] => (false, rest),
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut v: i128 = 0;
+    for d in digits {
+        v = v * 10 + i128::from(d - b'0');
+        if v > i128::from(i64::MAX) + 1 {
+            return None;
         }
-        let (start, end) = ra.split_once('-').ok_or(RangeError::Invalid)?;
-        let (start, end) = (trim(start), trim(end));
-        let (first, length);
-        if start.is_empty() {
-            if end.is_empty() || end.starts_with('-') {
-                return Err(RangeError::Invalid);
-            }
-            let i = parse_int(end)
-                .filter(|i| *i >= 0)
-                .ok_or(RangeError::Invalid)?;
-            let i = i.min(size);
-            first = size - i;
+    }
+    i64::try_from(if neg { -v } else { v }).ok()
+}
+
+/// One comma-separated element of a `Range` header, as `parseRange` reads it.
+enum Element {
+    /// Empty: passed over.
+    Empty,
+    /// Starting at or after the end: passed over, but `failed to overlap` if all are.
+    Past,
+    /// A range.
+    Range(ByteRange),
+}
+
+/// `parseRange`'s loop body for one element `ra` over `size` bytes.
+fn element(ra: &[u8], size: i64) -> Result<Element, RangeError> {
+    let ra = trim_bytes(ra);
+    if ra.is_empty() {
+        return Ok(Element::Empty);
+    }
+    let dash = ra
+        .iter()
+        .position(|&c| c == b'-')
+        .ok_or(RangeError::Invalid)?;
+    let (start, end) = (trim_bytes(&ra[..dash]), trim_bytes(&ra[dash + 1..]));
+    let (first, length);
+    if start.is_empty() {
+        if end.is_empty() || end[0] == b'-' {
+            return Err(RangeError::Invalid);
+        }
+        let i = parse_int(end)
+            .filter(|i| *i >= 0)
+            .ok_or(RangeError::Invalid)?;
+        let i = i.min(size);
+        first = size - i;
+        length = size - first;
+    } else {
+        let i = parse_int(start)
+            .filter(|i| *i >= 0)
+            .ok_or(RangeError::Invalid)?;
+        if i >= size {
+            return Ok(Element::Past);
+        }
+        first = i;
+        if end.is_empty() {
             length = size - first;
         } else {
-            let i = parse_int(start)
-                .filter(|i| *i >= 0)
+            let e = parse_int(end)
+                .filter(|e| first <= *e)
                 .ok_or(RangeError::Invalid)?;
-            if i >= size {
-                no_overlap = true;
-                continue;
-            }
-            first = i;
-            if end.is_empty() {
-                length = size - first;
-            } else {
-                let e = parse_int(end)
-                    .filter(|e| first <= *e)
-                    .ok_or(RangeError::Invalid)?;
-                length = e.min(size - 1) - first + 1;
+            length = e.min(size - 1) - first + 1;
+        }
+    }
+    Ok(Element::Range(ByteRange {
+        start: first as u64,
+        length: length as u64,
+    }))
+}
+
+/// Where the elements of a `Range` header start: after `bytes=`.
+pub const RANGES_START: usize = b"bytes=".len();
+
+/// The element of `header` at byte `*at` (an element ends at a comma), `*at` moved past it;
+/// `None` after the last (`strings.Split`: `bytes=` alone is one empty element).
+fn next_element(header: &[u8], at: &mut usize, size: u64) -> Option<Result<Element, RangeError>> {
+    let rest = header.get(*at..)?;
+    let len = rest.iter().position(|&c| c == b',').unwrap_or(rest.len());
+    *at += len + 1;
+    Some(element(&rest[..len], size as i64))
+}
+
+/// What `parseRange` finds in a `Range` header, without keeping the ranges: how many, the
+/// sum of their lengths (`sumRangesSize`) and the first. The ranges themselves are read again
+/// from the header, one at a time, when they are sent ([`next_range`]): a header of 20,000
+/// ranges costs its own bytes, not 20,000 values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Scan {
+    /// Ranges (elements passed over not counted).
+    pub count: u64,
+    /// Their lengths added (saturating; Go's `int64` sum would wrap only past 8 EiB).
+    pub total: u64,
+    /// The first range.
+    pub first: Option<ByteRange>,
+}
+
+/// `parseRange`: checks the `Range` header `header` over `size` bytes.
+pub fn scan_range(header: &[u8], size: u64) -> Result<Scan, RangeError> {
+    if !header.starts_with(b"bytes=") {
+        return Err(RangeError::Invalid);
+    }
+    let (mut scan, mut no_overlap, mut at) = (Scan::default(), false, RANGES_START);
+    while let Some(e) = next_element(header, &mut at, size) {
+        match e? {
+            Element::Empty => {}
+            Element::Past => no_overlap = true,
+            Element::Range(r) => {
+                scan.count += 1;
+                scan.total = scan.total.saturating_add(r.length);
+                scan.first.get_or_insert(r);
             }
         }
-        ranges.push(ByteRange {
-            start: first as u64,
-            length: length as u64,
-        });
     }
-    if no_overlap && ranges.is_empty() {
+    if no_overlap && scan.count == 0 {
         return Err(RangeError::NoOverlap);
     }
-    Ok(ranges)
+    Ok(scan)
+}
+
+/// The next range of a header [`scan_range`] accepted, from byte `*at` (start at
+/// [`RANGES_START`]), `*at` moved past it; `None` after the last.
+pub fn next_range(header: &[u8], at: &mut usize, size: u64) -> Option<ByteRange> {
+    while let Some(e) = next_element(header, at, size) {
+        match e {
+            Ok(Element::Range(r)) => return Some(r),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -298,7 +392,7 @@ mod tests {
 
     fn serve(range: Option<&str>, malformed: bool) -> Outcome {
         Outcome::Serve {
-            range: range.map(str::to_string),
+            range: range.map(|r| bytes::Bytes::copy_from_slice(r.as_bytes())),
             malformed_since: malformed,
         }
     }
@@ -363,6 +457,23 @@ mod tests {
         assert_eq!(check(&r, T, true), serve(None, false));
     }
 
+    /// `parseRange`'s list: the ranges [`next_range`] reads from a header [`scan_range`]
+    /// accepted, checked against the scan's count, total and first.
+    fn parse_range(s: &str, size: u64) -> Result<Vec<ByteRange>, RangeError> {
+        let scan = scan_range(s.as_bytes(), size)?;
+        let mut at = RANGES_START;
+        let ranges: Vec<ByteRange> =
+            std::iter::from_fn(|| next_range(s.as_bytes(), &mut at, size)).collect();
+        assert_eq!(scan.count, ranges.len() as u64, "{s}");
+        assert_eq!(
+            scan.total,
+            ranges.iter().map(|r| r.length).sum::<u64>(),
+            "{s}"
+        );
+        assert_eq!(scan.first, ranges.first().copied(), "{s}");
+        Ok(ranges)
+    }
+
     #[test]
     fn ranges_as_go_parses_them() {
         let br = |start, length| ByteRange { start, length };
@@ -378,6 +489,13 @@ mod tests {
         assert_eq!(parse_range("bytes=+5-6", 100), Ok(vec![br(5, 2)]));
         assert_eq!(parse_range("bytes=100-", 100), Err(RangeError::NoOverlap));
         assert_eq!(parse_range("bytes=100-,0-0", 100), Ok(vec![br(0, 1)]));
+        assert_eq!(parse_range("bytes=0-0,", 100), Ok(vec![br(0, 1)]));
+        assert_eq!(parse_range("bytes=", 100), Ok(vec![]));
+        assert_eq!(parse_range("bytes=\t-0 ", 100), Ok(vec![br(100, 0)]));
+        assert_eq!(
+            parse_range("bytes=-1,-1,-1", 100),
+            Ok(vec![br(99, 1), br(99, 1), br(99, 1)])
+        );
         for bad in [
             "0-9",
             "bytes=9-0",
@@ -385,9 +503,13 @@ mod tests {
             "bytes=x-1",
             "bytes=--1",
             "bytes=1",
+            "bytes=0-1,x",
+            "bytes=9223372036854775808-",
+            "bytes=0-1,\u{e9}-2",
         ] {
             assert_eq!(parse_range(bad, 100), Err(RangeError::Invalid), "{bad}");
         }
         assert_eq!(br(90, 10).content_range(100), "bytes 90-99/100");
+        assert_eq!(br(0, 0).content_range(0), "bytes 0--1/0");
     }
 }

@@ -115,7 +115,10 @@ pub fn respond(catalog: &Catalog, req: &Request<Incoming>) -> Response<Payload> 
         if_unmodified_since: header(h, "if-unmodified-since"),
         if_none_match: header(h, "if-none-match"),
         if_modified_since: header(h, "if-modified-since"),
-        range: header(h, "range"),
+        // The bytes as hyper read them, shared, not copied: a multipart answer reads its
+        // ranges from them while it is sent. (A copy costs as much: hyper then reuses its
+        // read buffer, which it otherwise replaces; 140 and 143 KiB a connection measured.)
+        range: h.get("range").map(|v| bytes::Bytes::from_owner(v.clone())),
         if_range: header(h, "if-range"),
     };
     let path = req.uri().path();
@@ -138,9 +141,9 @@ pub fn respond(catalog: &Catalog, req: &Request<Incoming>) -> Response<Payload> 
     }
     let head = method == "HEAD";
     let body_len = reply.content.len();
-    let pieces = match std::mem::replace(&mut reply.content, Content::Empty) {
-        _ if head => Vec::new(),
-        c => c.pieces(),
+    let content = match std::mem::replace(&mut reply.content, Content::Empty) {
+        _ if head => Content::Empty,
+        c => c,
     };
     let mut b = Response::builder()
         .status(reply.status)
@@ -152,11 +155,15 @@ pub fn respond(catalog: &Catalog, req: &Request<Incoming>) -> Response<Payload> 
     if head && reply.header("Content-Length").is_none() && body_len > 0 {
         b = b.header("Content-Length", body_len.to_string());
     }
-    let payload = Payload::new(catalog.stored.file.clone(), pieces, gzip);
+    let len = content.len();
+    let payload = Payload::new(catalog.stored.file.clone(), content.pieces(), len, gzip);
     b.body(payload).unwrap_or_else(|_| {
+        let text = b"500 Internal Server Error\n".to_vec();
+        let len = text.len() as u64;
         let mut r = Response::new(Payload::new(
             catalog.stored.file.clone(),
-            vec![Piece::Text(b"500 Internal Server Error\n".to_vec())],
+            std::iter::once(Piece::Text(text)),
+            len,
             false,
         ));
         *r.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;

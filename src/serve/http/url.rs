@@ -85,6 +85,110 @@ pub fn clean_path(p: &str) -> String {
     np
 }
 
+/// `url.shouldEscape(c, encodePath)`: all but letters, digits, `-_.~` and `$&+,/:;=@`.
+fn should_escape(c: u8) -> bool {
+    !(c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            b'-' | b'_'
+                | b'.'
+                | b'~'
+                | b'$'
+                | b'&'
+                | b'+'
+                | b','
+                | b'/'
+                | b':'
+                | b';'
+                | b'='
+                | b'@'
+        ))
+}
+
+/// `url.escape(s, encodePath)`: `%XX` (upper-case hex) for each byte that should be escaped.
+fn escape(s: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut out = String::with_capacity(s.len());
+    for &c in s {
+        if should_escape(c) {
+            out.push('%');
+            out.push(HEX[usize::from(c >> 4)] as char);
+            out.push(HEX[usize::from(c & 15)] as char);
+        } else {
+            out.push(c as char);
+        }
+    }
+    out
+}
+
+/// `url.validEncoded(s, encodePath)`: nothing in `s` would be escaped (`%` allowed, and the
+/// sub-delims and `[]` that `shouldEscape` escapes).
+fn valid_encoded(s: &str) -> bool {
+    s.bytes().all(|c| {
+        matches!(
+            c,
+            b'!' | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+                | b':'
+                | b'@'
+                | b'['
+                | b']'
+                | b'%'
+        ) || !should_escape(c)
+    })
+}
+
+/// `URL.EscapedPath` of a request's path `raw` as `url.ParseRequestURI` reads it
+/// (`URL.setPath`): `raw` itself when it is a valid encoding, else the unescaped path escaped
+/// again (a `\` sent as it is comes back as `%5C`). `None` when an escape is malformed: Go's
+/// server answers 400 before any handler.
+pub fn escaped_path(raw: &str) -> Option<String> {
+    let path = unescape(raw, false)?;
+    Some(if valid_encoded(raw) {
+        raw.to_string()
+    } else if path == b"*" {
+        "*".to_string()
+    } else {
+        escape(&path)
+    })
+}
+
+/// `url.URL{Path: path, RawQuery: query}.String()`: the path escaped (`EscapedPath`, no
+/// `RawPath`), `?` and the query when there is one. For a rooted path.
+pub fn url_string(path: &str, query: &str) -> String {
+    let mut s = if path == "*" {
+        path.to_string()
+    } else {
+        escape(path.as_bytes())
+    };
+    if !query.is_empty() {
+        s.push('?');
+        s.push_str(query);
+    }
+    s
+}
+
+/// `http.hexEscapeNonASCII`: each byte from 0x80 as `%` and its lower-case hex.
+pub fn hex_escape_non_ascii(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for &c in s.as_bytes() {
+        if c.is_ascii() {
+            out.push(c as char);
+        } else {
+            out.push_str(&format!("%{c:x}"));
+        }
+    }
+    out
+}
+
 /// The unescaped segments of a clean path, or `None` when an escape is malformed.
 pub fn segments(path: &str) -> Option<Vec<Vec<u8>>> {
     path.strip_prefix('/')
@@ -137,5 +241,32 @@ mod tests {
             Some(vec![b"catalogs".to_vec(), b"a/b".to_vec(), b"all".to_vec()])
         );
         assert_eq!(segments("/a%2"), None);
+    }
+
+    #[test]
+    fn paths_escape_as_net_url_escapes_them() {
+        // A valid encoding is kept as sent (upper or lower case, reserved characters).
+        for raw in [
+            "/a%2fb",
+            "/a%2Fb/",
+            "/x:y@z;a=b,c+d$e&f",
+            "/(a)*'!",
+            "/[a]",
+            "/~_.-",
+        ] {
+            assert_eq!(escaped_path(raw).as_deref(), Some(raw), "{raw}");
+        }
+        // Otherwise the decoded path is escaped again, escapes included.
+        assert_eq!(escaped_path("/\\evil.com").as_deref(), Some("/%5Cevil.com"));
+        assert_eq!(escaped_path("/a b%41").as_deref(), Some("/a%20bA"));
+        assert_eq!(escaped_path("/\u{e9}").as_deref(), Some("/%C3%A9"));
+        assert_eq!(escaped_path("/a%zz"), None);
+        assert_eq!(url_string("/%5Cevil.com", ""), "/%255Cevil.com");
+        assert_eq!(url_string("/a?b", "c=d?"), "/a%3Fb?c=d?");
+        assert_eq!(url_string("/a b", ""), "/a%20b");
+        assert_eq!(
+            hex_escape_non_ascii("/a?q=\u{e9}\u{7f}"),
+            "/a?q=%c3%a9\u{7f}"
+        );
     }
 }
