@@ -504,25 +504,7 @@ fn uninstall_deletes_custom_resources_while_the_operator_runs_then_every_csv_of_
         json!({"apiVersion": "example.com/v1", "kind": "Widget",
         "metadata": {"name": "w", "namespace": "apps", "finalizers": ["example.com/cleanup"]}}),
     );
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let req = |crds: bool| UninstallRequest {
-        uninstall: Uninstall {
-            package: "p".into(),
-            subscription: None,
-            namespace: NS.into(),
-            delete_crds: crds,
-            delete_catalog_source: false,
-        },
-        connection: Default::default(),
-        waiting: waiting(true),
-    };
-    let mut ui = Recorder::default();
-    let code = rt
-        .block_on(async { uninstall::run(&client(&fake), &req(true), &mut ui).await })
-        .unwrap();
+    let (code, ui) = uninstall_p(&fake, true);
     assert_eq!(code, 0, "{:?} {:?}", ui.lines, ui.errors);
     assert_eq!(
         ui.lines,
@@ -559,25 +541,7 @@ fn uninstall_keeping_crds_warns_of_custom_resources_with_finalizers() {
         json!({"apiVersion": "example.com/v1", "kind": "Widget",
         "metadata": {"name": "w", "namespace": NS, "finalizers": ["example.com/cleanup"]}}),
     );
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let req = UninstallRequest {
-        uninstall: Uninstall {
-            package: "p".into(),
-            subscription: None,
-            namespace: NS.into(),
-            delete_crds: false,
-            delete_catalog_source: false,
-        },
-        connection: Default::default(),
-        waiting: waiting(true),
-    };
-    let mut ui = Recorder::default();
-    let code = rt
-        .block_on(async { uninstall::run(&client(&fake), &req, &mut ui).await })
-        .unwrap();
+    let (code, ui) = uninstall_p(&fake, false);
     assert_eq!(code, 0);
     assert_eq!(
         ui.lines[0],
