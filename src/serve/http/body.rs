@@ -151,36 +151,75 @@ impl Payload {
     }
 
     /// The next data to send, `None` at the end.
+    #[cfg(test)]
     fn next_data(&mut self) -> Option<std::io::Result<Bytes>> {
+        loop {
+            match self.step() {
+                Step::Yield => continue,
+                Step::Data(d) => return Some(Ok(d)),
+                Step::Failed(e) => return Some(Err(e)),
+                Step::End => return None,
+            }
+        }
+    }
+
+    /// One step of the body: data, or the end; or, when compressing took
+    /// [`COMPRESS_PER_POLL`] bytes without a byte coming out, a pause (the compressor holds
+    /// them), so that one highly compressible answer cannot keep its thread from every other
+    /// connection for the whole of its length.
+    fn step(&mut self) -> Step {
+        let mut fed: u64 = 0;
         loop {
             let plain = self.next_plain();
             if let Some(Ok(b)) = &plain {
                 self.remaining = self.remaining.saturating_sub(b.len() as u64);
             }
             let Some(gz) = self.gzip.as_mut() else {
-                return plain;
+                return match plain {
+                    Some(Ok(b)) => Step::Data(b),
+                    Some(Err(e)) => Step::Failed(e),
+                    None => Step::End,
+                };
             };
             match plain {
                 Some(Ok(b)) => {
                     if let Err(e) = gz.write_all(&b) {
-                        return Some(Err(e));
+                        return Step::Failed(e);
                     }
                     let out = std::mem::take(gz.get_mut());
                     if !out.is_empty() {
-                        return Some(Ok(Bytes::from(out)));
+                        return Step::Data(Bytes::from(out));
+                    }
+                    fed += b.len() as u64;
+                    if fed >= COMPRESS_PER_POLL {
+                        return Step::Yield;
                     }
                 }
-                Some(Err(e)) => return Some(Err(e)),
+                Some(Err(e)) => return Step::Failed(e),
                 None => {
-                    let gz = self.gzip.take()?;
+                    let Some(gz) = self.gzip.take() else {
+                        return Step::End;
+                    };
                     return match gz.finish() {
-                        Ok(out) => Some(Ok(Bytes::from(out))),
-                        Err(e) => Some(Err(e)),
+                        Ok(out) => Step::Data(Bytes::from(out)),
+                        Err(e) => Step::Failed(e),
                     };
                 }
             }
         }
     }
+}
+
+/// Bytes compressed in one poll at most before the body lets other connections run (the
+/// task is woken at once and goes on where it stopped).
+pub const COMPRESS_PER_POLL: u64 = 8 * CHUNK;
+
+/// What [`Payload::step`] gives.
+enum Step {
+    Data(Bytes),
+    Yield,
+    Failed(std::io::Error),
+    End,
 }
 
 impl Body for Payload {
@@ -189,11 +228,19 @@ impl Body for Payload {
 
     fn poll_frame(
         self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
+        cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
         // Reads from a regular file: the page cache answers, as Go's handlers read it too.
         let this = self.get_mut();
-        Poll::Ready(this.next_data().map(|r| r.map(Frame::data)))
+        match this.step() {
+            Step::Data(d) => Poll::Ready(Some(Ok(Frame::data(d)))),
+            Step::Failed(e) => Poll::Ready(Some(Err(e))),
+            Step::End => Poll::Ready(None),
+            Step::Yield => {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        }
     }
 
     fn is_end_stream(&self) -> bool {
@@ -264,6 +311,47 @@ mod tests {
             .read_to_end(&mut got)
             .unwrap();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn compressing_pauses_instead_of_taking_the_whole_answer_in_one_poll() {
+        // 16 MiB of zeros compress to almost nothing: before, the first poll compressed all of
+        // it before a byte came out.
+        let len = 16u64 << 20;
+        let f = file(&vec![0u8; len as usize]);
+        let piece = Piece::File(Section {
+            offset: 0,
+            length: len,
+        });
+        let mut p = Payload::new(f, std::iter::once(piece), len, true);
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let mut pending = 0;
+        let mut out = Vec::new();
+        loop {
+            let taken = len - p.remaining;
+            match Pin::new(&mut p).poll_frame(&mut cx) {
+                Poll::Pending => pending += 1,
+                Poll::Ready(Some(frame)) => {
+                    out.extend_from_slice(&frame.unwrap().into_data().unwrap());
+                }
+                Poll::Ready(None) => break,
+            }
+            assert!(
+                len - p.remaining - taken <= COMPRESS_PER_POLL,
+                "one poll took too much"
+            );
+        }
+        assert!(
+            pending >= (len / COMPRESS_PER_POLL) as usize / 2,
+            "{pending} pauses"
+        );
+        let mut got = Vec::new();
+        flate2::read::GzDecoder::new(&out[..])
+            .read_to_end(&mut got)
+            .unwrap();
+        assert_eq!(got.len() as u64, len);
+        assert!(got.iter().all(|b| *b == 0));
     }
 
     #[test]
