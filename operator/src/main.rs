@@ -84,7 +84,8 @@ struct RunArgs {
     /// between requests).
     #[arg(long, default_value = "10s", value_parser = run::parse_duration)]
     header_timeout: Duration,
-    /// Answer 408 when a request body takes longer.
+    /// Answer 408 when a request body takes longer; close a webhook connection whose answer
+    /// is not read within it.
     #[arg(long, default_value = "30s", value_parser = run::parse_duration)]
     body_timeout: Duration,
     /// The longest one call to the API server may take (a watch: until its response headers);
@@ -123,7 +124,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// A glibc build keeps large buffers (ConversionReview bodies and answers, megabytes each)
+/// mapped, so that freeing one gives it back: glibc otherwise raises its mmap threshold to the
+/// size of the first large buffer freed and serves later ones from its arenas, which keep the
+/// memory (the webhook's peak RSS under eight hostile 8 MiB reviews was 155 MB instead of
+/// 82 MB). Setting the threshold fixes it at glibc's default, 128 KiB. (The static musl build
+/// allocates with mimalloc.)
+#[cfg(target_env = "gnu")]
+fn keep_large_buffers_mapped() {
+    // SAFETY: mallopt only sets an allocator parameter; called before other threads start.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+    }
+}
+
 fn serve(args: RunArgs) -> ExitCode {
+    #[cfg(target_env = "gnu")]
+    keep_large_buffers_mapped();
     tracing_subscriber::fmt()
         .json()
         .with_env_filter(
