@@ -124,23 +124,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// A glibc build keeps large buffers (ConversionReview bodies and answers, megabytes each)
-/// mapped, so that freeing one gives it back: glibc otherwise raises its mmap threshold to the
-/// size of the first large buffer freed and serves later ones from its arenas, which keep the
-/// memory (the webhook's peak RSS under eight hostile 8 MiB reviews was 155 MB instead of
-/// 82 MB). Setting the threshold fixes it at glibc's default, 128 KiB. (The static musl build
-/// allocates with mimalloc.)
-#[cfg(target_env = "gnu")]
-fn keep_large_buffers_mapped() {
-    // SAFETY: mallopt only sets an allocator parameter; called before other threads start.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
-    }
-}
-
 fn serve(args: RunArgs) -> ExitCode {
-    #[cfg(target_env = "gnu")]
-    keep_large_buffers_mapped();
+    // Review bodies and answers are megabytes: freed, they go back to the system.
+    olmctl::serve::map_large_buffers();
     tracing_subscriber::fmt()
         .json()
         .with_env_filter(
