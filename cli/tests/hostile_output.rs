@@ -280,6 +280,38 @@ fn oci_layout_refuses_links_inside() {
     assert!(real.path().join("index.json").is_file());
 }
 
+/// Issue 39 item 8: while `olmctl man --out-dir` writes its pages again and again, a thread
+/// keeps putting a link to a victim outside where the first page goes (and a file again): the
+/// victim is never written, in 100 runs. A run writes its pages, or refuses the link it finds
+/// (exit 2, naming it); before, one wrote through a link swapped in after its check.
+#[test]
+fn man_pages_are_never_written_through_a_link_swapped_in() {
+    use common::race::Swapper;
+    let v = Victim::new();
+    let out = tempfile::tempdir().expect("tmp");
+    let run = || olmctl(&["man", "--out-dir", p(out.path())]);
+    assert_eq!(code(&run()), 0);
+    let swapper = Swapper::relink(&out.path().join("olmctl.1"), &v.file("notes.txt"));
+    let (mut written, mut refused) = (0, 0);
+    for _ in 0..100 {
+        let o = run();
+        match code(&o) {
+            0 => written += 1,
+            _ => {
+                assert_refused(&o, "olmctl.1");
+                refused += 1;
+            }
+        }
+        v.assert_untouched();
+    }
+    let swaps = swapper.stop();
+    eprintln!("{swaps} swaps: {written} runs wrote the pages, {refused} refused a link");
+    assert!(
+        swaps >= 100,
+        "the link was swapped in and out: {swaps} times"
+    );
+}
+
 // ---- Terminal escape injection ----
 
 /// Injections: screen clear, title change, bell, carriage return over the line, and a newline

@@ -1,23 +1,29 @@
 //! The operator's HTTP endpoints: `/metrics`, `/healthz` and `/readyz` over plain HTTP, and the
 //! conversion webhook (`POST /convert`, a `ConversionReview` answered by
-//! `olmctl::gate::convert::review`) over TLS with the certificates OLM mounts.
+//! `olmctl::gate::review::answer`) over TLS with the certificates OLM mounts.
 //!
 //! Both servers are bounded against slow and greedy clients ([`Limits`], README "Limits"): a
 //! cap on open connections per listener (below the descriptor limit, so that a flood of the
 //! webhook's port leaves descriptors for `/healthz` and the API client), a backoff on accept
 //! errors (`olmctl::serve::listen`), a deadline for the TLS handshake, one for each request's
 //! headers (hyper's `header_read_timeout`, which also ends an idle keep-alive connection), a
-//! time budget for a request body, and at most [`BODIES_IN_FLIGHT`] bodies read at once.
+//! time budget for a request body and the same for its answer to be sent, and a memory budget
+//! for reviews ([`REVIEW_MEMORY`]): a review reserves its share before its body is read and
+//! keeps it while it is parsed, answered and its answer sent, so bodies and answers hold at
+//! most that much whatever the clients send or fail to read.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
@@ -25,8 +31,9 @@ use hyper_util::rt::TokioTimer;
 use olmctl::serve::listen::{Listener, connection_cap};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::metrics::Metrics;
 
@@ -34,8 +41,18 @@ use crate::metrics::Metrics;
 pub const CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
 /// The largest ConversionReview accepted.
 pub const MAX_REVIEW: usize = 8 << 20;
-/// Request bodies read at once: with [`MAX_REVIEW`], at most 64 MiB of bodies in memory.
-pub const BODIES_IN_FLIGHT: usize = 8;
+/// Bytes of ConversionReviews in memory at once: their bodies and their answers (at most
+/// [`olmctl::gate::review::max_answer`], twice the body), reserved before a body is read
+/// ([`reservation`]) and given back when its answer is sent. Two reviews of [`MAX_REVIEW`] fit,
+/// or a few hundred of the API server's usual few kilobytes; the others wait their turn within
+/// their body's time budget.
+pub const REVIEW_MEMORY: usize = 64 << 20;
+/// The pieces an answer is handed to hyper in (copied, so that the answer is freed when the
+/// last one is taken).
+const ANSWER_CHUNK: usize = 16 << 10;
+/// What hyper and rustls buffer per webhook connection (hyper's read and write buffers, the TLS
+/// records not yet sent): outside [`REVIEW_MEMORY`], so small (256 connections, 16 KiB each).
+const CONNECTION_BUFFER: usize = 16 << 10;
 /// Descriptors kept for the process (the API client's connections, the runtime, stdio) when
 /// caps are derived from `RLIMIT_NOFILE`.
 const DESCRIPTOR_RESERVE: u64 = 64;
@@ -53,7 +70,8 @@ pub struct Limits {
     /// For a request's headers, and for the next request on an idle keep-alive connection
     /// (`--header-timeout`).
     pub header: std::time::Duration,
-    /// For a request's whole body (`--body-timeout`): 408 after it.
+    /// For a request's whole body (`--body-timeout`): 408 after it; and for a webhook answer
+    /// to be sent from its first byte: the connection is closed after it.
     pub body: std::time::Duration,
 }
 
@@ -178,48 +196,221 @@ pub fn tls_config(dir: &Path) -> Result<rustls::ServerConfig, String> {
         .map_err(|e| format!("{}: {e}", dir.display()))
 }
 
+/// What a review of at most `len` bytes reserves of [`REVIEW_MEMORY`]: its body and the
+/// largest answer it may have.
+pub const fn reservation(len: usize) -> usize {
+    len + olmctl::gate::review::max_answer(len)
+}
+
+// A review of any size can get its share (and the share fits in a `u32`).
+const _: () =
+    assert!(reservation(MAX_REVIEW) <= REVIEW_MEMORY && REVIEW_MEMORY <= u32::MAX as usize);
+
+/// A webhook answer: handed to hyper in [`ANSWER_CHUNK`] pieces, holding the review's share of
+/// [`REVIEW_MEMORY`] until the last piece is taken.
+pub struct Answer {
+    data: Bytes,
+    at: usize,
+    _share: Option<OwnedSemaphorePermit>,
+}
+
+impl Answer {
+    fn new(data: impl Into<Bytes>, share: Option<OwnedSemaphorePermit>) -> Answer {
+        Answer {
+            data: data.into(),
+            at: 0,
+            _share: share,
+        }
+    }
+}
+
+impl http_body::Body for Answer {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Infallible>>> {
+        let end = self.data.len().min(self.at + ANSWER_CHUNK);
+        if self.at >= end {
+            return Poll::Ready(None);
+        }
+        let chunk = Bytes::copy_from_slice(&self.data[self.at..end]);
+        self.at = end;
+        if end == self.data.len() {
+            self.data = Bytes::new();
+            self.at = 0;
+            self._share = None;
+        }
+        Poll::Ready(Some(Ok(http_body::Frame::data(chunk))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.at >= self.data.len()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact((self.data.len() - self.at) as u64)
+    }
+}
+
+fn answer(code: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Response<Answer> {
+    Response::builder()
+        .status(code)
+        .header("content-type", ctype)
+        .body(Answer::new(body, None))
+        .expect("response")
+}
+
+/// The body, at most `bound` bytes (413 past [`MAX_REVIEW`]), in one buffer of its size.
+async fn read_body(body: Incoming, bound: usize) -> Result<Vec<u8>, Response<Answer>> {
+    let mut body = body;
+    let mut buf = Vec::with_capacity(bound);
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|e| answer(StatusCode::BAD_REQUEST, "text/plain", format!("{e}\n")))?;
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > bound {
+                return Err(answer(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "text/plain",
+                    format!("a ConversionReview is at most {MAX_REVIEW} bytes\n"),
+                ));
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(buf)
+}
+
 async fn convert(
     req: Request<Incoming>,
-    bodies: Arc<Semaphore>,
+    memory: Arc<Semaphore>,
     budget: std::time::Duration,
-) -> Response<Full<Bytes>> {
+) -> Response<Answer> {
     if req.method() != Method::POST || req.uri().path() != crate::crd::WEBHOOK_PATH {
-        return reply(StatusCode::NOT_FOUND, "text/plain", "POST /convert\n");
+        return answer(StatusCode::NOT_FOUND, "text/plain", "POST /convert\n");
     }
-    // The body within its time budget, waiting for a turn included; one of a few at once.
+    let declared = req
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_REVIEW as u64) {
+        return answer(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "text/plain",
+            format!("a ConversionReview is at most {MAX_REVIEW} bytes\n"),
+        );
+    }
+    // Without a length (chunked), the largest review is reserved and the rest given back.
+    let bound = declared.map_or(MAX_REVIEW, |n| n as usize);
+    // The body within its time budget, waiting for a share of the memory included.
     let read = async {
-        let _turn = bodies.acquire().await.expect("never closed");
-        Limited::new(req.into_body(), MAX_REVIEW).collect().await
+        let share = memory
+            .acquire_many_owned(reservation(bound) as u32)
+            .await
+            .expect("never closed");
+        read_body(req.into_body(), bound).await.map(|b| (share, b))
     };
-    let body = match tokio::time::timeout(budget, read).await {
-        Ok(Ok(b)) => b.to_bytes(),
-        Ok(Err(e)) => {
-            return reply(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "text/plain",
-                format!("{e}\n"),
-            );
-        }
+    let (mut share, body) = match tokio::time::timeout(budget, read).await {
+        Ok(Ok(got)) => got,
+        Ok(Err(refused)) => return refused,
         Err(_) => {
-            return reply(
+            return answer(
                 StatusCode::REQUEST_TIMEOUT,
                 "text/plain",
                 format!("the request body did not arrive within {budget:?}\n"),
             );
         }
     };
-    let review: serde_json::Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            return reply(
-                StatusCode::BAD_REQUEST,
-                "text/plain",
-                format!("not a ConversionReview: {e}\n"),
-            );
+    drop(share.split(reservation(bound) - reservation(body.len())));
+    // Off the runtime's workers, which keep serving the probes meanwhile; the share goes with
+    // the work, so a client that hangs up does not free it while the conversion runs.
+    let answered = tokio::task::spawn_blocking(move || {
+        let out = olmctl::gate::review::answer(&body);
+        (out, share)
+    })
+    .await;
+    let (out, share) = answered.expect("conversion does not panic");
+    match out {
+        Ok(out) => Response::builder()
+            .status(StatusCode::OK)
+            .header("content-type", "application/json")
+            .body(Answer::new(out, Some(share)))
+            .expect("response"),
+        Err(e) => answer(StatusCode::BAD_REQUEST, "text/plain", format!("{e}\n")),
+    }
+}
+
+/// A connection whose writes fail once `timeout` has passed since the first write after the
+/// last read: an answer the client does not read within the budget ends its connection, and
+/// with it the review's share of [`REVIEW_MEMORY`]. As Go's net/http server.go ::
+/// Server.WriteTimeout, which a new request resets, except that it starts with the answer's
+/// first byte, so that waiting for a share and converting are not charged to it.
+struct WriteDeadline<T> {
+    io: T,
+    timeout: std::time::Duration,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<T> WriteDeadline<T> {
+    /// Whether the deadline has passed; `start` arms it when it is not armed (a write of
+    /// data, where a flush only checks it: hyper flushes while it reads, too).
+    fn expired(&mut self, cx: &mut Context<'_>, start: bool) -> bool {
+        if start && self.deadline.is_none() {
+            self.deadline = Some(Box::pin(tokio::time::sleep(self.timeout)));
         }
-    };
-    let out = olmctl::gate::convert::review(&review);
-    reply(StatusCode::OK, "application/json", out.to_string())
+        self.deadline
+            .as_mut()
+            .is_some_and(|d| d.as_mut().poll(cx).is_ready())
+    }
+}
+
+fn timed_out() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        "the answer was not read within the body timeout",
+    )
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for WriteDeadline<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.io).poll_read(cx, buf);
+        if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.deadline = None;
+        }
+        r
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for WriteDeadline<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        if self.expired(cx, !buf.is_empty()) {
+            return Poll::Ready(Err(timed_out()));
+        }
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        if self.expired(cx, false) {
+            return Poll::Ready(Err(timed_out()));
+        }
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
 }
 
 /// Serves the conversion webhook over TLS on `listener` until the task is dropped.
@@ -227,25 +418,32 @@ pub async fn serve_webhook(listener: TcpListener, limits: Limits, tls: rustls::S
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
     let cap = connection_cap(limits.webhook_connections, DESCRIPTOR_RESERVE, 0.5);
     let mut listener = Listener::new(listener, cap);
-    let bodies = Arc::new(Semaphore::new(BODIES_IN_FLIGHT));
+    let memory = Arc::new(Semaphore::new(REVIEW_MEMORY));
     loop {
         let accepted = listener.accept().await;
         let acceptor = acceptor.clone();
-        let bodies = bodies.clone();
+        let memory = memory.clone();
         tokio::spawn(async move {
             let (stream, _permit) = (accepted.stream, accepted.permit);
-            let Ok(Ok(tls)) =
+            let Ok(Ok(mut tls)) =
                 tokio::time::timeout(limits.tls_handshake, acceptor.accept(stream)).await
             else {
                 return;
             };
+            tls.get_mut().1.set_buffer_limit(Some(CONNECTION_BUFFER));
+            let io = WriteDeadline {
+                io: tls,
+                timeout: limits.body,
+                deadline: None,
+            };
             let svc = service_fn(move |req| {
-                let bodies = bodies.clone();
-                async move { Ok::<_, Infallible>(convert(req, bodies, limits.body).await) }
+                let memory = memory.clone();
+                async move { Ok::<_, Infallible>(convert(req, memory, limits.body).await) }
             });
             let _ = limits
                 .http1()
-                .serve_connection(TokioIo::new(tls), svc)
+                .max_buf_size(CONNECTION_BUFFER)
+                .serve_connection(TokioIo::new(io), svc)
                 .await;
         });
     }

@@ -84,7 +84,8 @@ struct RunArgs {
     /// between requests).
     #[arg(long, default_value = "10s", value_parser = run::parse_duration)]
     header_timeout: Duration,
-    /// Answer 408 when a request body takes longer.
+    /// Answer 408 when a request body takes longer; close a webhook connection whose answer
+    /// is not read within it.
     #[arg(long, default_value = "30s", value_parser = run::parse_duration)]
     body_timeout: Duration,
     /// The longest one call to the API server may take (a watch: until its response headers);
@@ -124,6 +125,8 @@ fn main() -> ExitCode {
 }
 
 fn serve(args: RunArgs) -> ExitCode {
+    // Review bodies and answers are megabytes: freed, they go back to the system.
+    olmctl::serve::map_large_buffers();
     tracing_subscriber::fmt()
         .json()
         .with_env_filter(

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::pods::*;
-use olmctl_testdata::procfs::{cpu_seconds, rss_kib};
+use olmctl_testdata::procfs::{cpu_seconds, peak_rss_kib, rss_kib};
 use olmctl_testkit::process::{eventually, http_get};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
@@ -216,6 +216,275 @@ async fn a_hundred_stalled_bodies_cost_bounded_memory() {
         "stalled bodies cost less than 160 MiB: {baseline} -> {peak} KiB"
     );
     assert!(timed_out > 0, "stalled bodies are answered 408");
+    assert_eq!(
+        http_get(r.probe, "/healthz").await.map(|x| x.0),
+        Some(200),
+        "still serving\n{}",
+        r.proc.output()
+    );
+}
+
+/// A replica started with `flags`, ready, and the API it talks to (which must live as long).
+async fn ready_replica(flags: &[&str]) -> (olmctl_testkit::api::ApiServer, Replica) {
+    let api = operator_cluster();
+    let server = api.serve_on_loopback();
+    let r = start(&api, &server, "olmctl-operator-a", flags);
+    ready(&server, &r).await;
+    (api, r)
+}
+
+/// POSTs `body` to the webhook over TLS and reads the whole answer: (status, body).
+async fn post_review(
+    tls: &tokio_rustls::TlsConnector,
+    addr: SocketAddr,
+    body: Vec<u8>,
+) -> (u16, Vec<u8>) {
+    use http_body_util::BodyExt;
+    let tcp = TcpStream::connect(addr).await.expect("connect");
+    let s = tls.connect(server_name(), tcp).await.expect("handshake");
+    let (mut tx, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(s))
+        .await
+        .expect("http handshake");
+    tokio::spawn(conn);
+    let req = http::Request::builder()
+        .method("POST")
+        .uri("/convert")
+        .header("host", "olmctl-operator-service.olmctl-system.svc")
+        .header("content-type", "application/json")
+        .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+        .expect("request");
+    let resp = tx.send_request(req).await.expect("response");
+    let status = resp.status().as_u16();
+    let got = resp.into_body().collect().await.expect("body").to_bytes();
+    (status, got.to_vec())
+}
+
+/// `head`, then `unit` as often as fits in [`MAX_REVIEW`] bytes with `tail`, then `tail`:
+/// (the body, how many units).
+fn fill(head: &str, unit: &str, tail: &str) -> (Vec<u8>, usize) {
+    const MAX_REVIEW: usize = 8 << 20;
+    let n = (MAX_REVIEW - head.len() - tail.len()) / unit.len();
+    let mut b = Vec::with_capacity(MAX_REVIEW);
+    b.extend_from_slice(head.as_bytes());
+    for _ in 0..n {
+        b.extend_from_slice(unit.as_bytes());
+    }
+    b.extend_from_slice(tail.as_bytes());
+    assert!(b.len() <= MAX_REVIEW);
+    (b, n)
+}
+
+const REVIEW_HEAD: &str =
+    r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"#;
+
+/// Issue 39 item 7: 8 MiB ConversionReviews whose parsed form would be tens of times their size
+/// (a `uid` of 2.8 million `[]`, `objects` nested 4 million deep, an object holding 4 million
+/// zeros, 270,000 tiny objects, 1 million v1alpha1 windows that would grow 3.6 times in v1),
+/// eight at once, twice: the operator refuses the `uid` that is not a string (400, as
+/// controller-runtime's decoder does), refuses nesting deeper than Go's `encoding/json` reads,
+/// converts what is a valid review and answers a Failure for an answer over its bound, and its
+/// peak resident set stays within the shipped Deployment's 128 MiB limit; afterwards it still
+/// answers `/healthz` and a valid review.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_reviews_are_parsed_within_a_bounded_size() {
+    // Time enough for eight 8 MiB reviews in a row in a debug build on a busy machine.
+    let (_api, r) = ready_replica(&["--body-timeout", "300s"]).await;
+    let pid = r.proc.pid();
+    let baseline = rss_kib(pid);
+    let tls = connector(&r);
+    let req = |desired: &str, objects_head: &str| {
+        format!(
+            r#"{REVIEW_HEAD}"uid":"u-1","desiredAPIVersion":"{desired}","objects":[{objects_head}"#
+        )
+    };
+    let deep = {
+        let head = req("olmctl.dev/v1", "");
+        let n = ((8 << 20) - head.len() - 3) / 2;
+        let mut b = head.into_bytes();
+        b.extend(std::iter::repeat_n(b'[', n));
+        b.extend(std::iter::repeat_n(b']', n));
+        b.extend_from_slice(b"]}}");
+        (b, n)
+    };
+    let kinds: Vec<(&str, (Vec<u8>, usize))> = vec![
+        (
+            "uid of []",
+            fill(
+                &format!("{REVIEW_HEAD}\"uid\":["),
+                "[],",
+                r#"[]],"desiredAPIVersion":"olmctl.dev/v1","objects":[]}}"#,
+            ),
+        ),
+        ("deep objects", deep),
+        (
+            "many zeros",
+            fill(
+                &req(
+                    "olmctl.dev/v1",
+                    r#"{"apiVersion":"olmctl.dev/v1alpha1","kind":"UpgradePolicy","metadata":{"name":"p"},"spec":{"maxUpgrade":"minor","x":["#,
+                ),
+                "0,",
+                "0]}}]}}",
+            ),
+        ),
+        (
+            "many objects",
+            fill(
+                &req("olmctl.dev/v1alpha1", ""),
+                r#"{"apiVersion":"olmctl.dev/v1"},"#,
+                r#"{"apiVersion":"olmctl.dev/v1"}]}}"#,
+            ),
+        ),
+        (
+            "growing windows",
+            fill(
+                &req(
+                    "olmctl.dev/v1",
+                    r#"{"apiVersion":"olmctl.dev/v1alpha1","metadata":{"name":"w","namespace":"n"},"spec":{"maintenanceWindows":["#,
+                ),
+                r#""* 0+0","#,
+                r#""* 0+0"]}}]}}"#,
+            ),
+        ),
+    ];
+    // Eight at once: three `[]` uids, one deep nesting and four that convert (two holding
+    // zeros, one of many objects, one of growing windows); twice, so that what one round took
+    // must have been given back for the next.
+    let eight = [0, 0, 0, 1, 2, 2, 3, 4];
+    for round in 1..=2 {
+        let started = Instant::now();
+        let clients: Vec<_> = eight
+            .iter()
+            .map(|&k| {
+                let (tls, body, addr) = (tls.clone(), kinds[k].1.0.clone(), r.webhook);
+                tokio::spawn(async move { (k, post_review(&tls, addr, body).await) })
+            })
+            .collect();
+        for c in clients {
+            let (k, (code, got)) = c.await.expect("client");
+            let (what, n) = (kinds[k].0, kinds[k].1.1);
+            let text = String::from_utf8_lossy(&got[..got.len().min(300)]).into_owned();
+            match what {
+                "uid of []" => {
+                    assert_eq!(code, 400, "{what}: {text}");
+                    assert!(
+                        text.contains("uid") && text.contains("string"),
+                        "{what}: {text}"
+                    );
+                }
+                "deep objects" => {
+                    assert_eq!(code, 400, "{what}: {text}");
+                    assert!(text.contains("10000"), "{what}: {text}");
+                }
+                _ => {
+                    assert_eq!(code, 200, "{what}: {text}");
+                    let v: serde_json::Value = serde_json::from_slice(&got).expect("json");
+                    let resp = &v["response"];
+                    assert_eq!(resp["uid"], "u-1", "{what}");
+                    let objs = resp["convertedObjects"].as_array().expect("list");
+                    match what {
+                        "many zeros" => {
+                            assert_eq!(resp["result"]["status"], "Success", "{what}: {text}");
+                            assert_eq!(objs[0]["spec"]["maxVersionJump"], "minor");
+                            assert_eq!(objs[0]["spec"]["x"].as_array().map(Vec::len), Some(n + 1));
+                        }
+                        "many objects" => {
+                            assert_eq!(resp["result"]["status"], "Success", "{what}: {text}");
+                            assert_eq!(objs.len(), n + 1);
+                            assert!(
+                                objs.iter()
+                                    .all(|o| o["apiVersion"] == "olmctl.dev/v1alpha1")
+                            );
+                        }
+                        _ => {
+                            assert_eq!(resp["result"]["status"], "Failure", "{what}: {text}");
+                            assert!(objs.is_empty());
+                            let m = resp["result"]["message"].as_str().unwrap_or_default();
+                            assert!(
+                                m.contains("UpgradePolicy n/w") && m.contains("bytes"),
+                                "{what}: {m}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "round {round}: 8 reviews of 8 MiB answered in {:?}; peak RSS {} KiB",
+            started.elapsed(),
+            peak_rss_kib(pid)
+        );
+    }
+    let peak = peak_rss_kib(pid);
+    eprintln!("RSS {baseline} KiB before; peak {peak} KiB");
+    // The shipped Deployment's limit is 128 Mi: the peak must stay below, with room.
+    assert!(
+        peak < 112 * 1024,
+        "hostile reviews stay within the pod's 128 MiB: peak {peak} KiB (from {baseline} KiB)"
+    );
+    assert_eq!(
+        http_get(r.probe, "/healthz").await.map(|x| x.0),
+        Some(200),
+        "still serving\n{}",
+        r.proc.output()
+    );
+    let valid = format!(
+        r#"{REVIEW_HEAD}"uid":"after","desiredAPIVersion":"olmctl.dev/v1","objects":[{{"apiVersion":"olmctl.dev/v1alpha1","kind":"UpgradePolicy","metadata":{{"name":"p"}},"spec":{{"soak":"1h"}}}}]}}}}"#
+    );
+    let (code, got) = post_review(&tls, r.webhook, valid.into_bytes()).await;
+    let v: serde_json::Value = serde_json::from_slice(&got).expect("json");
+    assert_eq!(code, 200);
+    assert_eq!(v["response"]["uid"], "after");
+    assert_eq!(v["response"]["result"]["status"], "Success");
+    assert_eq!(v["response"]["convertedObjects"][0]["spec"]["minAge"], "1h");
+}
+
+/// Issue 39 item 7: an answer the client does not read holds the review's share of the
+/// webhook's memory only until the body timeout: then its connection is closed, before the
+/// 8 MiB answer is all sent (without the deadline the whole answer arrived, however late).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_left_unread_is_given_up_at_the_body_timeout() {
+    let (_api, r) = ready_replica(&["--body-timeout", "3s"]).await;
+    let tls = connector(&r);
+    // One object at the desired version, copied back as it is: an answer as large as the review.
+    let (body, _) = fill(
+        &format!(
+            r#"{REVIEW_HEAD}"uid":"u","desiredAPIVersion":"olmctl.dev/v1","objects":[{{"apiVersion":"olmctl.dev/v1","x":""#
+        ),
+        "A",
+        r#""}]}}"#,
+    );
+    let tcp = TcpStream::connect(r.webhook).await.expect("connect");
+    let mut s = tls.connect(server_name(), tcp).await.expect("handshake");
+    let head = format!(
+        "POST /convert HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).await.expect("write");
+    s.write_all(&body).await.expect("write");
+    s.flush().await.expect("flush");
+    // Not reading for five times the timeout; then reading what was sent, until the close.
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    let (was_closed, got) = closed(s).await;
+    eprintln!(
+        "unread answer: closed {was_closed} after {} of its {} bytes: {:?}",
+        got.len(),
+        body.len(),
+        got.lines().next()
+    );
+    assert!(was_closed, "the connection is closed");
+    assert!(got.starts_with("HTTP/1.1 200"), "{:?}", got.lines().next());
+    assert!(
+        got.len() < body.len(),
+        "the answer is given up: {} bytes of about {} arrived",
+        got.len(),
+        body.len()
+    );
+    let valid = format!(
+        r#"{REVIEW_HEAD}"uid":"after","desiredAPIVersion":"olmctl.dev/v1","objects":[]}}}}"#
+    );
+    let (code, got) = post_review(&tls, r.webhook, valid.into_bytes()).await;
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&got));
     assert_eq!(
         http_get(r.probe, "/healthz").await.map(|x| x.0),
         Some(200),

@@ -21,7 +21,10 @@
 //! does not know are kept as they are (the API server prunes them by schema anyway), and
 //! `metadata` and `status` are copied.
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+use super::rawjson::{Out, Step, elements, is_array, is_object, members, string_member};
 
 /// The group.
 pub const GROUP: &str = "olmctl.dev";
@@ -146,104 +149,103 @@ fn window_to_v1(w: &Value) -> Result<Value, String> {
     Ok(Value::Object(m))
 }
 
-fn convert_spec(spec: &Map<String, Value>, to_v1: bool) -> Result<Map<String, Value>, String> {
-    let mut out = Map::new();
-    for (k, v) in spec {
+/// The longest maintenance window converted (its JSON text): a window is a few dozen bytes,
+/// and one is read into a tree, which a long one would make many times its size.
+pub const MAX_WINDOW: usize = 4096;
+
+fn convert_window(w: &RawValue, to_v1: bool) -> Result<Value, String> {
+    let text = w.get();
+    if text.len() > MAX_WINDOW {
+        return Err(format!(
+            "a maintenance window of {} bytes is longer than {MAX_WINDOW} bytes",
+            text.len()
+        ));
+    }
+    let w: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    if to_v1 {
+        window_to_v1(&w)
+    } else {
+        window_to_alpha(&w)
+    }
+}
+
+/// Writes `spec` (an object) in the other version: renamed keys, windows in the other form,
+/// everything else as it is.
+fn convert_spec(spec: &RawValue, to_v1: bool, out: &mut Out) -> Step {
+    out.push(b"{")?;
+    let mut first = true;
+    members(spec, |k, v| {
+        if !std::mem::take(&mut first) {
+            out.push(b",")?;
+        }
         let key = RENAMED
             .iter()
             .find_map(|(a, b)| {
                 if to_v1 {
-                    (k == b).then_some(*a)
+                    (k == *b).then_some(*a)
                 } else {
-                    (k == a).then_some(*b)
+                    (k == *a).then_some(*b)
                 }
             })
             .unwrap_or(k);
-        let value = if k == "maintenanceWindows" {
-            match v {
-                Value::Array(ws) => Value::Array(
-                    ws.iter()
-                        .map(|w| {
-                            if to_v1 {
-                                window_to_v1(w)
-                            } else {
-                                window_to_alpha(w)
-                            }
-                        })
-                        .collect::<Result<_, _>>()?,
-                ),
-                other => other.clone(),
+        out.push_str(key)?;
+        out.push(b":")?;
+        if k != "maintenanceWindows" || !is_array(v) {
+            return out.push(v.get().as_bytes());
+        }
+        out.push(b"[")?;
+        let mut first = true;
+        elements(v, |w| {
+            if !std::mem::take(&mut first) {
+                out.push(b",")?;
             }
-        } else {
-            v.clone()
-        };
-        out.insert(key.to_string(), value);
-    }
-    Ok(out)
+            out.push_json(&convert_window(w, to_v1)?)
+        })?;
+        out.push(b"]")
+    })?;
+    out.push(b"}")
 }
 
-/// Converts an UpgradePolicy object (JSON) to `desired` (`olmctl.dev/v1` or
-/// `olmctl.dev/v1alpha1`); an object already at `desired` comes back unchanged.
-pub fn convert(obj: &Value, desired: &str) -> Result<Value, String> {
-    let from = obj
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .ok_or("the object has no apiVersion")?;
-    for v in [from, desired] {
+/// Writes the UpgradePolicy `obj` (JSON text) converted to `desired` (`olmctl.dev/v1` or
+/// `olmctl.dev/v1alpha1`) into `out`, reading it one member at a time and keeping nothing but
+/// the window being converted: members are copied as they are, except `apiVersion` and `spec`.
+/// An object already at `desired` is copied unchanged.
+pub fn convert_raw(obj: &RawValue, desired: &str, out: &mut Out) -> Step {
+    let from = string_member(obj, "apiVersion").ok_or("the object has no apiVersion")?;
+    for v in [from.as_str(), desired] {
         if v != V1 && v != V1ALPHA1 {
             return Err(format!(
                 "unknown UpgradePolicy version {v:?} (known: {V1}, {V1ALPHA1})"
             ));
         }
     }
-    let mut out = obj.clone();
     if from == desired {
-        return Ok(out);
+        return out.push(obj.get().as_bytes());
     }
-    if let Some(Value::Object(spec)) = obj.get("spec") {
-        out["spec"] = Value::Object(convert_spec(spec, desired == V1)?);
-    }
-    out["apiVersion"] = Value::String(desired.into());
-    Ok(out)
+    out.push(b"{")?;
+    let mut first = true;
+    members(obj, |k, v| {
+        if !std::mem::take(&mut first) {
+            out.push(b",")?;
+        }
+        out.push_str(k)?;
+        out.push(b":")?;
+        match k {
+            "apiVersion" => out.push_str(desired),
+            "spec" if is_object(v) => convert_spec(v, desired == V1, out),
+            _ => out.push(v.get().as_bytes()),
+        }
+    })?;
+    out.push(b"}")
 }
 
-/// Answers a `apiextensions.k8s.io/v1` ConversionReview: converts every object of the request
-/// to `desiredAPIVersion`. A failure is a `Failure` result naming the object; the response's
-/// `uid` is the request's.
-pub fn review(req: &Value) -> Value {
-    let r = &req["request"];
-    let uid = r["uid"].clone();
-    let desired = r["desiredAPIVersion"].as_str().unwrap_or_default();
-    let converted: Result<Vec<Value>, String> = match r["objects"].as_array() {
-        Some(objs) => objs
-            .iter()
-            .map(|o| {
-                convert(o, desired).map_err(|e| {
-                    let name = o["metadata"]["name"].as_str().unwrap_or("?");
-                    let ns = o["metadata"]["namespace"].as_str().unwrap_or_default();
-                    format!("UpgradePolicy {ns}/{name}: {e}")
-                })
-            })
-            .collect(),
-        None => Err("the ConversionReview has no request.objects".into()),
-    };
-    let response = match converted {
-        Ok(objects) => serde_json::json!({
-            "uid": uid,
-            "convertedObjects": objects,
-            "result": {"status": "Success"},
-        }),
-        Err(message) => serde_json::json!({
-            "uid": uid,
-            "convertedObjects": [],
-            "result": {"status": "Failure", "message": message},
-        }),
-    };
-    serde_json::json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "ConversionReview",
-        "response": response,
-    })
+/// Converts an UpgradePolicy object (JSON) to `desired` (`olmctl.dev/v1` or
+/// `olmctl.dev/v1alpha1`); an object already at `desired` comes back unchanged.
+pub fn convert(obj: &Value, desired: &str) -> Result<Value, String> {
+    let text = serde_json::value::to_raw_value(obj).map_err(|e| e.to_string())?;
+    let mut out = Out::new(usize::MAX, text.get().len());
+    convert_raw(&text, desired, &mut out)?;
+    serde_json::from_slice(&out.into_inner()).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -299,30 +301,35 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn reviews_answer_with_the_request_uid() {
-        let req = json!({
-            "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
-            "request": {"uid": "705ab4f5", "desiredAPIVersion": V1, "objects": [
-                {"apiVersion": V1ALPHA1, "kind": "UpgradePolicy", "metadata": {"name": "a"},
-                 "spec": {"maxUpgrade": "patch"}}
-            ]}
-        });
-        let resp = review(&req);
-        assert_eq!(resp["response"]["uid"], "705ab4f5");
-        assert_eq!(resp["response"]["result"]["status"], "Success");
+    fn members_are_copied_as_they_are_and_windows_are_bounded() {
+        let obj: &RawValue = serde_json::from_str(
+            r#"{"kind":"UpgradePolicy","x":[[], {"deep": [[[0]]]}, 1e400],"apiVersion":"olmctl.dev/v1alpha1","spec":{"soak":"1h","y":  [ 0 ]}}"#,
+        )
+        .expect("json");
+        let mut out = Out::new(1 << 10, 0);
+        convert_raw(obj, V1, &mut out).expect("converts");
         assert_eq!(
-            resp["response"]["convertedObjects"][0]["spec"],
-            json!({"maxVersionJump": "patch"})
+            String::from_utf8(out.into_inner()).expect("utf-8"),
+            r#"{"kind":"UpgradePolicy","x":[[], {"deep": [[[0]]]}, 1e400],"apiVersion":"olmctl.dev/v1","spec":{"minAge":"1h","y":[ 0 ]}}"#
         );
-        let mut bad = req.clone();
-        bad["request"]["objects"][0]["spec"]["maintenanceWindows"] = json!(["nope"]);
-        let resp = review(&bad);
-        assert_eq!(resp["response"]["result"]["status"], "Failure");
+        let long = format!("* 02:00+4h {}", "Z".repeat(MAX_WINDOW));
+        let bad = json!({"apiVersion": V1ALPHA1, "spec": {"maintenanceWindows": [long]}});
         assert!(
-            resp["response"]["result"]["message"]
-                .as_str()
-                .is_some_and(|m| m.contains("UpgradePolicy /a"))
+            convert(&bad, V1)
+                .expect_err("too long")
+                .contains("longer than 4096 bytes")
         );
+        // The answer's bound holds inside an object too.
+        let windows =
+            json!({"apiVersion": V1ALPHA1, "spec": {"maintenanceWindows": vec!["* 0+0"; 100]}});
+        let text = serde_json::value::to_raw_value(&windows).expect("raw");
+        let mut out = Out::new(2 * text.get().len(), 0);
+        assert!(
+            convert_raw(&text, V1, &mut out)
+                .expect_err("grows")
+                .contains("more than")
+        );
+        assert!(out.len() <= 2 * text.get().len());
     }
 
     fn window() -> impl Strategy<Value = Value> {

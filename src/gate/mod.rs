@@ -13,6 +13,8 @@ pub mod jump;
 pub mod manifests;
 pub mod objects;
 pub mod policy;
+mod rawjson;
+pub mod review;
 pub mod successors;
 pub mod testing;
 pub mod window;

@@ -8,11 +8,13 @@
 //! OCI whiteouts (`.wh.<name>`, `.wh..wh..opq`) remove what lower layers wrote.
 
 use std::collections::HashSet;
-use std::fs;
+use std::ffi::OsStr;
 use std::io::{self, Read};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::digest::Hasher;
+use crate::outdir::{Dir, Kind};
 
 /// Caps on what a pull may write.
 #[derive(Debug, Clone, Copy)]
@@ -127,6 +129,7 @@ pub fn apply_layer(
         })
         .unwrap_or_default();
     let mut written = HashSet::new();
+    let root = Dir::open(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
     {
         let mut archive = tar::Archive::new(&mut metered);
         let entries = archive
@@ -152,41 +155,49 @@ pub fn apply_layer(
                 continue;
             }
             let last = rel[rel.len() - 1].as_str();
+            let io = |e: io::Error| err(&e.to_string());
             if let Some(hidden) = last.strip_prefix(".wh.") {
                 let parent = &rel[..rel.len() - 1];
-                let dir = safe_dir(dest, parent, false).map_err(|m| err(&m))?;
+                let dir = safe_dir(&root, parent, false).map_err(|m| err(&m))?;
                 if let Some(dir) = dir {
                     if hidden == ".wh..opq" {
-                        clear_dir(&dir, &written).map_err(|m| err(&m))?;
+                        clear_dir(&dir, &logical(dest, parent), &written).map_err(io)?;
                     } else {
-                        remove_any(&dir.join(hidden)).map_err(|m| err(&m))?;
+                        dir.remove_all(OsStr::new(hidden)).map_err(io)?;
                     }
                 }
                 continue;
             }
-            let parent = safe_dir(dest, &rel[..rel.len() - 1], true)
+            let parent = safe_dir(&root, &rel[..rel.len() - 1], true)
                 .map_err(|m| err(&m))?
-                .unwrap_or_else(|| dest.to_path_buf());
-            let target = parent.join(last);
+                .expect("made");
+            let name = OsStr::new(last);
+            let target = logical(dest, &rel);
             let kind = entry.header().entry_type();
             match kind {
                 tar::EntryType::Directory => {
-                    match fs::symlink_metadata(&target) {
-                        Ok(m) if m.is_dir() => {}
-                        Ok(_) => {
-                            remove_any(&target).map_err(|m| err(&m))?;
-                            fs::create_dir(&target).map_err(|e| err(&e.to_string()))?;
+                    match parent.entry(name).map_err(io)?.map(|e| e.kind) {
+                        Some(Kind::Dir) => {}
+                        Some(_) => {
+                            parent.remove_all(name).map_err(io)?;
+                            parent.make_dir(name, 0o755).map_err(io)?;
                         }
-                        Err(_) => fs::create_dir(&target).map_err(|e| err(&e.to_string()))?,
+                        None => parent.make_dir(name, 0o755).map_err(io)?,
                     }
-                    set_mode(&target, 0o755);
+                    if let Ok(Some(d)) = parent.sub(name) {
+                        let _ = d.set_mode(0o755);
+                    }
                 }
                 tar::EntryType::Regular | tar::EntryType::Continuous => {
-                    remove_any(&target).map_err(|m| err(&m))?;
+                    // A file replaces a link or file by rename; a directory is removed first.
+                    if parent.entry(name).map_err(io)?.map(|e| e.kind) == Some(Kind::Dir) {
+                        parent.remove_all(name).map_err(io)?;
+                    }
                     let mode = entry.header().mode().unwrap_or(0o644);
-                    let mut f = fs::File::create(&target).map_err(|e| err(&e.to_string()))?;
-                    io::copy(&mut entry, &mut f).map_err(|e| err(&e.to_string()))?;
-                    set_mode(&target, if mode & 0o111 != 0 { 0o755 } else { 0o644 });
+                    let mode = if mode & 0o111 != 0 { 0o755 } else { 0o644 };
+                    parent
+                        .write_with(name, Some(mode), |f| io::copy(&mut entry, f).map(drop))
+                        .map_err(io)?;
                     budget.files += 1;
                 }
                 tar::EntryType::Symlink => {
@@ -195,8 +206,8 @@ pub fn apply_layer(
                         .ok_or_else(|| err("symlink without a target"))?
                         .into_owned();
                     check_symlink(&rel, &link).map_err(|m| err(&m))?;
-                    remove_any(&target).map_err(|m| err(&m))?;
-                    symlink(&link, &target).map_err(|e| err(&e))?;
+                    parent.remove_all(name).map_err(io)?;
+                    parent.symlink(OsStr::from_bytes(&link), name).map_err(io)?;
                 }
                 tar::EntryType::Link => {
                     let link = entry
@@ -207,20 +218,18 @@ pub fn apply_layer(
                     let lrel = strip(&lparts, &prefix)
                         .filter(|r| !r.is_empty())
                         .ok_or_else(|| err("hard link points outside the extracted tree"))?;
-                    let src = match safe_dir(dest, &lrel[..lrel.len() - 1], false) {
-                        Ok(Some(d)) => d.join(&lrel[lrel.len() - 1]),
-                        _ => return Err(err("hard link target was not extracted before it")),
+                    let not_before = || err("hard link target was not extracted before it");
+                    let Ok(Some(src)) = safe_dir(&root, &lrel[..lrel.len() - 1], false) else {
+                        return Err(not_before());
                     };
-                    match fs::symlink_metadata(&src) {
-                        Ok(m) if m.is_file() => {}
-                        _ => {
-                            return Err(err(
-                                "hard link target is not a regular file extracted before it",
-                            ));
-                        }
+                    let src_name = OsStr::new(&lrel[lrel.len() - 1]);
+                    if src.entry(src_name).ok().flatten().map(|e| e.kind) != Some(Kind::File) {
+                        return Err(err(
+                            "hard link target is not a regular file extracted before it",
+                        ));
                     }
-                    remove_any(&target).map_err(|m| err(&m))?;
-                    fs::hard_link(&src, &target).map_err(|e| err(&e.to_string()))?;
+                    parent.remove_all(name).map_err(io)?;
+                    parent.hard_link(&src, src_name, name).map_err(io)?;
                     budget.files += 1;
                 }
                 tar::EntryType::Char | tar::EntryType::Block | tar::EntryType::Fifo => {
@@ -304,80 +313,81 @@ fn check_symlink(rel: &[String], link: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// The directory `dest/parts...`, each component checked to be a real directory (never a
-/// symlink). With `create`, missing directories are made (and files in the way replaced, as a
-/// later layer may); without, `None` when it does not exist.
-fn safe_dir(dest: &Path, parts: &[String], create: bool) -> Result<Option<PathBuf>, String> {
+/// `dest/parts...`, the path an entry is known by (in `written`).
+fn logical(dest: &Path, parts: &[String]) -> PathBuf {
     let mut p = dest.to_path_buf();
-    for c in parts {
-        p.push(c);
-        match fs::symlink_metadata(&p) {
-            Ok(m) if m.file_type().is_symlink() => {
+    p.extend(parts);
+    p
+}
+
+/// The directory `parts...` below `root`, opened one component at a time and never through a
+/// symlink. With `create`, missing directories are made (and files in the way replaced, as a
+/// later layer may); without, `None` when it does not exist.
+fn safe_dir(root: &Dir, parts: &[String], create: bool) -> Result<Option<Dir>, String> {
+    let through = |i: usize| {
+        format!(
+            "would write through the symlink {}; refused",
+            parts[..=i].join("/")
+        )
+    };
+    let mut dir = root.try_clone().map_err(|e| e.to_string())?;
+    for (i, c) in parts.iter().enumerate() {
+        let name = OsStr::new(c);
+        let kind = dir.entry(name).map_err(|e| e.to_string())?.map(|e| e.kind);
+        match kind {
+            Some(Kind::Link) => return Err(through(i)),
+            Some(Kind::Dir) => {}
+            Some(_) if create => {
+                dir.remove_file(name).map_err(|e| e.to_string())?;
+                dir.make_dir(name, 0o755).map_err(|e| e.to_string())?;
+            }
+            None if create => {
+                dir.make_dir(name, 0o755).map_err(|e| e.to_string())?;
+            }
+            Some(_) | None => return Ok(None),
+        }
+        dir = match dir.sub(name) {
+            Ok(Some(d)) => d,
+            Ok(None) => {
                 return Err(format!(
-                    "would write through the symlink {}; refused",
-                    p.strip_prefix(dest).unwrap_or(&p).display()
+                    "{} was removed while extracting",
+                    parts[..=i].join("/")
                 ));
             }
-            Ok(m) if m.is_dir() => {}
-            Ok(_) if create => {
-                fs::remove_file(&p).map_err(|e| e.to_string())?;
-                fs::create_dir(&p).map_err(|e| e.to_string())?;
+            // Something else put there since it was looked at (a link, most likely).
+            Err(_) if dir.entry(name).ok().flatten().map(|e| e.kind) == Some(Kind::Link) => {
+                return Err(through(i));
             }
-            Ok(_) => return Ok(None),
-            Err(_) if create => {
-                fs::create_dir(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-                set_mode(&p, 0o755);
+            Err(e) => {
+                return Err(format!(
+                    "{} changed while it was extracted into ({e}); refused",
+                    parts[..=i].join("/")
+                ));
             }
-            Err(_) => return Ok(None),
+        };
+        if kind != Some(Kind::Dir) {
+            let _ = dir.set_mode(0o755);
         }
     }
-    Ok(Some(p))
+    Ok(Some(dir))
 }
 
-/// Removes whatever is at `p` (a symlink itself, never its target).
-fn remove_any(p: &Path) -> Result<(), String> {
-    match fs::symlink_metadata(p) {
-        Ok(m) if m.is_dir() => fs::remove_dir_all(p).map_err(|e| e.to_string()),
-        Ok(_) => fs::remove_file(p).map_err(|e| e.to_string()),
-        Err(_) => Ok(()),
-    }
-}
-
-/// Opaque whiteout: removes what lower layers put in `dir`, keeping this layer's entries.
-fn clear_dir(dir: &Path, keep: &HashSet<PathBuf>) -> Result<(), String> {
-    for e in fs::read_dir(dir).map_err(|e| e.to_string())? {
-        let p = e.map_err(|e| e.to_string())?.path();
-        if !keep.contains(&p) {
-            remove_any(&p)?;
+/// Opaque whiteout: removes what lower layers put in `dir` (known as `path`), keeping this
+/// layer's entries.
+fn clear_dir(dir: &Dir, path: &Path, keep: &HashSet<PathBuf>) -> io::Result<()> {
+    for n in dir.names()? {
+        if !keep.contains(&path.join(&n)) {
+            dir.remove_all(&n)?;
         }
     }
     Ok(())
 }
 
-#[cfg(unix)]
-fn symlink(link: &[u8], at: &Path) -> Result<(), String> {
-    use std::os::unix::ffi::OsStrExt;
-    std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(link), at).map_err(|e| e.to_string())
-}
-
-#[cfg(not(unix))]
-fn symlink(_: &[u8], _: &Path) -> Result<(), String> {
-    Err("symlinks are not supported on this platform".into())
-}
-
-#[cfg(unix)]
-fn set_mode(p: &Path, mode: u32) {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = fs::set_permissions(p, fs::Permissions::from_mode(mode));
-}
-
-#[cfg(not(unix))]
-fn set_mode(_: &Path, _: u32) {}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::oci::layer::LayerBuilder;
+    use std::fs;
 
     #[test]
     fn extracts_a_layer_and_checks_the_diff_id() {
@@ -479,6 +489,60 @@ mod tests {
         assert_eq!(
             std::fs::read(out.path().join("lib64/ld.so")).unwrap(),
             b"\x7fELF"
+        );
+    }
+
+    /// Issue 39 item 8: while layers of files below `d/` are extracted again and again, a
+    /// thread keeps exchanging `d` with a link to a victim directory outside: a layer is
+    /// extracted or refused (the link, or the change, named), and the victim is never written.
+    #[test]
+    fn a_directory_swapped_for_a_link_while_extracting_is_never_followed() {
+        use olmctl_testdata::race::Swapper;
+        let mut b = tar::Builder::new(Vec::new());
+        for i in 0..3 {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::Regular);
+            h.set_size(3);
+            h.set_mode(0o644);
+            b.append_data(&mut h, format!("d/f{i}"), &b"new"[..])
+                .unwrap();
+        }
+        let blob = b.into_inner().unwrap();
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        fs::create_dir(&victim).unwrap();
+        fs::write(victim.join("f0"), "precious").unwrap();
+        let dest = t.path().join("dest");
+        fs::create_dir_all(dest.join("d")).unwrap();
+        std::os::unix::fs::symlink(&victim, dest.join("link")).unwrap();
+        let swapper = Swapper::exchange(&dest.join("d"), &dest.join("link"));
+        let (mut runs, mut refused) = (0, 0);
+        while runs < 3_000 || (swapper.swaps() < 2_000 && runs < 100_000) {
+            let r = apply_layer(
+                &blob,
+                "l",
+                None,
+                &dest,
+                &Select::default(),
+                &mut Budget::new(Limits::default()),
+            );
+            if let Err(e) = r {
+                assert!(
+                    e.contains("through the symlink d") || e.contains("d changed while"),
+                    "{e}"
+                );
+                refused += 1;
+            }
+            runs += 1;
+        }
+        let swaps = swapper.stop();
+        eprintln!("{swaps} swaps: {runs} layers, {refused} refused");
+        assert!(swaps >= 2_000, "only {swaps} swaps in {runs} layers");
+        assert_eq!(fs::read_to_string(victim.join("f0")).unwrap(), "precious");
+        assert_eq!(
+            fs::read_dir(&victim).unwrap().count(),
+            1,
+            "nothing made there"
         );
     }
 }

@@ -1,7 +1,6 @@
 //! OCI image layout directories (`oci-layout`, `index.json`, `blobs/sha256/...`), readable
 //! offline and by `skopeo` as `oci:<dir>:<tag>`.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -74,8 +73,8 @@ pub fn write(dir: &Path, tag: &str, art: &Artifact) -> Result<(), String> {
     )?;
     for (d, data) in all {
         let rel = blobs.join(digest::parse(d)?);
-        let p = dir.join(&rel);
-        if p.is_file() && fs::metadata(&p).map(|m| m.len()).ok() == Some(data.len() as u64) {
+        let there = outdir::entry(dir, &rel).map_err(|e| e.to_string())?;
+        if there.is_some_and(|e| e.kind == outdir::Kind::File && e.len == data.len() as u64) {
             continue;
         }
         write(&rel, data)?;
@@ -117,6 +116,7 @@ mod tests {
     use super::*;
     use crate::oci::image::{Blob, Manifest};
     use crate::oci::media;
+    use std::fs;
 
     #[test]
     fn writes_and_replaces_by_name() {

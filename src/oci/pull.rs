@@ -138,14 +138,10 @@ pub async fn pull_into(
         Err(e) => {
             if created {
                 let _ = std::fs::remove_dir_all(dest);
-            } else if let Ok(rd) = std::fs::read_dir(dest) {
-                for ent in rd.flatten() {
-                    let p = ent.path();
-                    let _ = if p.is_dir() && !p.is_symlink() {
-                        std::fs::remove_dir_all(&p)
-                    } else {
-                        std::fs::remove_file(&p)
-                    };
+            } else if let Ok(d) = crate::outdir::Dir::open(dest) {
+                // What was extracted, through no link (a link itself is removed).
+                for n in d.names().unwrap_or_default() {
+                    let _ = d.remove_all(&n);
                 }
             }
             Err(e)

@@ -65,6 +65,21 @@ pub fn single_arena() {
     }
 }
 
+/// Fixes glibc's mmap threshold at its default, 128 KiB, so that large buffers (megabytes) are
+/// mapped and given back when freed: glibc otherwise raises the threshold to the size of the
+/// first large buffer freed and serves later ones from its arenas, which keep the memory.
+/// Called before any other thread starts by olmctl-operator, whose conversion webhook holds
+/// review bodies and answers of megabytes: under eight hostile 8 MiB reviews at once, twice,
+/// its peak RSS was 100 MB without, 64 to 74 MB with. (The static musl builds allocate with
+/// mimalloc.)
+pub fn map_large_buffers() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; no pointer is involved.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// The generated code is from the proto as checked in (rerun scripts/grpc-gen.sh after

@@ -533,24 +533,19 @@ pub fn write(out: &Path, g: &Generated) -> Result<(), BundleError> {
     {
         crate::outdir::check(out, rel).map_err(fail)?;
     }
-    let dir = out.join(manifests);
+    let keep: BTreeSet<&Path> = g.files.iter().map(|(p, _)| p.as_path()).collect();
     let mut stale = Vec::new();
-    if dir.is_dir() {
-        let keep: BTreeSet<PathBuf> = g.files.iter().map(|(p, _)| out.join(p)).collect();
-        let io = |e: std::io::Error| err(&dir, Pos::default(), e.to_string());
-        for e in std::fs::read_dir(&dir).map_err(io)? {
-            let e = e.map_err(io)?;
-            let kind = e.file_type().map_err(io)?;
-            if kind.is_symlink() {
-                return Err(fail(crate::outdir::link_refused(out, &e.path())));
-            }
-            if kind.is_file() && !keep.contains(&e.path()) {
-                stale.push(e.path());
-            }
+    for (name, kind) in crate::outdir::entries(out, manifests).map_err(fail)? {
+        let rel = manifests.join(&name);
+        if kind == crate::outdir::Kind::Link {
+            return Err(fail(crate::outdir::link_refused(out, &out.join(&rel))));
+        }
+        if kind == crate::outdir::Kind::File && !keep.contains(rel.as_path()) {
+            stale.push(rel);
         }
     }
-    for p in stale {
-        crate::outdir::remove_file(&p).map_err(fail)?;
+    for rel in stale {
+        crate::outdir::remove_file(out, &rel).map_err(fail)?;
     }
     for (rel, text) in &g.files {
         crate::outdir::write(out, rel, text.as_bytes()).map_err(fail)?;

@@ -2,12 +2,13 @@
 //! operator's and the benches: the real fixtures beside the workspace (`../shared/fixtures`),
 //! small catalogs written to a temp dir and validated, a demo bundle to edit, hand-made hostile
 //! archives; two real components, a docker-registry ([`registry`]) and /proc readings
-//! ([`procfs`]); and what running an image's entrypoint from its own layers takes ([`image`]).
+//! ([`procfs`]); a thread that swaps a path with a link ([`race`]); and what running an image's entrypoint from its own layers takes ([`image`]).
 
 pub mod demo_bundle;
 pub mod hostile;
 pub mod image;
 pub mod procfs;
+pub mod race;
 pub mod registry;
 
 use std::path::{Path, PathBuf};

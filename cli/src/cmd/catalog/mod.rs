@@ -694,12 +694,14 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
     let written: BTreeSet<PathBuf> = files.iter().map(|(r, _)| target.join(r)).collect();
     for f in old {
         if !written.contains(&f) {
-            if let Err(e) = std::fs::remove_file(&f) {
-                crate::term::error(format_args!("cannot remove {}: {e}", f.display()));
+            // Relative to the catalog, removed through no link (a link itself, not its target).
+            let rel = f.strip_prefix(dir).unwrap_or(&f);
+            if let Err(e) = olmctl::outdir::remove_file(dir, rel) {
+                crate::term::error(format_args!("cannot remove {e}"));
                 return EXIT_USAGE;
             }
-            if let Some(parent) = f.parent() {
-                let _ = std::fs::remove_dir(parent); // only succeeds when empty
+            if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+                let _ = olmctl::outdir::remove_empty_dir(dir, parent); // only when empty
             }
         }
     }
