@@ -294,24 +294,37 @@ pub async fn pull_inputs(
     Ok((pulled, scratch))
 }
 
-/// A directory removed on drop (for reading pulled images).
+/// A directory removed on drop (for reading pulled images): `.0` is a path that does not exist
+/// yet, inside a directory of its own that was created for it, empty and private (0700), so
+/// that nobody else can have put a link or a file where the image is extracted.
 #[derive(Debug)]
-pub struct ScratchDir(pub PathBuf);
+pub struct ScratchDir(pub PathBuf, bool);
 
 impl ScratchDir {
-    /// A fresh, not yet existing path under the system temp dir.
+    /// A fresh, not yet existing path in a new private directory under the system temp dir
+    /// (`create_dir` refuses a name that exists, a link included: another name is tried).
     pub fn new() -> ScratchDir {
+        use std::os::unix::fs::DirBuilderExt;
         use std::sync::atomic::{AtomicU64, Ordering};
         static N: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        ScratchDir(std::env::temp_dir().join(format!(
-            "olmctl-{}-{}-{nanos}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        )))
+        loop {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0);
+            let parent = std::env::temp_dir().join(format!(
+                "olmctl-{}-{}-{nanos}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+            match std::fs::DirBuilder::new().mode(0o700).create(&parent) {
+                Ok(()) => return ScratchDir(parent.join("image"), true),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                // The temp dir is not writable: the pull says so when it writes there, and
+                // nothing is removed that this did not create.
+                Err(_) => return ScratchDir(parent.join("image"), false),
+            }
+        }
     }
 }
 
@@ -323,6 +336,29 @@ impl Default for ScratchDir {
 
 impl Drop for ScratchDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        if let (true, Some(parent)) = (self.1, self.0.parent()) {
+            let _ = std::fs::remove_dir_all(parent);
+        }
+    }
+}
+
+#[cfg(test)]
+mod scratch_tests {
+    use super::ScratchDir;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_scratch_directory_is_new_private_and_removed() {
+        let d = ScratchDir::new();
+        let parent = d.0.parent().expect("parent").to_path_buf();
+        assert!(!d.0.exists(), "the image path does not exist yet");
+        let meta = std::fs::symlink_metadata(&parent).expect("created");
+        assert!(meta.is_dir() && !meta.file_type().is_symlink());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+        std::fs::create_dir(&d.0).expect("the pull creates it");
+        let other = ScratchDir::new();
+        assert_ne!(other.0.parent(), d.0.parent());
+        drop(d);
+        assert!(!parent.exists());
     }
 }
