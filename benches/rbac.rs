@@ -7,6 +7,10 @@
 //!   (release, 2 cores): 2.3, 5.2 and 13.7, about 2.2 to 2.6 times per doubling, the maps and
 //!   allocations growing with the input. The first minimisation compared every rule with every
 //!   need and grew as about N^2.2 (4.6 times per doubling: 2.6 s at 500 entries, 55.5 s at 2,000).
+//! - One role of N rules on one resource, each with a name of its own, for N = 250, 500 and
+//!   1,000: each rule is compared with the rules that touch it (candidates looked up by name),
+//!   so linear; then with one name they all share too, for N = 75, 150 and 300: every rule
+//!   overlaps every other, the work grows as N² and is bounded (`MAX_COVER_WORK`).
 //! - One rule of N groups, resources and names and 10 verbs (10·N³ broken-down rules), for
 //!   N = 10 (the baseline), 40 and 100: answered from the rule's lists, so the time grows
 //!   with the lists (N), not with their product.
@@ -67,6 +71,28 @@ fn huge_rule(n: usize) -> Vec<Value> {
     ]
 }
 
+/// One ClusterRole of `n` rules on one resource, each limited to a name of its own (and,
+/// with `shared`, to a name they all share: every rule then overlaps every other), bound.
+fn one_role(n: usize, shared: bool) -> Vec<Value> {
+    let rules: Vec<Value> = (0..n)
+        .map(|k| {
+            let mut names = vec![format!("n{k}")];
+            if shared {
+                names.push("common".to_string());
+            }
+            json!({"apiGroups": [""], "resources": ["configmaps"], "resourceNames": names, "verbs": ["get", "update"]})
+        })
+        .collect();
+    vec![
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "many"}, "rules": rules}),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "many"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "many"},
+            "subjects": [{"kind": "ServiceAccount", "name": "op", "namespace": "ops"}]}),
+    ]
+}
+
 /// Median seconds of one derivation over 5 rounds (each at least 0.2 s or one call).
 fn seconds(objects: &[Value]) -> f64 {
     let opts = Options {
@@ -100,6 +126,34 @@ fn main() {
             s / base,
             n as f64 / 500.0
         );
+    }
+    for shared in [false, true] {
+        println!(
+            "one role of N rules on one resource, a name each{}:",
+            if shared { " and one they share" } else { "" }
+        );
+        // Rules that all overlap each other are compared each with each: past a few hundred
+        // they are refused (MAX_COVER_WORK), so that case is measured on fewer.
+        let sizes: [usize; 3] = if shared {
+            [75, 150, 300]
+        } else {
+            [250, 500, 1000]
+        };
+        let base = seconds(&one_role(sizes[0], shared));
+        for n in sizes {
+            let s = if n == sizes[0] {
+                base
+            } else {
+                seconds(&one_role(n, shared))
+            };
+            println!(
+                "  N = {n:>5}: {:>8.1} ms  {:>5.2}x N = {} (linear: {:.0}x)",
+                s * 1e3,
+                s / base,
+                sizes[0],
+                n as f64 / sizes[0] as f64
+            );
+        }
     }
     println!("one rule of N groups, resources, names and 10 verbs:");
     let base = seconds(&huge_rule(10));

@@ -132,3 +132,59 @@ fn installer_rbac_of_two_thousand_entries_is_derived_near_linearly() {
     assert_eq!(rules.len(), 2000);
     assert_eq!(rules[0]["resources"], json!(["r0", "r1", "r2", "r3", "r4"]));
 }
+
+/// One ClusterRole (a clusterPermissions entry) of `n` rules on configmaps, each limited to a
+/// name of its own, and with `shared` also to one name they all share.
+fn one_role(n: usize, shared: bool) -> Value {
+    let rules: Vec<Value> = (0..n)
+        .map(|k| {
+            let mut names = vec![format!("n{k}")];
+            if shared {
+                names.push("common".to_string());
+            }
+            json!({"apiGroups": [""], "resources": ["configmaps"], "resourceNames": names, "verbs": ["get", "update"]})
+        })
+        .collect();
+    json!([{"serviceAccountName": "big", "rules": rules}])
+}
+
+#[test]
+fn a_role_of_thousands_of_rules_is_derived_or_refused_within_bounds() {
+    // Each rule on a name of its own: compared only with the rules that name it.
+    let b = bundle(one_role(4000, false));
+    let r = run(&[
+        "bundle",
+        "installer-rbac",
+        p(b.path()),
+        "--install-namespace",
+        "ops",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(r.bounded(100 * MB), 0, "{}", r.stderr);
+    let objects: Vec<Value> = serde_json::from_str(&r.stdout).expect("json");
+    let grant = objects
+        .iter()
+        .find(|o| o["metadata"]["name"] == "big-installer-rbac-clusterrole")
+        .expect("grant role");
+    assert_eq!(grant["rules"].as_array().map(Vec::len), Some(4000));
+    // All of them overlapping each other (a name they share): each would meet every other;
+    // refused once the work passes its bound, naming the role, before memory grows with it.
+    let b = bundle(one_role(2000, true));
+    let r = run(&[
+        "bundle",
+        "installer-rbac",
+        p(b.path()),
+        "--install-namespace",
+        "ops",
+    ]);
+    assert_eq!(r.bounded(100 * MB), 2, "{}", r.stderr);
+    assert!(r.stdout.is_empty());
+    assert!(
+        r.stderr.contains("ClusterRole big.v1.0.0-big-")
+            && r.stderr.contains("overlap each other")
+            && r.stderr.contains("merge the rules that overlap"),
+        "{}",
+        r.stderr
+    );
+}

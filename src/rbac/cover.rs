@@ -15,10 +15,12 @@ use std::collections::{BTreeSet, HashSet};
 
 use super::rule::Rule;
 
-/// Combinations of classes one question may visit: far above what real rules need (a rule's
-/// lists against the owners that touch it make a handful of classes each), and a bound on a
-/// crafted set of owners that would make the classes multiply.
-pub const MAX_STEPS: u64 = 1 << 22;
+/// Work one question may do, a step per combination of classes visited and a step per 64
+/// owners it carries (what the walk remembers): far above what real rules need (a rule's lists
+/// against the owners that touch it make a handful of classes each), and a bound on a crafted
+/// set of owners that would make the classes multiply, in time and in the memory of the walk
+/// (at most this many remembered sets: about 30 MB).
+pub const MAX_STEPS: u64 = 1 << 19;
 
 /// The walk over the classes went past [`MAX_STEPS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,7 +149,7 @@ fn every_combination(
         return Ok(true);
     }
     for class in &dims[level] {
-        *steps += 1;
+        *steps += 1 + alive.0.len() as u64;
         if *steps > MAX_STEPS {
             return Err(TooManySteps);
         }

@@ -35,8 +35,8 @@ use super::rule::{Request, Rule, allows, allows_named, guess_resource};
 /// Why the RBAC could not be derived.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
-    /// The rules an object grants make too many classes to compare
-    /// ([`super::cover::MAX_STEPS`]).
+    /// The rules an object grants overlap too much to compare: one comparison went past
+    /// [`super::cover::MAX_STEPS`], or all of them past [`MAX_COVER_WORK`].
     TooComplex {
         /// The Role, ClusterRole or binding (`ClusterRole x`).
         object: String,
@@ -48,7 +48,7 @@ impl std::fmt::Display for Error {
         match self {
             Error::TooComplex { object } => write!(
                 f,
-                "{object}: its rules and the rules that would cover them differ in too many ways to compare (more than {} combinations); split the role",
+                "{object}: its rules overlap each other, or the rules that would cover them, in too many ways to compare (olmctl compares at most {} combinations at once and {MAX_COVER_WORK} rules in all); merge the rules that overlap",
                 super::cover::MAX_STEPS
             ),
         }
@@ -386,72 +386,99 @@ fn applies(slot: &Slot, namespace: &str) -> bool {
 /// group or resource, or URLs) is looked at for every need.
 const MAX_PAIRS: usize = 4096;
 
-/// The candidates by the (group, resource) pairs they name, so that a need is compared with
-/// the few rules that can touch it, not with all of them.
+/// The candidates by the (group, resource) pairs they name, and by the names of those that
+/// are limited to names, so that a need is compared with the few rules that can touch it, not
+/// with all of them (a bundle of 2,000 objects of one kind has 2,000 named needs).
 struct Index<'a> {
+    /// Rules without names, by (group, resource).
     exact: HashMap<(&'a str, &'a str), Vec<usize>>,
-    /// Rules with a wildcard group or resource, URLs, or more than [`MAX_PAIRS`] pairs.
+    /// Rules limited to names, by (group, resource, name).
+    named: HashMap<(&'a str, &'a str, &'a str), Vec<usize>>,
+    /// Rules with a wildcard group or resource, URLs, or more than [`MAX_PAIRS`] keys.
     wide: Vec<usize>,
+}
+
+/// The keys a rule of these lists is looked up by: (group, resource) pairs, times its names.
+fn keys(r: &Rule) -> usize {
+    r.api_groups
+        .len()
+        .saturating_mul(r.resources.len())
+        .saturating_mul(r.resource_names.len().max(1))
 }
 
 impl<'a> Index<'a> {
     fn of(rules: &'a [(Slot, Rule)]) -> Index<'a> {
         let mut ix = Index {
             exact: HashMap::new(),
+            named: HashMap::new(),
             wide: Vec::new(),
         };
         for (i, (_, r)) in rules.iter().enumerate() {
             let wide = !r.non_resource_urls.is_empty()
                 || r.api_groups.iter().any(|g| g == "*")
                 || r.resources.iter().any(|x| x.starts_with('*'))
-                || r.api_groups.len().saturating_mul(r.resources.len()) > MAX_PAIRS;
+                || keys(r) > MAX_PAIRS;
             if wide {
                 ix.wide.push(i);
                 continue;
             }
             for g in &r.api_groups {
                 for res in &r.resources {
-                    ix.exact.entry((g, res)).or_default().push(i);
+                    if r.resource_names.is_empty() {
+                        ix.exact.entry((g, res)).or_default().push(i);
+                    }
+                    for n in &r.resource_names {
+                        ix.named.entry((g, res, n)).or_default().push(i);
+                    }
                 }
             }
         }
         ix
     }
 
-    /// The candidates that may touch `need` (a superset; sorted, without repeats).
+    /// The candidates that may touch `need` (a superset; sorted, without repeats): those
+    /// without names on its group and resource, those limited to one of its names (a request
+    /// without a name, and a rule without names, only the former).
     fn near<'n>(&self, need: &'n Need, all: usize) -> Vec<usize> {
-        let mut pairs: Vec<(&'n str, String)> = Vec::new();
+        let mut wanted: Vec<(&'n str, String, &'n str)> = Vec::new();
         let mut request = |r: &'n Request| {
             let combined = if r.subresource.is_empty() {
                 r.resource.clone()
             } else {
                 format!("{}/{}", r.resource, r.subresource)
             };
-            pairs.push((r.api_group.as_str(), combined));
+            wanted.push((r.api_group.as_str(), combined, r.name.as_str()));
         };
         match need {
             Need::Allow(req) => request(req),
             Need::Hold { rules, or, .. } => {
                 request(or);
-                let many = rules
-                    .iter()
-                    .map(|r| r.api_groups.len().saturating_mul(r.resources.len()))
-                    .fold(0usize, usize::saturating_add);
+                let many = rules.iter().map(keys).fold(0usize, usize::saturating_add);
                 if many > MAX_PAIRS {
                     return (0..all).collect();
                 }
                 for r in rules {
                     for g in &r.api_groups {
                         for res in &r.resources {
-                            pairs.push((g.as_str(), res.clone()));
+                            if r.resource_names.is_empty() {
+                                wanted.push((g.as_str(), res.clone(), ""));
+                            }
+                            for n in &r.resource_names {
+                                wanted.push((g.as_str(), res.clone(), n.as_str()));
+                            }
                         }
                     }
                 }
             }
         }
         let mut out: Vec<usize> = self.wide.clone();
-        for (g, r) in &pairs {
+        for (g, r, n) in &wanted {
             if let Some(ids) = self.exact.get(&(*g, r.as_str())) {
+                out.extend(ids);
+            }
+            if !n.is_empty()
+                && let Some(ids) = self.named.get(&(*g, r.as_str(), *n))
+            {
                 out.extend(ids);
             }
         }
@@ -496,39 +523,232 @@ impl<'a> Rules<'a> {
             None => allows(rule, req),
         }
     }
+}
 
-    /// Whether rule `i` helps with `need` at all: allows its request, or covers part of what
-    /// it must hold.
-    fn touches(&self, i: usize, need: &Need) -> bool {
-        match need {
-            Need::Allow(req) => self.allows(i, req),
-            Need::Hold { rules, or, .. } => {
-                self.allows(i, or)
-                    || rules
+/// Cover work (candidates compared with a rule, times the lists of the rule) one minimisation
+/// may do, and so the candidates it lists for the rules: about 13 times what the most
+/// demanding of the 340 fixture bundles needs (opendatahub-operator 3.5.0: between 50,000 and
+/// 75,000), and a bound in time and memory on roles of thousands of rules that all overlap
+/// each other, where each rule meets every other (work that grows as the square of the
+/// rules: 2,000 such rules need more than this).
+pub const MAX_COVER_WORK: u64 = 1_000_000;
+
+/// What holding one role's or binding's rules needs, rule by rule: the candidates that allow
+/// the request that makes holding unnecessary (`or`), the candidates that touch each rule, and
+/// whether the kept ones cover it (known once asked; dropping a rule can only uncover the
+/// rules it touches, so only those are asked again).
+struct Holding {
+    or_by: Vec<usize>,
+    owners: Vec<Vec<usize>>,
+    /// The rules each candidate touches (the inverse of `owners`), the rules it is a copy of
+    /// first.
+    touching: HashMap<usize, Vec<usize>>,
+    covered: Vec<Option<bool>>,
+    /// The rules not known to be covered.
+    pending: BTreeSet<usize>,
+}
+
+/// Charges `units` of work; past [`MAX_COVER_WORK`] the minimisation gives up.
+fn charge(work: &mut u64, units: usize) -> Result<(), super::cover::TooManySteps> {
+    *work = work.saturating_add(units as u64);
+    if *work > MAX_COVER_WORK {
+        return Err(super::cover::TooManySteps);
+    }
+    Ok(())
+}
+
+impl Holding {
+    fn of(
+        view: &Rules<'_>,
+        need: &Need,
+        near: &[usize],
+        work: &mut u64,
+    ) -> Result<Option<Holding>, super::cover::TooManySteps> {
+        let Need::Hold { rules, or, .. } = need else {
+            return Ok(None);
+        };
+        // A rule limited to names is touched only by candidates without names or with one of
+        // its names: candidates are looked up by name, not each compared with each rule.
+        let wanted: HashSet<&str> = rules
+            .iter()
+            .flat_map(|x| x.resource_names.iter().map(String::as_str))
+            .collect();
+        let mut nameless: Vec<usize> = Vec::new();
+        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        for &j in near {
+            let names = &view.rules[j].1.resource_names;
+            if names.is_empty() {
+                nameless.push(j);
+            } else if let Some(set) = &view.names[j] {
+                // A long list (a management rule naming every object of a kind): only the
+                // names these rules have are looked up in it.
+                for n in wanted.iter().filter(|n| set.contains(*n)) {
+                    by_name.entry(n).or_default().push(j);
+                }
+            } else {
+                for n in names.iter().filter(|n| wanted.contains(n.as_str())) {
+                    by_name.entry(n.as_str()).or_default().push(j);
+                }
+            }
+        }
+        // What listing the candidates of every rule costs, charged before anything is listed.
+        let listed = rules
+            .iter()
+            .map(|x| {
+                if x.non_resource_urls.is_empty() {
+                    x.resource_names
                         .iter()
-                        .any(|x| super::cover::touches(&self.rules[i].1, x))
+                        .map(|n| by_name.get(n.as_str()).map_or(0, Vec::len))
+                        .fold(nameless.len(), usize::saturating_add)
+                } else {
+                    near.len()
+                }
+            })
+            .fold(0usize, usize::saturating_add);
+        charge(work, listed)?;
+        let mut owners: Vec<Vec<usize>> = Vec::with_capacity(rules.len());
+        for x in rules {
+            let mut maybe: Vec<usize> = nameless.clone();
+            if x.non_resource_urls.is_empty() {
+                for n in &x.resource_names {
+                    maybe.extend(by_name.get(n.as_str()).into_iter().flatten());
+                }
+                maybe.sort_unstable();
+                maybe.dedup();
+            } else {
+                // A URL rule's breakdown has no names: only nameless candidates cover it, but
+                // its resource part may be touched by any.
+                maybe = near.to_vec();
+            }
+            maybe.retain(|&j| super::cover::touches(&view.rules[j].1, x));
+            owners.push(maybe);
+        }
+        let mut touching: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (k, o) in owners.iter().enumerate() {
+            for &j in o {
+                touching.entry(j).or_default().push(k);
+            }
+        }
+        // The rules a candidate is a copy of go first in its list.
+        let mut same: HashMap<&Rule, Vec<usize>> = HashMap::new();
+        for (k, x) in rules.iter().enumerate() {
+            same.entry(x).or_default().push(k);
+        }
+        for (&j, ks) in touching.iter_mut() {
+            if let Some(copies) = same.get(&view.rules[j].1) {
+                let rest: Vec<usize> = ks.iter().copied().filter(|k| !copies.contains(k)).collect();
+                *ks = copies
+                    .iter()
+                    .copied()
+                    .filter(|k| ks.contains(k))
+                    .chain(rest)
+                    .collect();
+            }
+        }
+        Ok(Some(Holding {
+            or_by: near
+                .iter()
+                .copied()
+                .filter(|&j| view.allows(j, or))
+                .collect(),
+            owners,
+            touching,
+            covered: vec![None; rules.len()],
+            pending: (0..rules.len()).collect(),
+        }))
+    }
+
+    /// Whether the kept owners cover rule `k`.
+    fn cover(
+        &self,
+        k: usize,
+        x: &Rule,
+        all: &[(Slot, Rule)],
+        keep: &[bool],
+        work: &mut u64,
+    ) -> Result<bool, super::cover::TooManySteps> {
+        let owners: Vec<&Rule> = self.owners[k]
+            .iter()
+            .filter(|&&j| keep[j])
+            .map(|&j| &all[j].1)
+            .collect();
+        let lists = x.api_groups.len()
+            + x.resources.len()
+            + x.verbs.len()
+            + x.resource_names.len()
+            + x.non_resource_urls.len();
+        charge(work, owners.len().max(1).saturating_mul(lists.max(1)))?;
+        super::cover::covered(&owners, x)
+    }
+
+    /// Whether the need is met once rule `i` is dropped (`keep[i]` already false): the
+    /// coverage of the rules `i` touches is worked out again into `fresh` (the rule it copies
+    /// first: the one most likely uncovered), the rules not known to be covered are asked.
+    fn met_without(
+        &mut self,
+        i: usize,
+        rules: &[Rule],
+        all: &[(Slot, Rule)],
+        keep: &[bool],
+        fresh: &mut Vec<(usize, bool)>,
+        work: &mut u64,
+    ) -> Result<bool, super::cover::TooManySteps> {
+        if self.or_by.iter().any(|&j| keep[j]) {
+            return Ok(true);
+        }
+        let mine: Vec<usize> = self.touching.get(&i).cloned().unwrap_or_default();
+        charge(work, mine.len())?;
+        for &k in &mine {
+            let v = self.cover(k, &rules[k], all, keep, work)?;
+            fresh.push((k, v));
+            if !v {
+                return Ok(false);
+            }
+        }
+        // The others are as they were: known, or asked now once (rule `i` does not touch them).
+        let unknown: Vec<usize> = self
+            .pending
+            .iter()
+            .copied()
+            .filter(|k| !mine.contains(k))
+            .collect();
+        for k in unknown {
+            if self.covered[k] == Some(false) {
+                return Ok(false);
+            }
+            let v = self.cover(k, &rules[k], all, keep, work)?;
+            self.covered[k] = Some(v);
+            if v {
+                self.pending.remove(&k);
+            } else {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Rule `i` is dropped: what was found without it holds, and what was known of the other
+    /// rules it touched no longer does.
+    fn dropped(&mut self, i: usize, fresh: &[(usize, bool)]) {
+        for &k in self.touching.get(&i).into_iter().flatten() {
+            self.covered[k] = None;
+            self.pending.insert(k);
+        }
+        for &(k, v) in fresh {
+            self.covered[k] = Some(v);
+            if v {
+                self.pending.remove(&k);
             }
         }
     }
+}
 
-    /// Whether rules `held` (which apply where `need` is, and touch it) meet it.
-    fn meet(&self, held: &[usize], need: &Need) -> Result<bool, super::cover::TooManySteps> {
-        match need {
-            // Each rule that touches a request allows it.
-            Need::Allow(_) => Ok(!held.is_empty()),
-            Need::Hold { rules, or, .. } => {
-                if held.iter().any(|&i| self.allows(i, or)) {
-                    return Ok(true);
-                }
-                let owners: Vec<&Rule> = held.iter().map(|&i| &self.rules[i].1).collect();
-                for x in rules {
-                    if !super::cover::covered(&owners, x)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
-            }
-        }
+fn too_complex(need: &Need) -> Error {
+    Error::TooComplex {
+        object: match need {
+            Need::Hold { object, .. } => object.clone(),
+            Need::Allow(_) => String::new(),
+        },
     }
 }
 
@@ -543,17 +763,36 @@ fn minimise(
 ) -> Result<Vec<(Slot, Rule)>, Error> {
     let view = Rules::of(&rules);
     let index = Index::of(&rules);
-    let near: Vec<Vec<usize>> = needs
-        .iter()
-        .map(|n| {
-            let ns = need_namespace(n);
-            index
-                .near(n, rules.len())
-                .into_iter()
-                .filter(|&i| applies(&rules[i].0, ns) && view.touches(i, n))
-                .collect()
-        })
-        .collect();
+    let mut work: u64 = 0;
+    let mut near: Vec<Vec<usize>> = Vec::with_capacity(needs.len());
+    let mut holds: Vec<Option<Holding>> = Vec::with_capacity(needs.len());
+    for n in needs {
+        let ns = need_namespace(n);
+        let maybe: Vec<usize> = index
+            .near(n, rules.len())
+            .into_iter()
+            .filter(|&i| applies(&rules[i].0, ns))
+            .collect();
+        match n {
+            Need::Allow(req) => {
+                near.push(maybe.into_iter().filter(|&i| view.allows(i, req)).collect());
+                holds.push(None);
+            }
+            Need::Hold { .. } => {
+                // The rules that touch it are those that allow its request or touch one of
+                // its rules: Holding finds them rule by rule.
+                let h = Holding::of(&view, n, &maybe, &mut work)
+                    .map_err(|_| too_complex(n))?
+                    .expect("a Hold need");
+                let mut ids: Vec<usize> = h.or_by.clone();
+                ids.extend(h.touching.keys());
+                ids.sort_unstable();
+                ids.dedup();
+                near.push(ids);
+                holds.push(Some(h));
+            }
+        }
+    }
     let mut touched: Vec<Vec<usize>> = vec![Vec::new(); rules.len()];
     for (n, ids) in near.iter().enumerate() {
         for &i in ids {
@@ -569,18 +808,28 @@ fn minimise(
     for i in order {
         keep[i] = false;
         let mut needed = false;
+        // What the needs would know of their rules without rule `i`.
+        let mut known: HashMap<usize, Vec<(usize, bool)>> = HashMap::new();
         for &n in &touched[i] {
-            let met = match &needs[n] {
-                Need::Allow(_) => left[n] > 1,
-                hold => {
-                    let held: Vec<usize> = near[n].iter().copied().filter(|&j| keep[j]).collect();
-                    view.meet(&held, hold).map_err(|_| Error::TooComplex {
-                        object: match hold {
-                            Need::Hold { object, .. } => object.clone(),
-                            Need::Allow(_) => String::new(),
-                        },
-                    })?
+            let met = match (&needs[n], holds[n].as_mut()) {
+                (
+                    Need::Hold {
+                        rules: held,
+                        object,
+                        ..
+                    },
+                    Some(h),
+                ) => {
+                    let mut fresh = Vec::new();
+                    let met = h
+                        .met_without(i, held, view.rules, &keep, &mut fresh, &mut work)
+                        .map_err(|_| Error::TooComplex {
+                            object: object.clone(),
+                        })?;
+                    known.insert(n, fresh);
+                    met
                 }
+                _ => left[n] > 1,
             };
             if !met {
                 needed = true;
@@ -589,9 +838,15 @@ fn minimise(
         }
         if needed {
             keep[i] = true;
-        } else {
-            for &n in &touched[i] {
-                left[n] -= 1;
+            continue;
+        }
+        for &n in &touched[i] {
+            left[n] -= 1;
+        }
+        for &n in &touched[i] {
+            let fresh = known.get(&n).map(Vec::as_slice).unwrap_or_default();
+            if let Some(h) = holds[n].as_mut() {
+                h.dropped(i, fresh);
             }
         }
     }
