@@ -109,9 +109,18 @@ fn hostile() -> impl Strategy<Value = String> {
     prop::collection::vec(atom, 1..5).prop_map(|v| v.concat())
 }
 
-/// A valid name now and then, else hostile text.
-fn name() -> impl Strategy<Value = String> {
-    prop_oneof![2 => "[a-z]([a-z0-9-]{0,8}[a-z0-9])?", 3 => hostile()]
+/// A valid name now and then (and whether it is one of those: a DNS-1123 label of at most 10
+/// characters, valid for every name these commands write), else hostile text.
+fn name() -> impl Strategy<Value = (String, bool)> {
+    prop_oneof![
+        2 => "[a-z]([a-z0-9-]{0,8}[a-z0-9])?".prop_map(|s| (s, true)),
+        3 => hostile().prop_map(|s| (s, false)),
+    ]
+}
+
+/// A valid name always.
+fn plain() -> impl Strategy<Value = (String, bool)> {
+    "[a-z]([a-z0-9-]{0,8}[a-z0-9])?".prop_map(|s| (s, true))
 }
 
 fn bundle_with(package: &str, csv: &str) -> tempfile::TempDir {
@@ -141,7 +150,7 @@ fn installer_rbac(bundle: &Path, extra: &[&str], format: &str) -> Output {
 }
 
 /// installer-rbac's YAML is its header comment, then exactly the objects of `-o json`.
-fn check_installer_rbac(package: &str, extension: Option<&str>, sa: Option<&str>) {
+fn check_installer_rbac(package: &str, extension: Option<&str>, sa: Option<&str>) -> i32 {
     let b = bundle_with(package, CSV);
     let mut extra = Vec::new();
     if let Some(e) = extension {
@@ -154,7 +163,7 @@ fn check_installer_rbac(package: &str, extension: Option<&str>, sa: Option<&str>
     let json = installer_rbac(b.path(), &extra, "json");
     assert_eq!(sane(&yaml), sane(&json));
     if code(&yaml) != 0 {
-        return;
+        return code(&yaml);
     }
     let text = stdout(&yaml);
     let (header, rest) = text.split_at(text.find("---\n").expect("a document"));
@@ -179,6 +188,7 @@ fn check_installer_rbac(package: &str, extension: Option<&str>, sa: Option<&str>
             "{o}"
         );
     }
+    0
 }
 
 #[test]
@@ -217,23 +227,22 @@ fn install_v0(args: &[&str]) -> Output {
 }
 
 /// `install --print` of these options: exit 0 and the library's manifests, or a refusal.
-fn check_install(package: &str, channel: &str, ns: &str, source: Option<&str>, poll: &str) {
-    let mut args = vec![
-        package,
-        "--channel",
-        channel,
-        "-n",
-        ns,
-        "--poll-interval",
-        poll,
-    ];
+fn check_install(package: &str, channel: &str, ns: &str, source: Option<&str>, poll: &str) -> i32 {
+    // Values as `--flag=value`: a value may start with `-`, which clap takes for a flag after
+    // a space (a usage error, not what is tested here).
+    let (channel_arg, poll_arg) = (
+        format!("--channel={channel}"),
+        format!("--poll-interval={poll}"),
+    );
+    let mut args = vec![package, channel_arg.as_str(), "-n", ns, poll_arg.as_str()];
     match source {
         Some(s) => args.extend(["--catalog-source", s]),
         None => args.extend(["--catalog", "quay.io/example/catalog:v1"]),
     }
     let o = install_v0(&args);
-    if sane(&o) != 0 {
-        return;
+    let c = sane(&o);
+    if c != 0 {
+        return c;
     }
     let want = olmctl::install::Install {
         package: package.into(),
@@ -254,18 +263,27 @@ fn check_install(package: &str, channel: &str, ns: &str, source: Option<&str>, p
         poll_interval: poll.into(),
     };
     assert_eq!(documents(&stdout(&o)), want.manifests());
+    0
 }
 
-fn check_install_v1(package: &str, version: &str, channel: &str, ns: &str, sa: Option<&str>) {
+fn check_install_v1(
+    package: &str,
+    version: &str,
+    channel: &str,
+    ns: &str,
+    sa: Option<&str>,
+) -> i32 {
+    let (version_arg, channel_arg) = (
+        format!("--version={version}"),
+        format!("--channel={channel}"),
+    );
     let mut args = vec![
         "install",
         package,
         "--olmv1",
         "--print",
-        "--version",
-        version,
-        "--channel",
-        channel,
+        version_arg.as_str(),
+        channel_arg.as_str(),
         "-n",
         ns,
     ];
@@ -286,8 +304,9 @@ fn check_install_v1(package: &str, version: &str, channel: &str, ns: &str, sa: O
         }
     };
     let o = olmctl(&args);
-    if sane(&o) != 0 {
-        return;
+    let c = sane(&o);
+    if c != 0 {
+        return c;
     }
     let want = olmctl::install::olmv1::InstallV1 {
         package: package.into(),
@@ -301,6 +320,7 @@ fn check_install_v1(package: &str, version: &str, channel: &str, ns: &str, sa: O
         installer_rbac: Vec::new(),
     };
     assert_eq!(documents(&stdout(&o)), want.manifests());
+    0
 }
 
 #[test]
@@ -387,7 +407,7 @@ fn install_refuses_names_the_api_server_refuses() {
 }
 
 /// `bundle render --olmv1`: the YAML is exactly the objects of `-o json`.
-fn check_render(value: &str, ns: &str) {
+fn check_render(value: &str, ns: &str) -> i32 {
     let csv = CSV
         .replace(
             "    capabilities: Basic Install",
@@ -416,12 +436,13 @@ fn check_render(value: &str, ns: &str) {
     let (yaml, json) = (run("yaml"), run("json"));
     assert_eq!(sane(&yaml), sane(&json));
     if code(&yaml) != 0 {
-        return;
+        return code(&yaml);
     }
     let objects: Vec<Value> = serde_json::from_slice(&json.stdout).expect("json");
     assert_eq!(documents(&stdout(&yaml)), objects);
     let texts = objects.iter().map(Value::to_string).collect::<String>();
     assert!(!texts.contains("\"pwned\""), "an injected object");
+    0
 }
 
 /// The bundle.Dockerfile LABELs as the Dockerfile parser reads them (moby/buildkit
@@ -456,10 +477,15 @@ fn labels(dockerfile: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn check_generate(package: &str, channel: &str, replaces: &str) {
+fn check_generate(package: &str, channel: &str, replaces: &str) -> i32 {
     let out = tempfile::tempdir().expect("tmp");
     let src = common::root().join("tests/data/widget-operator");
     let channels = format!("{channel},stable");
+    // Values as `--flag=value`: a channel may start with `-`.
+    let (channels_arg, default_arg) = (
+        format!("--channels={channels}"),
+        format!("--default-channel={channel}"),
+    );
     let o = olmctl(&[
         "bundle",
         "generate",
@@ -469,10 +495,8 @@ fn check_generate(package: &str, channel: &str, replaces: &str) {
         package,
         "--version",
         "0.3.0",
-        "--channels",
-        &channels,
-        "--default-channel",
-        channel,
+        &channels_arg,
+        &default_arg,
         "--replaces",
         replaces,
         "--ignore-kind",
@@ -494,7 +518,7 @@ fn check_generate(package: &str, channel: &str, replaces: &str) {
             std::fs::read_dir(out.path()).expect("out").next().is_none(),
             "written on failure"
         );
-        return;
+        return c;
     }
     let read = |rel: &str| std::fs::read_to_string(out.path().join(rel)).expect(rel);
     let ann = documents(&read("metadata/annotations.yaml"));
@@ -559,6 +583,7 @@ fn check_generate(package: &str, channel: &str, replaces: &str) {
         format!("{package}.v0.3.0").as_str()
     );
     assert_eq!(csv[0]["spec"]["replaces"], replaces);
+    0
 }
 
 #[test]
@@ -593,28 +618,54 @@ fn generate_refuses_channels_that_would_break_its_files() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
 
+    // Each property meets hostile names (refused, or written as themselves) and, when every
+    // name drawn is a plain one, must print: so no run passes by refusing everything.
+
     #[test]
     fn installer_rbac_prints_exactly_its_objects(package in name(), ext in proptest::option::of(name()), sa in proptest::option::of(name())) {
-        check_installer_rbac(&package, ext.as_deref(), sa.as_deref());
+        let plain = package.1 && ext.as_ref().is_none_or(|e| e.1) && sa.as_ref().is_none_or(|s| s.1);
+        let c = check_installer_rbac(&package.0, ext.as_ref().map(|e| e.0.as_str()), sa.as_ref().map(|s| s.0.as_str()));
+        prop_assert!(!plain || c == 0, "plain names refused");
     }
 
     #[test]
     fn install_print_writes_exactly_its_manifests(package in name(), channel in hostile(), ns in name(), source in proptest::option::of(name()), poll in hostile()) {
-        check_install(&package, &channel, &ns, source.as_deref(), &poll);
+        let plain = package.1 && ns.1 && source.as_ref().is_none_or(|s| s.1);
+        let c = check_install(&package.0, &channel, &ns.0, source.as_ref().map(|s| s.0.as_str()), &poll);
+        prop_assert!(!plain || c == 0, "plain names refused");
+    }
+
+    #[test]
+    fn install_print_writes_hostile_values_as_themselves(package in plain(), channel in hostile(), ns in plain(), poll in hostile()) {
+        prop_assert_eq!(check_install(&package.0, &channel, &ns.0, None, &poll), 0);
     }
 
     #[test]
     fn install_olmv1_print_writes_exactly_its_manifests(package in name(), version in hostile(), channel in hostile(), ns in name(), sa in proptest::option::of(name())) {
-        check_install_v1(&package, &version, &channel, &ns, sa.as_deref());
+        let plain = package.1 && ns.1 && sa.as_ref().is_none_or(|s| s.1);
+        let c = check_install_v1(&package.0, &version, &channel, &ns.0, sa.as_ref().map(|s| s.0.as_str()));
+        prop_assert!(!plain || c == 0, "plain names refused");
+    }
+
+    #[test]
+    fn install_olmv1_print_writes_hostile_values_as_themselves(package in plain(), version in hostile(), channel in hostile(), ns in plain()) {
+        prop_assert_eq!(check_install_v1(&package.0, &version, &channel, &ns.0, Some("installer")), 0);
     }
 
     #[test]
     fn bundle_render_olmv1_prints_exactly_its_objects(value in hostile(), ns in name()) {
-        check_render(&value, &ns);
+        let c = check_render(&value, &ns.0);
+        prop_assert!(!ns.1 || c == 0, "a plain namespace refused");
     }
 
     #[test]
     fn bundle_generate_writes_exactly_its_inputs(package in name(), channel in hostile(), replaces in name()) {
-        check_generate(&package, &channel, &replaces);
+        // A channel is refused for a line break, a control or bidi character; a comma splits it
+        // in two (and the default channel is then not among them), and a blank one is refused.
+        let usable = !channel.chars().any(olmctl::text::needs_escape)
+            && !channel.contains(',')
+            && !channel.trim().is_empty();
+        let c = check_generate(&package.0, &channel, &replaces.0);
+        prop_assert!(!(package.1 && replaces.1 && usable) || c != 2, "plain inputs refused");
     }
 }

@@ -64,6 +64,19 @@ fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
+/// Sets errno to 0 (readdir tells its end from an error only by errno).
+fn clear_errno() {
+    // SAFETY: errno is thread-local, and these functions return its address.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    unsafe {
+        *libc::__errno_location() = 0
+    };
+    #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
+    unsafe {
+        *libc::__error() = 0
+    };
+}
+
 /// What `st_mode` says a name is.
 fn kind_of(mode: libc::mode_t) -> Kind {
     match mode & libc::S_IFMT {
@@ -119,7 +132,9 @@ impl Dir {
             Ok(_) => Ok(Some(Entry {
                 kind: kind_of(st.st_mode),
                 len: st.st_size as u64,
-                mode: st.st_mode & 0o7777,
+                // `mode_t` is u32 on Linux, u16 on macOS.
+                #[allow(clippy::unnecessary_cast)]
+                mode: (st.st_mode as u32) & 0o7777,
             })),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
@@ -279,8 +294,8 @@ impl Dir {
         unsafe { libc::rewinddir(dir) };
         let mut names = Vec::new();
         let result = loop {
-            // SAFETY: errno is thread-local; readdir on a valid stream.
-            unsafe { *libc::__errno_location() = 0 };
+            clear_errno();
+            // SAFETY: readdir on a valid stream.
             let ent = unsafe { libc::readdir(dir) };
             if ent.is_null() {
                 let e = io::Error::last_os_error();

@@ -154,12 +154,18 @@ pub fn run_uninstall(a: UninstallArgs) -> u8 {
             );
             return EXIT_USAGE;
         }
-        // The ClusterExtension's name, and the ClusterCatalog install --olmv1 named after it.
-        if let Err(e) = olmctl::names::check(
-            olmctl::names::Rule::Subdomain,
-            "the package name",
-            &a.package,
-        ) {
+        // The ClusterExtension's name, the ClusterCatalog install --olmv1 named after it, and
+        // the value of the label its installer RBAC is found by: checked before anything is
+        // deleted, so that the uninstall cannot stop halfway.
+        use olmctl::names::{Rule, check};
+        let checked = check(Rule::Subdomain, "the package name", &a.package).and_then(|()| {
+            check(
+                Rule::LabelValue,
+                "the package name (the value of the label olmctl.dev/installer-for)",
+                &a.package,
+            )
+        });
+        if let Err(e) = checked {
             error(e);
             return EXIT_USAGE;
         }
