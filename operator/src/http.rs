@@ -44,8 +44,9 @@ pub const MAX_REVIEW: usize = 8 << 20;
 /// Bytes of ConversionReviews in memory at once: their bodies and their answers (at most
 /// [`olmctl::gate::review::max_answer`], twice the body), reserved before a body is read
 /// ([`reservation`]) and given back when its answer is sent. Two reviews of [`MAX_REVIEW`] fit,
-/// or a few hundred of the API server's usual few kilobytes; the others wait their turn within
-/// their body's time budget.
+/// or a few hundred of the API server's usual few kilobytes; the others wait within their
+/// body's time budget, asking again ([`share_of`]) so that a share that fits is taken even
+/// while a larger one waits.
 pub const REVIEW_MEMORY: usize = 64 << 20;
 /// The pieces an answer is handed to hyper in (copied, so that the answer is freed when the
 /// last one is taken).
@@ -284,6 +285,27 @@ async fn read_body(body: Incoming, bound: usize) -> Result<Vec<u8>, Response<Ans
     Ok(buf)
 }
 
+/// How often a review waiting for its share of [`REVIEW_MEMORY`] asks again.
+const SHARE_RETRY: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// `permits` of `memory`, waited for by asking again every [`SHARE_RETRY`] rather than in the
+/// semaphore's queue: a queue is first come, first served, so one large share at its head (a
+/// review declaring 8 MiB, whose body may never come) would hold up every small review behind
+/// it, however much memory is free for them. Asked again, a small share is taken whenever it
+/// fits; a large one when enough is free (the caller's time budget bounds the wait).
+async fn share_of(memory: &Arc<Semaphore>, permits: usize) -> OwnedSemaphorePermit {
+    loop {
+        match memory.clone().try_acquire_many_owned(permits as u32) {
+            Ok(share) => return share,
+            Err(tokio::sync::TryAcquireError::NoPermits) => {
+                tokio::time::sleep(SHARE_RETRY).await;
+            }
+            // The semaphore is the server's and never closed.
+            Err(tokio::sync::TryAcquireError::Closed) => tokio::time::sleep(SHARE_RETRY).await,
+        }
+    }
+}
+
 async fn convert(
     req: Request<Incoming>,
     memory: Arc<Semaphore>,
@@ -307,10 +329,7 @@ async fn convert(
     let bound = declared.map_or(MAX_REVIEW, |n| n as usize);
     // The body within its time budget, waiting for a share of the memory included.
     let read = async {
-        let share = memory
-            .acquire_many_owned(reservation(bound) as u32)
-            .await
-            .expect("never closed");
+        let share = share_of(&memory, reservation(bound)).await;
         read_body(req.into_body(), bound).await.map(|b| (share, b))
     };
     let (mut share, body) = match tokio::time::timeout(budget, read).await {

@@ -224,6 +224,44 @@ async fn a_hundred_stalled_bodies_cost_bounded_memory() {
     );
 }
 
+/// Review 39: a review's share of the memory is reserved from its declared length before its
+/// body is read, in the semaphore's first-come queue, so three connections declaring 8 MiB and
+/// sending nothing held up every other review (two shares of 24 MiB taken, the third waiting at
+/// the head of the queue) until the body timeout. Now a waiting share asks again instead of
+/// queueing: with eight such connections stalled, a small review is answered while they wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reviews_declaring_large_bodies_do_not_hold_up_small_ones() {
+    let (_api, r) = ready_replica(&["--body-timeout", "60s"]).await;
+    let tls = connector(&r);
+    let mut stalled = Vec::new();
+    for _ in 0..8 {
+        let tcp = TcpStream::connect(r.webhook).await.expect("connect");
+        let mut s = tls.connect(server_name(), tcp).await.expect("handshake");
+        let head = "POST /convert HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 8388608\r\n\r\n";
+        s.write_all(head.as_bytes()).await.expect("head");
+        s.flush().await.expect("flush");
+        stalled.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let valid = format!(
+        r#"{REVIEW_HEAD}"uid":"small","desiredAPIVersion":"olmctl.dev/v1","objects":[]}}}}"#
+    );
+    // A hang guard, well inside the 60 s the stalled bodies have.
+    let answered = tokio::time::timeout(
+        Duration::from_secs(20),
+        post_review(&tls, r.webhook, valid.into_bytes()),
+    )
+    .await;
+    let (code, got) = answered.expect("the small review is answered while the others stall");
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&got));
+    // The stalled ones are still waiting for their bodies: nothing answered them.
+    for s in &mut stalled {
+        let mut b = [0u8; 64];
+        let read = tokio::time::timeout(Duration::from_millis(100), s.read(&mut b)).await;
+        assert!(read.is_err(), "a stalled review was answered: {read:?}");
+    }
+}
+
 /// A replica started with `flags`, ready, and the API it talks to (which must live as long).
 async fn ready_replica(flags: &[&str]) -> (olmctl_testkit::api::ApiServer, Replica) {
     let api = operator_cluster();
