@@ -96,6 +96,9 @@ pub struct Found {
     /// Every CSV of the cluster, copied CSVs left out (with `--delete-crds`): a CRD that
     /// another one owns or requires stays.
     pub cluster_csvs: Vec<Value>,
+    /// The CRDs the package's CSVs own, as the cluster has them (with `--delete-crds`): one
+    /// another installer manages (Helm) stays.
+    pub crds: Vec<Value>,
 }
 
 /// A CRD one of the package's CSVs owns that `--delete-crds` leaves alone, and why.
@@ -217,17 +220,25 @@ impl Uninstall {
     pub fn deletable_crds(&self, found: &Found) -> (Vec<String>, Vec<KeptCrd>) {
         let csvs = self.package_csvs(found.subscription.as_ref(), &found.csvs);
         let ours: BTreeSet<&str> = csvs.iter().map(|c| s(c, "/metadata/name")).collect();
-        let shipped: BTreeSet<&str> = found
+        let steps: Vec<&Value> = found
             .install_plans
             .iter()
             .filter_map(|p| p.pointer("/status/plan").and_then(Value::as_array))
             .flatten()
+            .filter(|step| ours.contains(s(step, "/resolving")))
+            .collect();
+        // A step OLM carried out: `Created`, or `Present` when the CRD was there and OLM
+        // updated it (an upgrade's CRD steps are all `Present`); catalog/operator.go ::
+        // ExecutePlan.
+        let shipped: BTreeSet<&str> = steps
+            .iter()
             .filter(|step| {
-                ours.contains(s(step, "/resolving"))
-                    && s(step, "/resource/kind") == "CustomResourceDefinition"
+                s(step, "/resource/kind") == "CustomResourceDefinition"
+                    && matches!(s(step, "/status"), "Created" | "Present")
             })
             .map(|step| s(step, "/resource/name"))
             .collect();
+        let crd_of = |name: &str| found.crds.iter().find(|c| s(c, "/metadata/name") == name);
         let (mut delete, mut kept) = (Vec::new(), Vec::new());
         for name in Self::owned_crds(&csvs) {
             let keep = |why: String| KeptCrd {
@@ -238,13 +249,45 @@ impl Uninstall {
                 kept.push(keep(format!("not a CRD name ({e})")));
                 continue;
             }
-            if !shipped.contains(name.as_str()) {
+            let csv_list = ours.iter().copied().collect::<Vec<_>>().join(", ");
+            if steps.is_empty() {
+                // OLM deletes all but the newest InstallPlans of a namespace (catalog/
+                // operator.go :: gcInstallPlans, maxInstallPlanCount 5): nothing says what the
+                // bundle shipped, so nothing is taken on the CSV's word.
                 kept.push(keep(format!(
-                    "the package's bundle does not ship it: no InstallPlan of namespace {} created it for {}",
-                    self.namespace,
-                    ours.iter().copied().collect::<Vec<_>>().join(", ")
+                    "no InstallPlan of namespace {} is left for {csv_list} (OLM keeps only a namespace's newest), so nothing shows that the package's bundle shipped it; if it is the package's own, delete it with kubectl delete crd {name}",
+                    self.namespace
                 )));
                 continue;
+            }
+            if !shipped.contains(name.as_str()) {
+                kept.push(keep(format!(
+                    "the package's bundle does not ship it: no InstallPlan of namespace {} created or updated it for {csv_list}",
+                    self.namespace
+                )));
+                continue;
+            }
+            // Another installer's marks: OLM takes over a CRD a bundle ships that is already
+            // there (a Present step), whoever made it.
+            if let Some(crd) = crd_of(&name) {
+                let release = (
+                    s(crd, "/metadata/annotations/meta.helm.sh~1release-namespace"),
+                    s(crd, "/metadata/annotations/meta.helm.sh~1release-name"),
+                );
+                let manager = s(crd, "/metadata/labels/app.kubernetes.io~1managed-by");
+                if !release.1.is_empty() {
+                    kept.push(keep(format!(
+                        "Helm's release {}/{} manages it (meta.helm.sh/release-name)",
+                        release.0, release.1
+                    )));
+                    continue;
+                }
+                if !manager.is_empty() && !manager.eq_ignore_ascii_case("olm") {
+                    kept.push(keep(format!(
+                        "{manager} manages it (app.kubernetes.io/managed-by)"
+                    )));
+                    continue;
+                }
             }
             let others: Vec<String> = found
                 .cluster_csvs
@@ -454,18 +497,88 @@ mod tests {
                 &["widgets.example.com", "gadgets.example.com"],
             )],
             cluster_csvs: Vec::new(),
+            crds: Vec::new(),
         }
     }
 
     /// An InstallPlan that created these CRDs for `csv` (and its CSV).
     fn plan(csv: &str, crds: &[&str]) -> Value {
-        let mut steps = vec![json!({"resolving": csv, "resource": {
+        plan_with(csv, crds, "Created")
+    }
+
+    /// An InstallPlan whose CRD steps for `csv` ended `status`.
+    fn plan_with(csv: &str, crds: &[&str], status: &str) -> Value {
+        let mut steps = vec![json!({"resolving": csv, "status": "Created", "resource": {
             "kind": "ClusterServiceVersion", "name": csv}})];
         for c in crds {
-            steps.push(json!({"resolving": csv, "resource": {
+            steps.push(json!({"resolving": csv, "status": status, "resource": {
                 "kind": "CustomResourceDefinition", "name": c}}));
         }
         json!({"status": {"plan": steps}})
+    }
+
+    #[test]
+    fn crds_are_kept_without_an_installplan_that_carried_them_out_or_when_helm_manages_them() {
+        let mut f = found();
+        f.csvs = vec![json!({"metadata": {"name": "p.v1.1.0"},
+            "spec": {"customresourcedefinitions": {"owned": [
+                {"name": "widgets.example.com"}, {"name": "gadgets.example.com"},
+                {"name": "gizmos.example.com"}, {"name": "helmed.example.com"}]}}})];
+        // Gone: OLM collected the plans.
+        f.install_plans = Vec::new();
+        let (delete, kept) = u(true, false).deletable_crds(&f);
+        assert!(delete.is_empty());
+        assert_eq!(kept.len(), 4);
+        assert!(kept[0].why.starts_with("no InstallPlan of namespace operators is left for p.v1.1.0 (OLM keeps only a namespace's newest)"), "{}", kept[0].why);
+        assert!(
+            kept[0]
+                .why
+                .ends_with("delete it with kubectl delete crd gadgets.example.com")
+        );
+        // An upgrade's steps are Present (OLM updated what was there); a step never carried
+        // out proves nothing; Helm's CRD stays even when the bundle shipped it too.
+        f.install_plans = vec![
+            plan_with(
+                "p.v1.1.0",
+                &["widgets.example.com", "helmed.example.com"],
+                "Present",
+            ),
+            plan_with("p.v1.1.0", &["gadgets.example.com"], "Unknown"),
+        ];
+        f.crds = vec![
+            json!({"metadata": {"name": "widgets.example.com", "labels": {"app.kubernetes.io/managed-by": "olm"}}}),
+            json!({"metadata": {"name": "helmed.example.com", "labels": {"app.kubernetes.io/managed-by": "Helm"},
+                "annotations": {"meta.helm.sh/release-name": "cm", "meta.helm.sh/release-namespace": "tools"}}}),
+        ];
+        let (delete, kept) = u(true, false).deletable_crds(&f);
+        assert_eq!(delete, ["widgets.example.com"]);
+        let why: Vec<(&str, &str)> = kept
+            .iter()
+            .map(|k| (k.name.as_str(), k.why.as_str()))
+            .collect();
+        assert_eq!(
+            why,
+            [
+                (
+                    "gadgets.example.com",
+                    "the package's bundle does not ship it: no InstallPlan of namespace operators created or updated it for p.v1.1.0"
+                ),
+                (
+                    "gizmos.example.com",
+                    "the package's bundle does not ship it: no InstallPlan of namespace operators created or updated it for p.v1.1.0"
+                ),
+                (
+                    "helmed.example.com",
+                    "Helm's release tools/cm manages it (meta.helm.sh/release-name)"
+                ),
+            ]
+        );
+        f.crds[1]["metadata"]["annotations"] = json!({});
+        let (_, kept) = u(true, false).deletable_crds(&f);
+        assert_eq!(
+            kept[2].why,
+            "Helm manages it (app.kubernetes.io/managed-by)"
+        );
     }
 
     #[test]
@@ -526,13 +639,13 @@ mod tests {
                 ),
                 (
                     "certificates.cert-manager.io",
-                    "the package's bundle does not ship it: no InstallPlan of namespace operators created it for p.v1.1.0"
+                    "the package's bundle does not ship it: no InstallPlan of namespace operators created or updated it for p.v1.1.0"
                 ),
                 ("needed.example.com", "also required by apps/user.v2"),
                 ("shared.example.com", "also owned by team-b/p.v1.1.0"),
                 (
                     "unshipped.example.com",
-                    "the package's bundle does not ship it: no InstallPlan of namespace operators created it for p.v1.1.0"
+                    "the package's bundle does not ship it: no InstallPlan of namespace operators created or updated it for p.v1.1.0"
                 ),
             ]
         );

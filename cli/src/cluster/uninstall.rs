@@ -60,6 +60,17 @@ pub async fn run(cluster: &Cluster, req: &UninstallRequest, ui: &mut dyn Ui) -> 
     let crds = if u.delete_crds {
         found.install_plans = api::list(&c, api::INSTALL_PLAN, Some(ns)).await?;
         found.cluster_csvs = api::list_selected(&c, api::CSV, None, Some(NOT_COPIED)).await?;
+        let owned = olmctl::install::uninstall::Uninstall::owned_crds(
+            &u.package_csvs(Some(&sub), &found.csvs),
+        );
+        for name in owned
+            .iter()
+            .filter(|n| olmctl::names::problems(olmctl::names::Rule::Subdomain, n).is_empty())
+        {
+            if let Some(crd) = api::get(&c, api::CRD, None, name).await? {
+                found.crds.push(crd);
+            }
+        }
         u.deletable_crds(&found).0
     } else {
         olmctl::install::uninstall::Uninstall::owned_crds(&u.package_csvs(Some(&sub), &found.csvs))
@@ -68,7 +79,11 @@ pub async fn run(cluster: &Cluster, req: &UninstallRequest, ui: &mut dyn Ui) -> 
             .collect()
     };
     for name in &crds {
-        let Some(crd) = api::get(&c, api::CRD, None, name).await? else {
+        let read = match found.crds.iter().find(|c| s(c, "/metadata/name") == name) {
+            Some(crd) => Some(crd.clone()),
+            None => api::get(&c, api::CRD, None, name).await?,
+        };
+        let Some(crd) = read else {
             continue;
         };
         let Some(version) = storage_version(&crd) else {

@@ -236,7 +236,17 @@ impl Olm {
                     &ns,
                     PLAN,
                     &json!({"status": {"phase": "Complete",
-                    "conditions": [{"type": "Installed", "status": "True"}]}}),
+                    "conditions": [{"type": "Installed", "status": "True"}],
+                    // Each step carried out (ExecutePlan: Created).
+                    "plan": [
+                        {"resolving": csv_name, "status": "Created", "resource": {
+                            "group": OLM, "version": "v1alpha1", "kind": "ClusterServiceVersion",
+                            "name": csv_name, "sourceName": cs_name, "sourceNamespace": "olm",
+                            "manifest": "{}"}},
+                        {"resolving": csv_name, "status": "Created", "resource": {
+                            "group": "apiextensions.k8s.io", "version": "v1",
+                            "kind": "CustomResourceDefinition", "name": CRD,
+                            "sourceName": cs_name, "sourceNamespace": "olm", "manifest": "{}"}}]}}),
                     true,
                 );
                 self.sub_status(
