@@ -10,6 +10,7 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use kube::{Client, ResourceExt};
 use olmctl::bundle::load::{list_at, str_at};
 use olmctl::gate::objects::Objects;
+use olmctl::names::Rule;
 
 /// The OLM (v0 and v1) resources the gate reads.
 pub fn resource(kind: &str) -> ApiResource {
@@ -107,17 +108,29 @@ pub async fn add_content(client: &Client, objects: &mut Objects) -> Result<(), k
     }
     let crd_api: Api<DynamicObject> =
         Api::all_with(client.clone(), &resource("CustomResourceDefinition"));
-    for name in crds {
-        if let Some(o) = crd_api.get_opt(&name).await? {
+    // The names come from a CSV and a plan's steps (bundle text the API server never checked),
+    // and kube puts a name into the path as it is: one that is not a valid name of its kind
+    // (`a?watch=1`, `../..`) is not asked for, and the gate finds the object missing.
+    for name in crds.iter().filter(|n| valid(Rule::Subdomain, n)) {
+        if let Some(o) = crd_api.get_opt(name).await? {
             add(objects, "CustomResourceDefinition", &o)?;
         }
     }
-    for (map_ns, name) in maps {
-        if let Some(o) = api(client, &map_ns, "ConfigMap").get_opt(&name).await? {
+    for (map_ns, name) in maps
+        .iter()
+        .filter(|(ns, n)| valid(Rule::Label, ns) && valid(Rule::Subdomain, n))
+    {
+        if let Some(o) = api(client, map_ns, "ConfigMap").get_opt(name).await? {
             add(objects, "ConfigMap", &o)?;
         }
     }
     Ok(())
+}
+
+/// Whether `name` is a valid name under `rule` ([`olmctl::names`]), so that it can be put in a
+/// request's path as it is.
+pub fn valid(rule: Rule, name: &str) -> bool {
+    !name.is_empty() && olmctl::names::problems(rule, name).is_empty()
 }
 
 /// Everything the gate reads for namespace `ns` (what `olmctl gate evaluate` would be given).

@@ -281,7 +281,11 @@ async fn inputs(
         client.clone(),
         &cluster::resource("CustomResourceDefinition"),
     );
-    for name in olmctl::gate::extension::crd_names(&cfg, package) {
+    // Names from the catalog: only valid CRD names are asked for ([`cluster::valid`]).
+    for name in olmctl::gate::extension::crd_names(&cfg, package)
+        .into_iter()
+        .filter(|n| cluster::valid(olmctl::names::Rule::Subdomain, n))
+    {
         if let Some(o) = crd_api.get_opt(&name).await.map_err(err)? {
             cluster::add(&mut objects, "CustomResourceDefinition", &o).map_err(err)?;
         }
