@@ -42,10 +42,13 @@ pub struct Catalogs {
     ca_dir: Option<PathBuf>,
     /// The client, and the CA directory's state it was built for.
     http: Mutex<(Option<DirState>, Result<reqwest::Client, String>)>,
-    /// By catalog name: the key it was fetched for (resolved reference and base URL) and the
-    /// content.
-    cache: Mutex<HashMap<String, (String, Arc<DeclarativeConfig>)>>,
+    /// By catalog and package name: the key it was fetched for (resolved reference and base
+    /// URL) and the package's content.
+    cache: Mutex<HashMap<(String, String), Fetched>>,
 }
+
+/// A package's content, with the key it was fetched for.
+type Fetched = (String, Arc<DeclarativeConfig>);
 
 /// A CA directory's files as `stat` sees them through symlinks (a ConfigMap volume's files
 /// are links into a directory the kubelet swaps): name, length and modification time.
@@ -173,10 +176,15 @@ impl Catalogs {
         }
     }
 
-    /// The content of the ClusterCatalog `cc`, as operator-controller's
+    /// The content of `package` in the ClusterCatalog `cc`, as operator-controller's
     /// `Client.PopulateCache` gets it after `validateCatalog`: the catalog must be `Serving`
-    /// and resolved; `GET <status.urls.base>/api/v1/all`; only a 200 is read (and kept).
-    pub async fn content(&self, cc: &Object) -> Result<Arc<DeclarativeConfig>, String> {
+    /// and resolved; `GET <status.urls.base>/api/v1/all`; only a 200 is read, and of it only
+    /// the package's blobs are kept ([`olmctl::fbc::lines`]), which is all a decision reads.
+    pub async fn content(
+        &self,
+        cc: &Object,
+        package: &str,
+    ) -> Result<Arc<DeclarativeConfig>, String> {
         let name = cc.name();
         if !is_serving(cc) {
             return Err(format!("catalog {name:?} is not being served"));
@@ -189,7 +197,8 @@ impl Catalogs {
             return Err(format!("catalog {name:?} has no status.urls.base"));
         }
         let key = format!("{resolved} {base}");
-        if let Some((k, c)) = self.cache.lock().ok().and_then(|m| m.get(name).cloned())
+        let at = (name.to_string(), package.to_string());
+        if let Some((k, c)) = self.cache.lock().ok().and_then(|m| m.get(&at).cloned())
             && k == key
         {
             return Ok(c);
@@ -206,10 +215,22 @@ impl Catalogs {
                 resp.status().as_u16()
             ));
         }
-        let text = resp
-            .text()
+        // Read as it arrives, keeping only the package's blobs (olmctl::fbc::lines): a whole
+        // community catalog parsed at once would not fit the pod's memory.
+        let mut resp = resp;
+        let mut lines = olmctl::fbc::lines::PackageLines::new(package);
+        while let Some(chunk) = resp
+            .chunk()
             .await
-            .map_err(|e| format!("catalog {name:?}: GET {url}: {e}"))?;
+            .map_err(|e| format!("catalog {name:?}: GET {url}: {e}"))?
+        {
+            lines
+                .push(&chunk)
+                .map_err(|e| format!("catalog {name:?}: {url}: {e}"))?;
+        }
+        let text = lines
+            .finish()
+            .map_err(|e| format!("catalog {name:?}: {url}: {e}"))?;
         let mut cfg = DeclarativeConfig::default();
         let file: Arc<std::path::Path> = Arc::from(std::path::Path::new(&url));
         for p in olmctl::fbc::load::parse_text(&text, &file, &mut cfg) {
@@ -222,7 +243,7 @@ impl Catalogs {
         }
         let cfg = Arc::new(cfg);
         if let Ok(mut m) = self.cache.lock() {
-            m.insert(name.to_string(), (key, cfg.clone()));
+            m.insert(at, (key, cfg.clone()));
         }
         Ok(cfg)
     }
@@ -248,6 +269,11 @@ async fn inputs(
     for cc in ccs {
         cluster::add(&mut objects, "ClusterCatalog", cc).map_err(err)?;
     }
+    let package = ce
+        .data
+        .pointer("/spec/source/catalog/packageName")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
     let mut by_name = Contents::new();
     let cfg = {
         let Some(ce_obj) = objects.cluster_extensions.first() else {
@@ -259,7 +285,7 @@ async fn inputs(
             .cloned()
             .collect();
         for cc in &selected {
-            by_name.insert(cc.name().to_string(), catalogs.content(cc).await?);
+            by_name.insert(cc.name().to_string(), catalogs.content(cc, package).await?);
         }
         // One catalog (the usual case) is used as fetched; several are merged.
         if by_name.len() == 1 {
@@ -272,11 +298,6 @@ async fn inputs(
             Arc::new(cfg)
         }
     };
-    let package = ce
-        .data
-        .pointer("/spec/source/catalog/packageName")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default();
     let crd_api: Api<DynamicObject> = Api::all_with(
         client.clone(),
         &cluster::resource("CustomResourceDefinition"),

@@ -377,7 +377,7 @@ async fn catalogd_over_https_is_trusted_through_catalogd_cas_dir() {
     };
 
     let untrusted = olmctl_operator::extensions::Catalogs::default()
-        .content(cc)
+        .content(cc, "pelorus")
         .await
         .expect_err("not trusted");
     assert!(!untrusted.contains("status code"), "{untrusted}");
@@ -387,7 +387,10 @@ async fn catalogd_over_https_is_trusted_through_catalogd_cas_dir() {
     let dir = tempfile::tempdir().expect("tempdir");
     let catalogs =
         olmctl_operator::extensions::Catalogs::with_catalogd_cas_dir(dir.path()).expect("empty");
-    let err = catalogs.content(cc).await.expect_err("not trusted yet");
+    let err = catalogs
+        .content(cc, "pelorus")
+        .await
+        .expect_err("not trusted yet");
     assert!(!err.contains("status code"), "{err}");
     assert!(
         err.contains(&format!(
@@ -403,12 +406,12 @@ async fn catalogd_over_https_is_trusted_through_catalogd_cas_dir() {
     std::fs::write(data.join("ca.crt"), olmctl_testkit::api::tls::CA_CERT).expect("write");
     std::os::unix::fs::symlink("..data/ca.crt", dir.path().join("ca.crt")).expect("link");
     std::fs::write(dir.path().join("README"), "not a certificate").expect("write");
-    passed_tls(catalogs.content(cc).await);
+    passed_tls(catalogs.content(cc, "pelorus").await);
     // A restart reads the same directory.
     passed_tls(
         olmctl_operator::extensions::Catalogs::with_catalogd_cas_dir(dir.path())
             .expect("reads the CA")
-            .content(cc)
+            .content(cc, "pelorus")
             .await,
     );
 
@@ -424,7 +427,7 @@ async fn catalogd_over_https_is_trusted_through_catalogd_cas_dir() {
             dir.path().display()
         )
     );
-    let err = catalogs.content(cc).await.expect_err("no CA");
+    let err = catalogs.content(cc, "pelorus").await.expect_err("no CA");
     assert_eq!(
         err,
         format!("catalog \"pelorus-catalog\": {bad}"),
