@@ -132,18 +132,20 @@ pub fn stderr_events() -> Sink {
     })
 }
 
+// The library's lines carry paths, names and registry text: escaped here, the one place
+// they reach the terminal.
 impl Events for Stderr {
     fn note(&self, line: &str) {
-        eprintln!("{line}");
+        eprintln!("{}", olmctl::text::escape(line));
     }
 
     fn warn(&self, line: &str) {
-        eprintln!("warning: {line}");
+        eprintln!("warning: {}", olmctl::text::escape(line));
     }
 
     fn step(&self, line: &str) {
         if self.terminal {
-            eprintln!("{line}");
+            eprintln!("{}", olmctl::text::escape(line));
         }
     }
 

@@ -1155,6 +1155,9 @@ fn event_note(mut note: String, reasons: &[olmctl::gate::decide::Reason]) -> Str
     for r in reasons.iter().filter(|r| shown(r)) {
         note.push_str(&format!("; {}: {}", r.code, r.message));
     }
+    // Names and versions from a catalog, messages with cluster text: `kubectl describe` and
+    // `kubectl get events` print the note to a terminal as it is.
+    let mut note = olmctl::text::escape(&note).into_owned();
     if note.len() > 1000 {
         let mut cut = 997;
         while !note.is_char_boundary(cut) {
@@ -1710,4 +1713,22 @@ pub async fn run(
         }
     }
     task.abort();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::event_note;
+
+    #[test]
+    fn event_notes_carry_no_raw_control_character() {
+        let note = event_note(
+            "p installed p.v1\u{1b}]0;owned\u{7}; next step x\u{202e} (1.0.0\n)".to_string(),
+            &[],
+        );
+        assert!(!note.chars().any(olmctl::text::needs_escape), "{note:?}");
+        assert!(note.contains("p.v1\\u{1b}]0;owned\\u{7}"), "{note}");
+        // Cut to 1 kB after escaping, on a character boundary.
+        let long = event_note("\u{1b}".repeat(400), &[]);
+        assert!(long.len() <= 1000, "{}", long.len());
+    }
 }

@@ -192,7 +192,7 @@ fn serve(args: RunArgs) -> ExitCode {
         }
         Err(e) => {
             tracing::error!(error = %e, "stopped");
-            eprintln!("error: {e}");
+            eprintln!("error: {}", olmctl::text::esc(&e));
             ExitCode::from(1)
         }
     }

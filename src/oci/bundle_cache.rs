@@ -53,8 +53,10 @@ fn complete(e: &Path) -> bool {
         && crate::bundle::load::bundle_root(e).is_some()
 }
 
-/// The cached bundle of `digest` (an image manifest's, or an index's for `platform`).
+/// The cached bundle of `digest` (an image manifest's, or an index's for `platform`); none
+/// from a root that is not the user's own ([`own`]).
 pub fn lookup(root: &Path, digest: &str, platform: &Platform) -> Option<PathBuf> {
+    own(root).ok()?;
     [
         entry(root, digest, None)?,
         entry(root, digest, Some(platform))?,
@@ -63,10 +65,49 @@ pub fn lookup(root: &Path, digest: &str, platform: &Platform) -> Option<PathBuf>
     .find(|e| complete(e))
 }
 
-/// A fresh, empty directory for one pull, created exclusively under `root`.
+/// Whether `root` is this user's own cache: a directory (not a link) that the user owns and
+/// nobody else may write to. The fallback root is a fixed name in the shared temp dir, where
+/// another user could have made it first, and planted a "bundle" under a digest olmctl would
+/// then trust.
+fn own(root: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    if !m.is_dir() || m.uid() != uid || m.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{}: the bundle cache is not this user's own directory (a {}, owner uid {}, mode {:o}); set XDG_CACHE_HOME to a directory of yours",
+            root.display(),
+            if m.file_type().is_symlink() {
+                "link"
+            } else if m.is_dir() {
+                "directory"
+            } else {
+                "file"
+            },
+            m.uid(),
+            m.mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+/// A fresh, empty directory for one pull, created exclusively under `root` (made private, 0700,
+/// when it is made here; refused unless it is the user's own: [`own`]).
 pub fn scratch(root: &Path) -> Result<PathBuf, String> {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    if let Some(parent) = root.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        match std::fs::DirBuilder::new().mode(0o700).create(root) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(format!("{}: {e}", root.display())),
+        }
+    }
+    own(root)?;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
@@ -111,6 +152,49 @@ pub fn store(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_root_that_is_not_the_users_own_is_neither_read_nor_written() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().expect("tmp");
+        // Made here: private.
+        let root = t.path().join("cache/bundles");
+        let s = scratch(&root).expect("made");
+        assert!(s.starts_with(&root));
+        let mode = std::fs::metadata(&root).expect("root").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        // Writable by others (a shared /tmp name someone else could fill): refused.
+        let open = t.path().join("open");
+        std::fs::create_dir(&open).expect("dir");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let e = scratch(&open).expect_err("refused");
+        assert!(
+            e.contains("not this user's own directory") && e.contains("mode 777"),
+            "{e}"
+        );
+        let digest = format!("sha256:{}", "a".repeat(64));
+        let planted = open.join("sha256").join("a".repeat(64));
+        std::fs::create_dir_all(planted.join("manifests")).expect("planted");
+        std::fs::create_dir_all(planted.join("metadata")).expect("planted");
+        std::fs::write(
+            planted.join("metadata/annotations.yaml"),
+            "annotations: {}\n",
+        )
+        .expect("planted");
+        let linux = Platform {
+            os: "linux".into(),
+            architecture: "amd64".into(),
+            variant: None,
+        };
+        assert_eq!(lookup(&open, &digest, &linux), None);
+        // The same entry in a private root is found.
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        assert_eq!(lookup(&open, &digest, &linux), Some(planted));
+        // A link in its place: refused too.
+        let link = t.path().join("link");
+        std::os::unix::fs::symlink(&root, &link).expect("link");
+        assert!(scratch(&link).expect_err("refused").contains("(a link,"));
+    }
 
     #[test]
     fn store_and_lookup_by_digest_and_platform() {

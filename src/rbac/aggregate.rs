@@ -69,6 +69,9 @@ pub fn sourced(role: &Value, objects: &[Value]) -> Vec<(Rule, String, usize)> {
     };
     let name = str_at(role, "/metadata/name");
     let mut out: Vec<(Rule, String, usize)> = Vec::new();
+    // Rules already copied: one look each, not a scan of `out` (a role of many rules times
+    // the roles it selects).
+    let mut seen: std::collections::HashSet<Rule> = std::collections::HashSet::new();
     for sel in selectors {
         let mut matched: Vec<&Value> = objects
             .iter()
@@ -80,7 +83,7 @@ pub fn sourced(role: &Value, objects: &[Value]) -> Vec<(Rule, String, usize)> {
         matched.sort_by_key(|o| str_at(o, "/metadata/name"));
         for m in matched {
             for (i, r) in Rule::of_role(m).into_iter().enumerate() {
-                if !out.iter().any(|(o, _, _)| *o == r) {
+                if seen.insert(r.clone()) {
                     out.push((r, str_at(m, "/metadata/name").to_string(), i));
                 }
             }

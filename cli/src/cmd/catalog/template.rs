@@ -106,7 +106,7 @@ pub fn build(
                     "error: {} catalog{} out of date: run `olmctl catalog build {}`",
                     differs.len(),
                     if differs.len() == 1 { " is" } else { "s are" },
-                    dir.display()
+                    olmctl::text::esc(dir.display())
                 );
                 return crate::term::EXIT_FINDINGS;
             }
