@@ -478,7 +478,7 @@ fn mermaid_id(s: &str) -> String {
 /// counts links in document order), node decorations and the links v0 never follows.
 struct MermaidState<'a> {
     draw_v0: bool,
-    deprecated_bundles: &'a [String],
+    deprecated_bundles: &'a std::collections::BTreeSet<String>,
     link: usize,
     /// Class name (`deprecated`, `deprecatedskipped`, `skipped`) → node ids.
     classes: BTreeMap<&'static str, Vec<String>>,
@@ -580,16 +580,21 @@ fn mermaid_doc<W: fmt::Write>(
 ) {
     // Deprecations are matched by name only, as opm does.
     let mut dep_pkgs = std::collections::BTreeSet::new();
-    let mut dep_channels = Vec::new();
-    let mut dep_bundles = Vec::new();
+    // Sets: every entry and channel is looked up (as dep_pkgs).
+    let mut dep_channels = std::collections::BTreeSet::new();
+    let mut dep_bundles = std::collections::BTreeSet::new();
     for d in &cfg.deprecations {
         for e in &d.entries {
             match e.reference.schema.as_str() {
                 "olm.package" => {
                     dep_pkgs.insert(d.package.as_str());
                 }
-                "olm.channel" => dep_channels.push(e.reference.name.clone()),
-                "olm.bundle" => dep_bundles.push(e.reference.name.clone()),
+                "olm.channel" => {
+                    dep_channels.insert(e.reference.name.clone());
+                }
+                "olm.bundle" => {
+                    dep_bundles.insert(e.reference.name.clone());
+                }
                 _ => {}
             }
         }

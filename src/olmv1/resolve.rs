@@ -183,7 +183,8 @@ pub fn for_install(
     channels: &[String],
     version: Option<&str>,
 ) -> Result<Resolved, String> {
-    let deprecated: Vec<&str> = cfg
+    // Sets built once: every bundle of the package is looked up in them.
+    let deprecated: std::collections::HashSet<&str> = cfg
         .deprecations
         .iter()
         .filter(|d| d.package == package)
@@ -191,13 +192,13 @@ pub fn for_install(
         .filter(|e| e.reference.schema == "olm.bundle")
         .map(|e| e.reference.name.as_str())
         .collect();
-    let in_channels = |name: &str| {
-        cfg.channels.iter().any(|c| {
-            c.package == package
-                && (channels.is_empty() || channels.contains(&c.name))
-                && c.entries.iter().any(|e| e.name == name)
-        })
-    };
+    let entries: std::collections::HashSet<&str> = cfg
+        .channels
+        .iter()
+        .filter(|c| c.package == package && (channels.is_empty() || channels.contains(&c.name)))
+        .flat_map(|c| c.entries.iter().map(|e| e.name.as_str()))
+        .collect();
+    let in_channels = |name: &str| entries.contains(name);
     let mut found: Vec<(bool, Version, &crate::fbc::decl::Bundle)> = Vec::new();
     for b in cfg.bundles.iter().filter(|b| b.package == package) {
         let Some(v) = b

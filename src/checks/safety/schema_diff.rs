@@ -237,11 +237,15 @@ fn check_enum(c: &mut Cmp, opts: &Options) -> Shaped {
         return Ok(());
     }
     // Values not found in the other list, as compact JSON sorted and listed like Go's `%v`.
+    // Values compare by their canonical JSON (keys sorted, duplicates dropped: what `same`
+    // compares), looked up in a set: lists of thousands of values on both sides are read
+    // once each, not each against each.
     let missing = |from: &[Node], other: &[Node]| {
+        let others: BTreeSet<String> = other.iter().map(Node::to_json).collect();
         let json: BTreeSet<String> = from
             .iter()
-            .filter(|v| !other.iter().any(|w| same(v, w)))
             .map(Node::to_json)
+            .filter(|v| !others.contains(v))
             .collect();
         (!json.is_empty()).then(|| format!("[{}]", Vec::from_iter(json).join(" ")))
     };
@@ -378,10 +382,15 @@ fn check_one_of(c: &mut Cmp) -> Shaped {
     }
     // Branches compare as a set (reordering is no change). A removed branch rejects what it
     // matched; an added one can make an object match two branches, which oneOf rejects.
-    if o.iter().any(|a| !n.iter().any(|b| same(a, b))) {
+    // As sets of canonical JSON (see `check_enum`).
+    let (old, new): (BTreeSet<String>, BTreeSet<String>) = (
+        o.iter().map(Node::to_json).collect(),
+        n.iter().map(Node::to_json).collect(),
+    );
+    if !old.is_subset(&new) {
         c.report(&ONE_OF, "allowed oneOf schemas removed".into());
     }
-    if !o.is_empty() && n.iter().any(|b| !o.iter().any(|a| same(a, b))) {
+    if !o.is_empty() && !new.is_subset(&old) {
         c.report(&ONE_OF, "allowed oneOf schemas added".into());
     }
     Ok(())
