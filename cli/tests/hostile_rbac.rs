@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::bounded::run;
+use common::bounded::{Run, run};
 use common::cli::p;
 use serde_json::{Value, json};
 
@@ -51,6 +51,32 @@ fn huge_rule(n: usize) -> Value {
         "rules": [{"apiGroups": l("g"), "resources": l("r"), "resourceNames": l("n"), "verbs": verbs}]}])
 }
 
+/// `bundle installer-rbac` of `b` into namespace `ops`, with `extra` arguments.
+fn installer_rbac(b: &tempfile::TempDir, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "bundle",
+        "installer-rbac",
+        p(b.path()),
+        "--install-namespace",
+        "ops",
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+/// `bundle installer-rbac` of `b` as JSON, run bounded under `max_rss`: the rules of the
+/// ClusterRole holding what the bundle grants (`<sa>-rbac-clusterrole`).
+fn granted_rules(b: &tempfile::TempDir, max_rss: u64) -> Vec<Value> {
+    let r = installer_rbac(b, &["-o", "json"]);
+    assert_eq!(r.bounded(max_rss), 0, "{}", r.stderr);
+    let objects: Vec<Value> = serde_json::from_str(&r.stdout).expect("json");
+    let grant = objects
+        .iter()
+        .find(|o| o["metadata"]["name"] == "big-installer-rbac-clusterrole")
+        .expect("the ClusterRole holding what the bundle grants");
+    grant["rules"].as_array().expect("rules").clone()
+}
+
 const MB: u64 = 1 << 20;
 
 #[test]
@@ -81,22 +107,10 @@ fn a_rule_of_a_hundred_of_everything_is_answered_from_its_lists() {
         );
     }
     // The installer's RBAC compares the rule with the rules that cover it on their lists.
-    let r = run(&[
-        "bundle",
-        "installer-rbac",
-        dir,
-        "--install-namespace",
-        "ops",
-        "-o",
-        "json",
-    ]);
-    assert_eq!(r.bounded(100 * MB), 0, "{}", r.stderr);
-    let objects: Vec<Value> = serde_json::from_str(&r.stdout).expect("json");
-    let grant = objects
-        .iter()
-        .find(|o| o["metadata"]["name"] == "big-installer-rbac-clusterrole")
-        .expect("the ClusterRole holding what the bundle grants");
-    assert_eq!(grant["rules"], huge_rule(100)[0]["rules"]);
+    assert_eq!(
+        Value::Array(granted_rules(&b, 100 * MB)),
+        huge_rule(100)[0]["rules"]
+    );
 }
 
 #[test]
@@ -112,23 +126,8 @@ fn installer_rbac_of_two_thousand_entries_is_derived_near_linearly() {
         })
         .collect();
     let b = bundle(Value::Array(entries));
-    let r = run(&[
-        "bundle",
-        "installer-rbac",
-        p(b.path()),
-        "--install-namespace",
-        "ops",
-        "-o",
-        "json",
-    ]);
-    assert_eq!(r.bounded(512 * MB), 0, "{}", r.stderr);
-    let objects: Vec<Value> = serde_json::from_str(&r.stdout).expect("json");
-    let grant = objects
-        .iter()
-        .find(|o| o["metadata"]["name"] == "big-installer-rbac-clusterrole")
-        .expect("grant role");
     // Every granted rule is kept (none covers another), merged by group and verbs.
-    let rules = grant["rules"].as_array().expect("rules");
+    let rules = granted_rules(&b, 512 * MB);
     assert_eq!(rules.len(), 2000);
     assert_eq!(rules[0]["resources"], json!(["r0", "r1", "r2", "r3", "r4"]));
 }
@@ -152,32 +151,11 @@ fn one_role(n: usize, shared: bool) -> Value {
 fn a_role_of_thousands_of_rules_is_derived_or_refused_within_bounds() {
     // Each rule on a name of its own: compared only with the rules that name it.
     let b = bundle(one_role(4000, false));
-    let r = run(&[
-        "bundle",
-        "installer-rbac",
-        p(b.path()),
-        "--install-namespace",
-        "ops",
-        "-o",
-        "json",
-    ]);
-    assert_eq!(r.bounded(100 * MB), 0, "{}", r.stderr);
-    let objects: Vec<Value> = serde_json::from_str(&r.stdout).expect("json");
-    let grant = objects
-        .iter()
-        .find(|o| o["metadata"]["name"] == "big-installer-rbac-clusterrole")
-        .expect("grant role");
-    assert_eq!(grant["rules"].as_array().map(Vec::len), Some(4000));
+    assert_eq!(granted_rules(&b, 100 * MB).len(), 4000);
     // All of them overlapping each other (a name they share): each would meet every other;
     // refused once the work passes its bound, naming the role, before memory grows with it.
     let b = bundle(one_role(2000, true));
-    let r = run(&[
-        "bundle",
-        "installer-rbac",
-        p(b.path()),
-        "--install-namespace",
-        "ops",
-    ]);
+    let r = installer_rbac(&b, &[]);
     assert_eq!(r.bounded(100 * MB), 2, "{}", r.stderr);
     assert!(r.stdout.is_empty());
     assert!(
