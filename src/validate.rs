@@ -8,43 +8,74 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 
-use crate::bundle::load::{BundleDir, load_bundle};
+use crate::bundle::load::load_bundle;
 use crate::checks::bundle::Options;
 use crate::checks::bundle::multiarch::{ImagePlatforms, images};
 use crate::diag::{Finding, sort_findings};
 use crate::oci::registry::{self, parse_ref};
 
 /// Validates the bundles at `dirs` with `opts`; `registry` reaches the images' registries for
-/// the ARC checks (without it, or when ARC does not run, no registry is asked).
+/// the ARC checks (without it, or when ARC does not run, no registry is asked). The first
+/// directory that cannot be read is the error.
 pub async fn bundles(
     dirs: &[PathBuf],
-    mut opts: Options,
+    opts: Options,
     registry: Option<&registry::Options>,
 ) -> Result<Vec<Finding>, String> {
-    let mut bundles = Vec::new();
-    for d in dirs {
-        bundles.push(load_bundle(d).map_err(|e| e.to_string())?);
-    }
-    if let Some(registry) = registry.filter(|_| opts.runs("ARC")) {
-        opts.image_platforms = Some(Arc::new(image_platforms(&bundles, registry).await));
-    }
     let mut findings = Vec::new();
-    for b in &bundles {
-        findings.extend(crate::checks::bundle::validate_with(b, &opts));
+    let mut failed = None;
+    each(dirs, opts, registry, |_, r| match r {
+        Ok(f) => findings.extend(f),
+        Err(e) => {
+            failed.get_or_insert(e);
+        }
+    })
+    .await;
+    if let Some(e) = failed {
+        return Err(e);
     }
     sort_findings(&mut findings);
     Ok(findings)
 }
 
-/// The platforms of every image of the bundles' CSVs, read from their registries (8 at a
-/// time); an image that cannot be read is recorded with why (ARC001), not an error.
-pub async fn image_platforms(bundles: &[BundleDir], opts: &registry::Options) -> ImagePlatforms {
-    let mut names = BTreeSet::new();
-    for b in bundles {
-        if let Some((_, csv)) = b.csv() {
-            names.extend(images(csv).into_iter().map(|u| u.image));
+/// Validates the bundles at `dirs` one after the other, in their order, handing `done` each
+/// one's index and its findings (sorted), or why its directory cannot be read, as soon as it
+/// is checked: one bundle is held at a time. When ARC runs with a `registry`, the images of
+/// every CSV are read first (the directories are read twice).
+pub async fn each(
+    dirs: &[PathBuf],
+    mut opts: Options,
+    registry: Option<&registry::Options>,
+    mut done: impl FnMut(usize, Result<Vec<Finding>, String>),
+) {
+    if let Some(registry) = registry.filter(|_| opts.runs("ARC")) {
+        let mut names = BTreeSet::new();
+        for d in dirs {
+            if let Ok(b) = load_bundle(d)
+                && let Some((_, csv)) = b.csv()
+            {
+                names.extend(images(csv).into_iter().map(|u| u.image));
+            }
         }
+        opts.image_platforms = Some(Arc::new(image_platforms(names, registry).await));
     }
+    for (i, d) in dirs.iter().enumerate() {
+        done(
+            i,
+            load_bundle(d)
+                .map(|b| {
+                    let mut f = crate::checks::bundle::validate_with(&b, &opts);
+                    sort_findings(&mut f);
+                    f
+                })
+                .map_err(|e| e.to_string()),
+        );
+    }
+}
+
+/// The platforms of the images `names`, read from their registries (8 at a time); an image
+/// that cannot be read is recorded with why (ARC001), not an error.
+pub async fn image_platforms(names: BTreeSet<String>, opts: &registry::Options) -> ImagePlatforms {
     let mut out = ImagePlatforms::new();
     let mut refs = Vec::new();
     for i in names {

@@ -45,6 +45,9 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "SIZE", value_parser = args::parse_size,
           default_value = "256M")]
     max_file_size: u64,
+    /// Show no progress on stderr (progress is shown only when stderr is a terminal).
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -197,6 +200,7 @@ pub fn main() -> ExitCode {
 /// Runs a parsed command line and returns the exit status.
 pub fn run(cli: Cli) -> u8 {
     olmctl::input::set_max_file_size(cli.max_file_size);
+    term::set_quiet(cli.quiet);
     match cli.command {
         Command::Catalog(c) => cmd::catalog::run(c),
         Command::Bundle(c) => cmd::bundle::run(c),

@@ -3,7 +3,6 @@
 //! large uploads when stderr is a terminal).
 
 use std::collections::HashMap;
-use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -36,14 +35,7 @@ fn base_dir(var: &str) -> Option<std::path::PathBuf> {
 /// warning), else 0.
 pub fn findings_of(findings: &[Finding], what: &str, report: Report, strict: bool) -> u8 {
     let summary = olmctl::diag::Summary::of(findings);
-    let summary_line = || {
-        format!(
-            "{}: {} ({})\n",
-            if summary.errors == 0 { "ok" } else { "failed" },
-            render_summary(&summary),
-            esc(what),
-        )
-    };
+    let summary_line = || summary_line(&summary, what);
     match report {
         Report::Json => out(&render_json(findings)),
         Report::Text => {
@@ -75,6 +67,158 @@ pub fn exit_status(findings: &[Finding], strict: bool) -> u8 {
         .iter()
         .any(|f| f.severity == Severity::Error || (strict && f.severity == Severity::Warning));
     if failing { EXIT_FINDINGS } else { EXIT_OK }
+}
+
+/// Findings of many inputs (bundles, packages) printed as each input is checked, in input
+/// order: text and GitHub output print an input's findings and a summary line of its own at
+/// once (with more than one input) and the total at the end; JSON, SARIF and Code Climate are
+/// one document, printed at the end. A progress bar counts the inputs on stderr when
+/// [`crate::term::show_progress`].
+pub struct Stream {
+    report: Report,
+    strict: bool,
+    inputs: usize,
+    bar: Option<ProgressBar>,
+    summary: olmctl::diag::Summary,
+    failing: bool,
+    /// Every finding, for the formats printed as one document.
+    kept: Vec<Finding>,
+    /// Inputs that could not be read: the exit status is 2.
+    unread: usize,
+}
+
+impl Stream {
+    /// A stream of `inputs` inputs of `noun` (`bundle`: the bar reads `3/1112 bundles`).
+    pub fn new(report: Report, strict: bool, inputs: usize, noun: &str) -> Self {
+        let bar = (crate::term::show_progress() && inputs > 1).then(|| {
+            let bar =
+                ProgressBar::with_draw_target(Some(inputs as u64), ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template(&format!(
+                    "{{bar:30}} {{pos}}/{{len}} {noun}s  {{elapsed}}  {{wide_msg}}"
+                ))
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar.tick();
+            bar
+        });
+        Stream {
+            report,
+            strict,
+            inputs,
+            bar,
+            summary: olmctl::diag::Summary::default(),
+            failing: false,
+            kept: Vec::new(),
+            unread: 0,
+        }
+    }
+
+    /// Says on the progress bar which input is being checked.
+    pub fn checking(&self, name: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(esc(name).to_string());
+        }
+    }
+
+    /// Prints `s` to stdout without tearing the progress bar.
+    fn print(&self, s: &str) {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| out(s)),
+            None => out(s),
+        }
+    }
+
+    /// One input's findings (`name` names it in its summary line), printed now in the
+    /// streamed formats.
+    pub fn done(&mut self, name: &str, findings: Vec<Finding>) {
+        let line = (self.inputs > 1).then_some(name);
+        self.record(findings, line);
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        }
+    }
+
+    /// Counts `findings`, prints them in the streamed formats (then a summary line naming
+    /// `line`, if any) or keeps them for the document.
+    fn record(&mut self, findings: Vec<Finding>, line: Option<&str>) {
+        let s = olmctl::diag::Summary::of(&findings);
+        self.summary.errors += s.errors;
+        self.summary.warnings += s.warnings;
+        self.summary.infos += s.infos;
+        self.failing |= exit_status(&findings, self.strict) != EXIT_OK;
+        let mut text = match self.report {
+            Report::Text => render_text(&findings, use_color()),
+            Report::Github => {
+                olmctl::github::render(&findings, base_dir("GITHUB_WORKSPACE").as_deref())
+            }
+            _ => {
+                self.kept.extend(findings);
+                return;
+            }
+        };
+        if let Some(name) = line {
+            text.push_str(&summary_line(&s, name));
+        }
+        if !text.is_empty() {
+            self.print(&text);
+        }
+    }
+
+    /// An input that could not be read: `error: ...` on stderr, the others go on.
+    pub fn unread(&mut self, message: impl std::fmt::Display) {
+        self.unread += 1;
+        match &self.bar {
+            Some(bar) => bar.suspend(|| crate::term::error(message)),
+            None => crate::term::error(message),
+        }
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        }
+    }
+
+    /// Findings that belong to no one input (catalog files that do not load, say).
+    pub fn add(&mut self, findings: Vec<Finding>) {
+        self.record(findings, None);
+    }
+
+    /// Prints the total (`what` names what was checked) or the whole document, and returns
+    /// the exit status: 2 when an input could not be read, else 1 on errors (with `strict`,
+    /// warnings), else 0.
+    pub fn finish(self, what: &str) -> u8 {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        match self.report {
+            Report::Text | Report::Github => out(&summary_line(&self.summary, what)),
+            Report::Json => out(&render_json(&self.kept)),
+            Report::Sarif => {
+                let cwd = std::env::current_dir().ok();
+                out(&olmctl::sarif::render(&self.kept, cwd.as_deref()));
+            }
+            Report::Codeclimate => {
+                let base = base_dir("CI_PROJECT_DIR");
+                out(&olmctl::codeclimate::render(&self.kept, base.as_deref()));
+            }
+        }
+        if self.unread > 0 {
+            crate::term::EXIT_USAGE
+        } else if self.failing {
+            EXIT_FINDINGS
+        } else {
+            EXIT_OK
+        }
+    }
+}
+
+/// `ok: 0 errors, 1 warning, 0 info (what)` (`failed:` when there are errors).
+fn summary_line(summary: &olmctl::diag::Summary, what: &str) -> String {
+    format!(
+        "{}: {} ({})\n",
+        if summary.errors == 0 { "ok" } else { "failed" },
+        render_summary(summary),
+        esc(what),
+    )
 }
 
 fn push_json(report: &PushReport) -> serde_json::Value {
@@ -128,7 +272,7 @@ pub struct Stderr {
 pub fn stderr_events() -> Sink {
     Arc::new(Stderr {
         bars: Mutex::new(HashMap::new()),
-        terminal: std::io::stderr().is_terminal(),
+        terminal: crate::term::show_progress(),
     })
 }
 

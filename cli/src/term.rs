@@ -2,6 +2,7 @@
 //! stdout and stderr, and the async runtime one command runs on.
 
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::ValueEnum;
 
@@ -37,6 +38,18 @@ pub enum Report {
     /// A Code Climate JSON report, GitLab's code quality format (`artifacts: reports:
     /// codequality:`). Paths relative to $CI_PROJECT_DIR (else the current directory).
     Codeclimate,
+}
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Sets `--quiet`: no progress on stderr.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// Whether to show progress on stderr: it is a terminal and `--quiet` is not given.
+pub fn show_progress() -> bool {
+    !QUIET.load(Ordering::Relaxed) && std::io::stderr().is_terminal()
 }
 
 /// Whether to colour text written to stdout.

@@ -327,33 +327,41 @@ fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
     let graphs = loaded
         .as_ref()
         .map(|l| olmctl::graph::CatalogGraphs::build(&l.cfg, None));
-    let mut all = Walked::default();
-    let mut from_catalog = 0;
+    // Each package's findings are printed as it is checked, in the order given.
+    let mut stream = crate::report::Stream::new(c.output, false, packages.len(), "package");
+    let (mut bundles, mut checked, mut unchecked, mut from_catalog) = (0, 0, 0, 0);
     for pkg in packages {
+        let name = pkg.display().to_string();
+        stream.checking(&name);
         let (dirs, semver) = match load_package(pkg) {
             Ok(x) => x,
             Err(e) => {
-                crate::term::error(e);
-                return EXIT_USAGE;
+                stream.unread(e);
+                continue;
             }
         };
         let fallback = pkg
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().into_owned());
-        let (_, w, used_catalog) = check_history(&dirs, semver, graphs.as_ref(), &fallback, &opts);
+        let (_, mut w, used_catalog) =
+            check_history(&dirs, semver, graphs.as_ref(), &fallback, &opts);
         from_catalog += usize::from(used_catalog);
-        all.absorb(w);
+        (bundles, checked, unchecked) = (
+            bundles + w.bundles,
+            checked + w.checked,
+            unchecked + w.unchecked,
+        );
+        olmctl::diag::sort_findings(&mut w.findings);
+        stream.done(&name, w.findings);
     }
     if let Some(l) = &loaded {
-        all.findings.extend(olmctl::checks::fbc::load_errors(l));
+        let mut f = olmctl::checks::fbc::load_errors(l);
+        olmctl::diag::sort_findings(&mut f);
+        stream.add(f);
     }
-    olmctl::diag::sort_findings(&mut all.findings);
     let what = format!(
-        "{} packages ({from_catalog} with catalog edges), {} bundles, {} edges checked, {} not checked",
+        "{} packages ({from_catalog} with catalog edges), {bundles} bundles, {checked} edges checked, {unchecked} not checked",
         packages.len(),
-        all.bundles,
-        all.checked,
-        all.unchecked
     );
-    emit(&all.findings, &what, c.output)
+    stream.finish(&what)
 }

@@ -329,7 +329,9 @@ pub fn parse_k8s_version(s: &str) -> Result<semver::Version, String> {
     })
 }
 
-/// `bundle validate`: one library operation ([`olmctl::validate::bundles`]), printed.
+/// `bundle validate`: one library operation ([`olmctl::validate::each`]), each bundle's
+/// findings printed as it is checked, in the order given; a directory that cannot be read is
+/// an error on stderr (exit status 2) and the others are still checked.
 fn validate(
     dirs: &[PathBuf],
     opts: Options,
@@ -337,29 +339,41 @@ fn validate(
     strict: bool,
     output: Report,
 ) -> u8 {
-    let findings = (|| {
-        // The registries are asked (and --password-stdin read) only when ARC checks run.
-        let reg = registry
-            .filter(|_| opts.runs("ARC"))
-            .map(|r| crate::args::registry_options(r, 64 << 20))
-            .transpose()?;
-        let rt =
-            crate::term::runtime().map_err(|_| "cannot start the async runtime".to_string())?;
-        rt.block_on(olmctl::validate::bundles(dirs, opts, reg.as_ref()))
-    })();
-    let findings = match findings {
-        Ok(f) => f,
+    // The registries are asked (and --password-stdin read) only when ARC checks run.
+    let reg = match registry
+        .filter(|_| opts.runs("ARC"))
+        .map(|r| crate::args::registry_options(r, 64 << 20))
+        .transpose()
+    {
+        Ok(r) => r,
         Err(e) => {
             crate::term::error(e);
             return EXIT_USAGE;
         }
     };
+    let rt = match crate::term::runtime() {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    let mut stream = crate::report::Stream::new(output, strict, dirs.len(), "bundle");
+    if let Some(d) = dirs.first() {
+        stream.checking(&d.display().to_string());
+    }
+    rt.block_on(olmctl::validate::each(dirs, opts, reg.as_ref(), |i, r| {
+        match r {
+            Ok(findings) => stream.done(&dirs[i].display().to_string(), findings),
+            Err(e) => stream.unread(e),
+        }
+        if let Some(next) = dirs.get(i + 1) {
+            stream.checking(&next.display().to_string());
+        }
+    }));
     let what = format!(
         "{} bundle{}",
         dirs.len(),
         if dirs.len() == 1 { "" } else { "s" }
     );
-    crate::report::findings_of(&findings, &what, output, strict)
+    stream.finish(&what)
 }
 
 /// `bundle build`: one library operation ([`olmctl::build::bundle`]), printed.
