@@ -375,3 +375,37 @@ impl ManifestFormat {
         }
     }
 }
+
+/// Where kubectl-operator's commands look: the namespace and the cluster.
+#[derive(Debug, Args)]
+pub struct ScopeArgs {
+    /// The namespace (default: the kubeconfig context's namespace, else `default`, as kubectl).
+    #[arg(long, short = 'n', value_name = "NS")]
+    pub namespace: Option<String>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+impl ScopeArgs {
+    /// The scope, with `timeout`.
+    pub fn scope(self, timeout: std::time::Duration) -> crate::cluster::manage::Scope {
+        crate::cluster::manage::Scope {
+            connection: self.cluster.into(),
+            namespace: self.namespace,
+            timeout,
+        }
+    }
+}
+
+/// A read of kubectl-operator's commands: output format, where, and how long.
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = crate::term::Output::Text)]
+    pub output: crate::term::Output,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    /// Give up after this long (e.g. 30s, 2m).
+    #[arg(long, default_value = "1m", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+}

@@ -139,3 +139,17 @@ pub fn bundle(
     })?;
     Ok((bundle, scratch))
 }
+
+/// An image's config labels, its manifest and config read from the registry (no layers),
+/// for the host's platform when it is an index.
+pub fn image_labels(
+    image: &str,
+    reg_args: &RegistryArgs,
+) -> Result<std::collections::BTreeMap<String, String>, String> {
+    let r = olmctl::oci::registry::parse_ref(image)?;
+    let opts = registry_options(reg_args, 64 << 20)?;
+    let reg = olmctl::oci::registry::Registry::new(opts, &[&r], &[&r]);
+    let rt = runtime().map_err(|_| "cannot start the async runtime".to_string())?;
+    let resolved = rt.block_on(reg.resolve(&r, &olmctl::oci::image::Platform::host()))?;
+    Ok(resolved.labels())
+}

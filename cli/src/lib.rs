@@ -27,7 +27,7 @@ pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("OLMCTL_
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use cmd::{bundle, catalog, check, gate, image, install, shell, status};
+use cmd::{bundle, catalog, check, gate, image, install, manage, shell, status};
 use term::{EXIT_OK, EXIT_USAGE, Output, error, out};
 
 /// Package Kubernetes operators for OLM and manage their lifecycle: catalogs, bundles, images,
@@ -73,6 +73,23 @@ enum Command {
     /// and the upgrade gate's decisions, in one table (as `kubectl get` prints).
     #[command(disable_version_flag = true)]
     Status(status::StatusArgs),
+    /// The packages the cluster's catalogs offer, one row per channel: NAME, CATALOG, CHANNEL,
+    /// LATEST CSV, AGE (OLM's PackageManifests; kubectl operator list-available).
+    #[command(visible_alias = "list-available", disable_version_flag = true)]
+    Packages(manage::PackagesArgs),
+    /// Describe a package a cluster catalog offers: a channel's head, channels, install modes
+    /// (kubectl operator describe).
+    #[command(disable_version_flag = true)]
+    Describe(manage::DescribeArgs),
+    /// Upgrade a Subscription: approve its waiting InstallPlan (or move it to --channel first)
+    /// and wait for the new CSV; a plan an UpgradePolicy covers is left to the gate (kubectl
+    /// operator upgrade).
+    #[command(disable_version_flag = true)]
+    Upgrade(manage::UpgradeArgs),
+    /// List the custom resources of an installed operator's owned CRDs in its OperatorGroup's
+    /// namespaces (kubectl operator list-operands).
+    #[command(disable_version_flag = true)]
+    ListOperands(manage::OperandsArgs),
     /// Build images of binaries (daemonless, as ko does).
     #[command(subcommand)]
     Image(image::ImageCmd),
@@ -210,6 +227,10 @@ pub fn run(cli: Cli) -> u8 {
         Command::Install(a) => cmd::install::run(a),
         Command::Uninstall(a) => cmd::install::run_uninstall(a),
         Command::Status(a) => cmd::status::run(a),
+        Command::Packages(a) => cmd::manage::packages(a),
+        Command::Describe(a) => cmd::manage::describe(a),
+        Command::Upgrade(a) => cmd::manage::upgrade(a),
+        Command::ListOperands(a) => cmd::manage::list_operands(a),
         Command::Completion(a) => cmd::shell::completion(a, command(false)),
         Command::Man(a) => cmd::shell::man(a, command(cli.plugin)),
         Command::Explain { code } => match olmctl::codes::find(&code) {

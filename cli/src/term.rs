@@ -89,3 +89,39 @@ pub fn or_usage<T>(r: Result<T, String>) -> Result<T, u8> {
         EXIT_USAGE
     })
 }
+
+/// Rows as kubectl-operator's tables print them (Go's `tabwriter.NewWriter(w, 3, 4, 2, ' ', 0)`:
+/// every column but the last as wide as its widest cell plus 2, at least 3, counted in
+/// characters), each cell escaped for the terminal.
+pub fn tab_table(lines: &[Vec<String>]) -> String {
+    let lines: Vec<Vec<String>> = lines
+        .iter()
+        .map(|l| {
+            l.iter()
+                .map(|c| olmctl::text::escape(c).into_owned())
+                .collect()
+        })
+        .collect();
+    let columns = lines.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            let widest = lines
+                .iter()
+                .filter_map(|l| l.get(i))
+                .map(|c| c.chars().count())
+                .max();
+            (widest.unwrap_or(0) + 2).max(3)
+        })
+        .collect();
+    let mut s = String::new();
+    for l in &lines {
+        for (i, cell) in l.iter().enumerate() {
+            s.push_str(cell);
+            if i + 1 < l.len() {
+                s.extend(std::iter::repeat_n(' ', widths[i] - cell.chars().count()));
+            }
+        }
+        s.push('\n');
+    }
+    s
+}

@@ -502,6 +502,52 @@ fn hostile_runs(d: &str, empty: &str, pkg: &str) -> Vec<(&'static str, Vec<Strin
             "status",
             vec!["status", "-n", EVIL, "--kubeconfig", &evil_file],
         ),
+        (
+            "packages",
+            vec!["packages", EVIL, "-n", EVIL, "--kubeconfig", &evil_file],
+        ),
+        (
+            "describe",
+            vec!["describe", EVIL, "-c", EVIL, "--kubeconfig", &evil_file],
+        ),
+        (
+            "upgrade",
+            vec!["upgrade", EVIL, "-n", EVIL, "--kubeconfig", &evil_file],
+        ),
+        (
+            "list-operands",
+            vec![
+                "list-operands",
+                EVIL,
+                "-n",
+                EVIL,
+                "--kubeconfig",
+                &evil_file,
+            ],
+        ),
+        (
+            "catalog add",
+            vec![
+                "catalog",
+                "add",
+                EVIL,
+                EVIL,
+                "-d",
+                EVIL,
+                "-p",
+                EVIL,
+                "--kubeconfig",
+                &evil_file,
+            ],
+        ),
+        (
+            "catalog list",
+            vec!["catalog", "list", "-n", EVIL, "--kubeconfig", &evil_file],
+        ),
+        (
+            "catalog remove",
+            vec!["catalog", "remove", EVIL, "--kubeconfig", &evil_file],
+        ),
         ("completion", vec!["completion", "bash"]),
         ("man", vec!["man", "--out-dir", &evil_file]),
         ("validate missing", vec!["catalog", "validate", EVIL]),

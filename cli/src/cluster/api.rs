@@ -262,6 +262,15 @@ pub const UPGRADE_POLICY: Res = Res {
     namespaced: true,
 };
 
+/// PackageManifests: OLM's package-server, an aggregated API (read-only).
+pub const PACKAGE_MANIFEST: Res = Res {
+    group: "packages.operators.coreos.com",
+    version: "v1",
+    kind: "PackageManifest",
+    plural: "packagemanifests",
+    namespaced: true,
+};
+
 /// OLM v1's ClusterCatalogs.
 pub const CLUSTER_CATALOG: Res = Res {
     group: "olm.operatorframework.io",

@@ -4,12 +4,15 @@
 //!
 //! - [`connect`]: kubeconfig or in-cluster configuration, as kubectl finds it;
 //! - [`install`], [`uninstall`], [`status`]: the commands, over an untyped [`api`];
+//! - [`manage`]: kubectl-operator's commands (packages, describe, upgrade, list-operands,
+//!   catalog add/list/remove);
 //! - [`ui`]: progress lines and confirmations.
 
 pub mod api;
 pub mod connect;
 pub mod install;
 pub mod install_v1;
+pub mod manage;
 pub mod status;
 pub mod ui;
 pub mod uninstall;

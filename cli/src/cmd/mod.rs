@@ -7,5 +7,6 @@ pub mod check;
 pub mod gate;
 pub mod image;
 pub mod install;
+pub mod manage;
 pub mod shell;
 pub mod status;

@@ -39,6 +39,9 @@
 //!   CRD cleanup finalizer, namespace termination and `NamespaceLifecycle` admission
 //!   ([`gc`], R2.16–R2.20).
 //!
+//! - aggregated APIs (an `APIService`'s group served by another server, such as OLM's
+//!   package-server), proxied after authorization and listed by discovery ([`aggregated`]).
+//!
 //! CEL validation rules (`x-kubernetes-validations`) are evaluated for the part of CEL that
 //! OLM v1's CRDs use ([`cel`]); server-side dry run (`dryRun=All`) is modelled on create.
 //!
@@ -50,6 +53,7 @@
 //! `managedFields` and field ownership of non-apply writes, aggregated discovery, protobuf
 //! answers and protobuf bodies of other kinds (415), HTTP/2.
 
+pub mod aggregated;
 pub mod cel;
 pub mod convert;
 pub mod gc;

@@ -17,6 +17,7 @@ use http_body_util::{BodyExt, Full, StreamBody};
 use serde_json::{Value, json};
 use tokio::sync::{Notify, broadcast};
 
+use super::aggregated::{self, Aggregated};
 use super::convert::{self, Resolver};
 use super::gc::{self, Deleted, Propagation};
 use super::openapi;
@@ -84,6 +85,7 @@ struct Inner {
     injected: Mutex<Vec<Injected>>,
     bookmark_every: Mutex<Duration>,
     bookmarks: broadcast::Sender<()>,
+    aggregated: Mutex<Vec<Arc<dyn Aggregated>>>,
 }
 
 /// The in-memory API server. Clones share the state.
@@ -290,6 +292,7 @@ impl ApiServer {
                 injected: Mutex::new(Vec::new()),
                 bookmark_every: Mutex::new(Duration::from_secs(5)),
                 bookmarks,
+                aggregated: Mutex::new(Vec::new()),
             }),
         };
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
@@ -863,7 +866,7 @@ impl ApiServer {
             "/api" | "/api/" => resources::api_versions(),
             "/apis" | "/apis/" => {
                 let st = self.inner.state.lock().expect("lock");
-                resources::api_groups(&st.resources)
+                resources::api_groups(&self.discovery(&st))
             }
             // OpenAPI v3 (R8.4, [`openapi`]): the index, and a group-version's document; a
             // stale `hash` is answered with a 301 to the current URL (`handler3/handler.go ::
@@ -890,11 +893,12 @@ impl ApiServer {
             p => {
                 let parts: Vec<&str> = p.trim_matches('/').split('/').collect();
                 let st = self.inner.state.lock().expect("lock");
+                let discovered = self.discovery(&st);
                 match parts.as_slice() {
-                    ["api", v] => resources::resource_list(&st.resources, "", v)?,
-                    ["apis", g, v] => resources::resource_list(&st.resources, g, v)?,
+                    ["api", v] => resources::resource_list(&discovered, "", v)?,
+                    ["apis", g, v] => resources::resource_list(&discovered, g, v)?,
                     ["apis", g] => {
-                        let all = resources::api_groups(&st.resources);
+                        let all = resources::api_groups(&discovered);
                         let grp = all["groups"]
                             .as_array()?
                             .iter()
@@ -935,6 +939,33 @@ impl ApiServer {
         Some(Ok(json_response(StatusCode::OK, &body, &[])))
     }
 
+    /// Serves `a`'s group behind the aggregator ([`aggregated`]).
+    pub fn aggregate(&self, a: Arc<dyn Aggregated>) {
+        self.inner.aggregated.lock().expect("lock").push(a);
+    }
+
+    /// The stored resources and those of the aggregated servers, for discovery.
+    fn discovery(&self, st: &State) -> Vec<Resource> {
+        let mut all = st.resources.clone();
+        for a in self.inner.aggregated.lock().expect("lock").iter() {
+            all.extend(a.resources());
+        }
+        all
+    }
+
+    /// The aggregated server of a request's resource, and the resource.
+    fn aggregated_for(&self, t: &Target) -> Option<(Resource, Arc<dyn Aggregated>)> {
+        let servers = self.inner.aggregated.lock().expect("lock");
+        servers.iter().find_map(|a| {
+            a.resources()
+                .into_iter()
+                .find(|r| {
+                    r.group == t.group && r.plural == t.plural && r.versions.contains(&t.version)
+                })
+                .map(|r| (r, a.clone()))
+        })
+    }
+
     /// `gitVersion` of `/version`.
     fn server_version(&self) -> String {
         self.inner.version.lock().expect("lock")["gitVersion"]
@@ -960,9 +991,13 @@ impl ApiServer {
             return r;
         }
         let t = target(path).ok_or_else(status::no_route)?;
-        let r = {
-            let st = self.inner.state.lock().expect("lock");
-            st.resource(&t.group, &t.plural).cloned()
+        let proxied = self.aggregated_for(&t);
+        let r = match &proxied {
+            Some((r, _)) => Some(r.clone()),
+            None => {
+                let st = self.inner.state.lock().expect("lock");
+                st.resource(&t.group, &t.plural).cloned()
+            }
         }
         .filter(|r| r.versions.contains(&t.version))
         .ok_or_else(status::no_route)?;
@@ -1005,6 +1040,22 @@ impl ApiServer {
         }
         if r.namespaced && t.namespace.is_none() && !matches!(verb, "list" | "watch") {
             return Err(status::method_not_allowed(verb));
+        }
+        if let Some((_, server)) = proxied {
+            if !matches!(verb, "get" | "list") || t.sub.is_some() {
+                return Err(status::method_not_allowed(verb));
+            }
+            let req = aggregated::Request {
+                verb,
+                version: &t.version,
+                plural: &t.plural,
+                namespace: t.namespace.as_deref(),
+                name: t.name.as_deref(),
+                query: q,
+            };
+            return server
+                .serve(self, &req)
+                .map(|v| json_response(StatusCode::OK, &v, &[]));
         }
         // RBAC's escalation prevention on a create or update of a role or binding (cluster.md
         // R7.4; `rbac::escalation`). A patch is checked once the patched object is known.

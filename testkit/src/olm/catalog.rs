@@ -182,6 +182,29 @@ impl Catalog {
             .collect()
     }
 
+    /// The packages, sorted.
+    pub fn packages(&self) -> Vec<String> {
+        let d = self.data.lock().expect("catalog");
+        let mut p: Vec<String> = d.entries.iter().map(|(_, b)| b.package.clone()).collect();
+        p.sort();
+        p.dedup();
+        p
+    }
+
+    /// A package's channels, sorted.
+    pub fn channels(&self, package: &str) -> Vec<String> {
+        let d = self.data.lock().expect("catalog");
+        let mut c: Vec<String> = d
+            .entries
+            .iter()
+            .filter(|(_, b)| b.package == package)
+            .map(|(c, _)| c.clone())
+            .collect();
+        c.sort();
+        c.dedup();
+        c
+    }
+
     /// The package's default channel (the first bundle's annotation).
     pub fn default_channel(&self, package: &str) -> Option<String> {
         let d = self.data.lock().expect("catalog");

@@ -9,12 +9,16 @@
 //! one of them is READY. Failures OLM retries can be injected ([`Olm::fail_unpack`],
 //! [`Olm::fail_resolution`]).
 //!
+//! OLM's package-server (the aggregated `packages.operators.coreos.com` API) is
+//! [`package_server`].
+//!
 //! Not modelled: dependencies, copied CSVs in target namespaces, OperatorConditions,
 //! admission webhooks and APIServices, plan garbage collection, the registry gRPC pods.
 
 pub mod catalog;
 pub mod catalog_operator;
 pub mod olm_operator;
+pub mod package_server;
 pub mod rbac;
 
 use std::collections::{BTreeMap, BTreeSet};

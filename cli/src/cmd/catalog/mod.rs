@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{Subcommand, ValueEnum};
 use serde::Serialize;
 
+mod cluster;
 mod diff;
 mod graph;
 mod template;
@@ -292,6 +293,15 @@ pub enum CatalogCmd {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Add a CatalogSource for an index image to the cluster and wait for it to be READY
+    /// (kubectl operator catalog add).
+    Add(cluster::AddArgs),
+    /// List the cluster's CatalogSources: NAME, DISPLAY, TYPE, PUBLISHER, AGE (kubectl operator
+    /// catalog list; `catalog ls` lists a File-Based Catalog on disk).
+    List(cluster::ListArgs),
+    /// Remove a CatalogSource from the cluster and wait until it is gone (kubectl operator
+    /// catalog remove).
+    Remove(cluster::RemoveArgs),
 }
 
 /// `catalog push` flags.
@@ -541,6 +551,9 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             &pull,
         ),
         CatalogCmd::Push(a) => push(*a),
+        CatalogCmd::Add(a) => cluster::add(a),
+        CatalogCmd::List(a) => cluster::list(a),
+        CatalogCmd::Remove(a) => cluster::remove(a),
         CatalogCmd::Pull {
             image,
             dir,
