@@ -3,8 +3,8 @@
 //! first, so that no input (a flag, a bundle's annotation, a CSV) can leave its place.
 //!
 //! The rules and their messages are apimachinery's (`k8s.io/apimachinery/pkg/util/validation/
-//! validation.go :: IsDNS1123Label, IsDNS1123Subdomain, IsValidLabelValue, MaxLenError,
-//! RegexError`; `pkg/api/validation/path/name.go :: IsValidPathSegmentName`), and which rule
+//! validation.go :: IsDNS1123Label, IsDNS1123Subdomain, IsQualifiedName, IsValidLabelValue,
+//! MaxLenError, RegexError`; `pkg/api/validation/path/name.go :: IsValidPathSegmentName`), and which rule
 //! a kind's names follow is its strategy's (`ValidateObjectMeta` with `NameIsDNSSubdomain` for
 //! most kinds and every custom resource, `ValidateNamespaceName` = `IsDNS1123Label`,
 //! `ValidateRBACName` = `IsValidPathSegmentName`).
@@ -22,6 +22,10 @@ const LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
 const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
+const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const QUALIFIED_NAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+/// `qualifiedNameMaxLength`.
+pub const QUALIFIED_NAME_MAX: usize = 63;
 const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
 /// Which of the API server's rules a name follows.
@@ -36,6 +40,10 @@ pub enum Rule {
     PathSegment,
     /// `IsValidLabelValue`: a label's value.
     LabelValue,
+    /// `IsQualifiedName`: a label key, and (lower-cased, as `ValidateAnnotations` checks it)
+    /// an annotation key: an optional DNS subdomain prefix and `/`, then a name of at most 63
+    /// alphanumerics, `-`, `_` or `.`, starting and ending with an alphanumeric.
+    QualifiedName,
 }
 
 /// `RegexError`: the message, the examples, and the expression.
@@ -117,6 +125,49 @@ pub fn problems(rule: Rule, value: &str) -> Vec<String> {
                 if value.contains(bad) {
                     errs.push(format!("may not contain '{bad}'"));
                 }
+            }
+        }
+        Rule::QualifiedName => {
+            let parts: Vec<&str> = value.split('/').collect();
+            let name = match parts[..] {
+                [name] => name,
+                [prefix, name] => {
+                    if prefix.is_empty() {
+                        errs.push("prefix part must be non-empty".to_string());
+                    } else {
+                        errs.extend(
+                            problems(Rule::Subdomain, prefix)
+                                .into_iter()
+                                .map(|m| format!("prefix part {m}")),
+                        );
+                    }
+                    name
+                }
+                _ => {
+                    return vec![format!(
+                        "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                        regex_error(
+                            QUALIFIED_NAME_MSG,
+                            QUALIFIED_NAME_FMT,
+                            &["MyName", "my.name", "123-abc"]
+                        )
+                    )];
+                }
+            };
+            if name.is_empty() {
+                errs.push("name part must be non-empty".to_string());
+            } else if name.len() > QUALIFIED_NAME_MAX {
+                errs.push(format!("name part {}", max_len_error(QUALIFIED_NAME_MAX)));
+            }
+            if !is_label_value_form(name) || name.is_empty() {
+                errs.push(format!(
+                    "name part {}",
+                    regex_error(
+                        QUALIFIED_NAME_MSG,
+                        QUALIFIED_NAME_FMT,
+                        &["MyName", "my.name", "123-abc"]
+                    )
+                ));
             }
         }
         Rule::LabelValue => {
@@ -207,6 +258,40 @@ pub fn path_segment(what: &str, value: &str) -> Result<String, InvalidName> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn annotation_keys_follow_is_qualified_name() {
+        for ok in [
+            "com.redhat.openshift.versions",
+            "operators.operatorframework.io/builder",
+            "MyName",
+            "a",
+            "example.com/My_Name-1.x",
+        ] {
+            assert!(problems(Rule::QualifiedName, ok).is_empty(), "{ok}");
+        }
+        assert_eq!(
+            problems(Rule::QualifiedName, "/x"),
+            ["prefix part must be non-empty"]
+        );
+        assert_eq!(
+            problems(Rule::QualifiedName, "Example.com/x")[0],
+            format!(
+                "prefix part {}",
+                problems(Rule::Subdomain, "Example.com")[0]
+            )
+        );
+        let e = problems(Rule::QualifiedName, "a/b/c");
+        assert!(
+            e.len() == 1 && e[0].starts_with("a qualified name must consist of"),
+            "{e:?}"
+        );
+        assert_eq!(problems(Rule::QualifiedName, "x/").len(), 2);
+        assert_eq!(problems(Rule::QualifiedName, "-x").len(), 1);
+        assert_eq!(problems(Rule::QualifiedName, "a b").len(), 1);
+        let e = problems(Rule::QualifiedName, &"a".repeat(64));
+        assert_eq!(e, ["name part must be no more than 63 characters"]);
+    }
 
     #[test]
     fn labels_follow_is_dns1123_label() {

@@ -1109,3 +1109,213 @@ fn namespaced_rbac_stays_a_bundle_role_owned_by_the_csv() {
     let e = generate(&bad).expect_err("no such Role");
     assert!(e.to_string().contains("--namespaced-rbac nope"), "{e}");
 }
+
+type Pairs = Vec<(String, String)>;
+
+/// The metadata of a generated bundle as (key, value) pairs: `annotations.yaml` in order, and
+/// the Dockerfile's LABELs.
+fn metadata_pairs(g: &Generated) -> (Pairs, Pairs) {
+    let doc = parse(file(g, "metadata/annotations.yaml"));
+    let ann = match &field(&doc, &["annotations"]).expect("annotations").value {
+        Value::Map(m) => m
+            .iter()
+            .map(|e| (e.key.clone(), e.value.as_str().expect("string").to_string()))
+            .collect(),
+        _ => panic!("annotations is not a map"),
+    };
+    let labels = olmctl::bundle::generate::metadata::labels(file(g, "bundle.Dockerfile"))
+        .expect("Dockerfile parses")
+        .into_iter()
+        .map(|(k, v, _)| (k, v))
+        .collect();
+    (ann, labels)
+}
+
+/// Regenerating into an earlier bundle keeps the annotations olmctl does not own, in their
+/// order, in both files: those added by hand to annotations.yaml, then the Dockerfile's own
+/// LABELs; `--annotation` adds or replaces one. Before, both files were rewritten from the
+/// flags and `com.redhat.openshift.versions` was lost.
+#[test]
+fn regeneration_keeps_hand_added_annotations_in_both_files() {
+    let out = tempfile::tempdir().expect("tmp");
+    write(out.path(), &generate(&widget_opts()).expect("generates")).expect("writes");
+    let ann = out.path().join("metadata/annotations.yaml");
+    let text = std::fs::read_to_string(&ann).unwrap()
+        + "  com.redhat.openshift.versions: v4.14-v4.21\n  operators.operatorframework.io.bundle.package.v1: stale\n  zeta.example.com/last: \"1\"\n";
+    std::fs::write(&ann, text).unwrap();
+    let df = out.path().join("bundle.Dockerfile");
+    let text = std::fs::read_to_string(&df).unwrap()
+        + "LABEL com.redhat.delivery.operator.bundle=true \\\n      zeta.example.com/last=ignored\n";
+    std::fs::write(&df, text).unwrap();
+    let opts = Options {
+        existing: Some(out.path().to_path_buf()),
+        annotations: vec![
+            ("zeta.example.com/last".into(), "2".into()),
+            (
+                "operators.operatorframework.io/builder".into(),
+                "a \"b\" $c".into(),
+            ),
+        ],
+        ..widget_opts()
+    };
+    let g = generate(&opts).expect("generates");
+    let (ann, labels) = metadata_pairs(&g);
+    assert_eq!(ann, labels, "both files hold the same annotations");
+    let keys: Vec<&str> = ann.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "operators.operatorframework.io.bundle.mediatype.v1",
+            "operators.operatorframework.io.bundle.manifests.v1",
+            "operators.operatorframework.io.bundle.metadata.v1",
+            "operators.operatorframework.io.bundle.package.v1",
+            "operators.operatorframework.io.bundle.channels.v1",
+            "operators.operatorframework.io.bundle.channel.default.v1",
+            "com.redhat.openshift.versions",
+            "zeta.example.com/last",
+            "com.redhat.delivery.operator.bundle",
+            "operators.operatorframework.io/builder",
+        ]
+    );
+    let value = |k: &str| ann.iter().find(|(a, _)| a == k).map(|(_, v)| v.as_str());
+    assert_eq!(value("com.redhat.openshift.versions"), Some("v4.14-v4.21"));
+    assert_eq!(
+        value("operators.operatorframework.io.bundle.package.v1"),
+        Some("widget-operator")
+    );
+    assert_eq!(value("zeta.example.com/last"), Some("2"));
+    assert_eq!(
+        value("operators.operatorframework.io/builder"),
+        Some("a \"b\" $c")
+    );
+    // The same again: same bytes.
+    write(out.path(), &g).expect("writes");
+    let again = generate(&Options {
+        annotations: Vec::new(),
+        ..opts.clone()
+    })
+    .expect("generates");
+    assert_eq!(metadata_pairs(&again), metadata_pairs(&g));
+}
+
+#[test]
+fn annotation_flags_are_validated() {
+    for (k, v, says) in [
+        ("bad key", "x", "annotation key \"bad key\""),
+        ("a/b/c", "x", "a qualified name"),
+        ("example.com/x", "two\nlines", "line breaks"),
+        (
+            "operators.operatorframework.io.bundle.channels.v1",
+            "x",
+            "--channels",
+        ),
+    ] {
+        let opts = Options {
+            annotations: vec![(k.into(), v.into())],
+            ..widget_opts()
+        };
+        let e = generate(&opts).expect_err(k).to_string();
+        assert!(e.contains("--annotation") && e.contains(says), "{k}: {e}");
+    }
+    // An earlier annotations.yaml with a key the API server refuses: named with its line.
+    let out = tempfile::tempdir().expect("tmp");
+    std::fs::create_dir_all(out.path().join("metadata")).unwrap();
+    std::fs::write(
+        out.path().join("metadata/annotations.yaml"),
+        "annotations:\n  ok: fine\n  not ok: x\n",
+    )
+    .unwrap();
+    let opts = Options {
+        existing: Some(out.path().to_path_buf()),
+        ..widget_opts()
+    };
+    let e = generate(&opts).expect_err("bad key").to_string();
+    assert!(
+        e.contains("annotations.yaml:3:") && e.contains("\"not ok\""),
+        "{e}"
+    );
+}
+
+/// A scorecard Configuration among the manifests goes to tests/scorecard/config.yaml, as
+/// operator-sdk's collector takes it; with a config there (given, or left by an earlier run)
+/// both files get the test annotations and the Dockerfile copies the directory, as
+/// operator-sdk's bundle template writes them.
+#[test]
+fn scorecard_config_is_carried() {
+    let cfg_dir = tempfile::tempdir().expect("tmp");
+    let cfg = cfg_dir.path().join("config.yaml");
+    std::fs::write(
+        &cfg,
+        "apiVersion: scorecard.operatorframework.io/v1alpha3\nkind: Configuration\nmetadata:\n  name: config\nstages:\n- parallel: true\n  tests:\n  - entrypoint: [scorecard-test, basic-check-spec]\n    image: quay.io/operator-framework/scorecard-test:v1.42.0\n    labels: {suite: basic, test: basic-check-spec-test}\n",
+    )
+    .unwrap();
+    let mut opts = widget_opts();
+    opts.manifests.push(cfg.clone());
+    let g = generate(&opts).expect("generates");
+    let written = parse(file(&g, "tests/scorecard/config.yaml"));
+    assert_eq!(str_at(&written, &["kind"]), Some("Configuration"));
+    assert_eq!(
+        list_at(&written, &["stages"]).len(),
+        1,
+        "{}",
+        file(&g, "tests/scorecard/config.yaml")
+    );
+    let check = |g: &Generated| {
+        let (ann, labels) = metadata_pairs(g);
+        assert_eq!(ann, labels);
+        assert_eq!(
+            ann[ann.len() - 2..],
+            [
+                (
+                    "operators.operatorframework.io.test.mediatype.v1".to_string(),
+                    "scorecard+v1".to_string()
+                ),
+                (
+                    "operators.operatorframework.io.test.config.v1".to_string(),
+                    "tests/scorecard/".to_string()
+                ),
+            ]
+        );
+        assert!(
+            file(g, "bundle.Dockerfile")
+                .ends_with("COPY metadata /metadata/\nCOPY tests/scorecard /tests/scorecard/\n"),
+            "{}",
+            file(g, "bundle.Dockerfile")
+        );
+    };
+    check(&g);
+    // The next run without the config in its input keeps the one in the output directory.
+    let out = tempfile::tempdir().expect("tmp");
+    write(out.path(), &g).expect("writes");
+    let g2 = generate(&Options {
+        existing: Some(out.path().to_path_buf()),
+        ..widget_opts()
+    })
+    .expect("generates");
+    assert!(g2.files.iter().all(|(p, _)| !p.starts_with("tests")));
+    check(&g2);
+    write(out.path(), &g2).expect("writes");
+    assert!(out.path().join("tests/scorecard/config.yaml").is_file());
+    // The bundle image carries it (the label names the directory).
+    let b = load_bundle(out.path()).expect("loads");
+    let img = olmctl::oci::bundle_image::build(&b, 0, None).expect("builds");
+    assert_eq!(
+        img.labels
+            .get("operators.operatorframework.io.test.config.v1")
+            .map(String::as_str),
+        Some("tests/scorecard/")
+    );
+    // Two configs: refused, naming the first.
+    let mut two = widget_opts();
+    let cfg2 = cfg_dir.path().join("again.yaml");
+    std::fs::write(
+        &cfg2,
+        std::fs::read_to_string(&cfg)
+            .unwrap()
+            .replace("name: config", "name: other"),
+    )
+    .unwrap();
+    two.manifests.extend([cfg, cfg2]);
+    let e = generate(&two).expect_err("two configs").to_string();
+    assert!(e.contains("a second scorecard Configuration"), "{e}");
+}

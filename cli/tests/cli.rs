@@ -307,33 +307,31 @@ fn bundle_commands_exit_codes() {
     );
 }
 
+/// `bundle generate` of the widget operator into `out`, with `extra` flags.
+fn generate_widget(out: &std::path::Path, extra: &[&str]) -> Output {
+    let src = common::root().join("tests/data/widget-operator");
+    let mut v = vec![
+        "bundle",
+        "generate",
+        "--manifests",
+        p(&src),
+        "--package",
+        "widget-operator",
+        "--version",
+        "0.3.0",
+        "--channels",
+        "stable",
+        "-O",
+        p(out),
+    ];
+    v.extend_from_slice(extra);
+    olmctl(&v)
+}
+
 #[test]
 fn bundle_generate_and_select() {
-    let src = common::root().join("tests/data/widget-operator");
     let out = tempfile::tempdir().expect("tmp");
-    let args = |extra: &[&str]| {
-        let mut v = vec![
-            "bundle",
-            "generate",
-            "--manifests",
-            p(&src),
-            "--package",
-            "widget-operator",
-            "--version",
-            "0.3.0",
-            "--channels",
-            "stable",
-            "-O",
-            p(out.path()),
-        ];
-        v.extend_from_slice(extra);
-        v.iter().map(|s| s.to_string()).collect::<Vec<_>>()
-    };
-    let run = |extra: &[&str]| {
-        let a = args(extra);
-        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
-        olmctl(&refs)
-    };
+    let run = |extra: &[&str]| generate_widget(out.path(), extra);
     // The manifests include a Namespace: refused (exit 2) unless ignored on purpose.
     let o = run(&[]);
     assert_eq!(code(&o), 2);
@@ -382,4 +380,45 @@ fn bundle_generate_and_select() {
     let found = v["findings"].as_array().expect("findings");
     assert!(!found.is_empty() && found.iter().all(|f| f["code"] == "CSV017"));
     assert_eq!(code(&select("nope")), 2);
+}
+
+/// Regenerating a bundle keeps what was added to its metadata by hand (the
+/// `com.redhat.openshift.versions` the certified pipeline reads) in both files, and
+/// `--annotation` adds one.
+#[test]
+fn bundle_regeneration_keeps_hand_added_annotations() {
+    let out = tempfile::tempdir().expect("tmp");
+    let run = |extra: &[&str]| {
+        let mut v = vec!["--ignore-kind", "Namespace"];
+        v.extend_from_slice(extra);
+        generate_widget(out.path(), &v)
+    };
+    assert_eq!(code(&run(&[])), 0);
+    let ann = out.path().join("metadata/annotations.yaml");
+    let df = out.path().join("bundle.Dockerfile");
+    let mut text = std::fs::read_to_string(&ann).unwrap();
+    text.push_str("  com.redhat.openshift.versions: v4.14-v4.21\n");
+    std::fs::write(&ann, text).unwrap();
+    let mut text = std::fs::read_to_string(&df).unwrap();
+    text.push_str("LABEL com.redhat.openshift.versions=v4.14-v4.21\n");
+    std::fs::write(&df, text).unwrap();
+    let o = run(&["--annotation", "com.redhat.delivery.operator.bundle=true"]);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let ann = std::fs::read_to_string(&ann).unwrap();
+    let df = std::fs::read_to_string(&df).unwrap();
+    assert!(
+        ann.ends_with("  com.redhat.openshift.versions: v4.14-v4.21\n  com.redhat.delivery.operator.bundle: \"true\"\n"),
+        "{ann}"
+    );
+    assert!(
+        df.contains("LABEL com.redhat.openshift.versions=v4.14-v4.21\nLABEL com.redhat.delivery.operator.bundle=true\n"),
+        "{df}"
+    );
+    assert_eq!(
+        df.matches("com.redhat.openshift.versions").count(),
+        1,
+        "{df}"
+    );
+    // A key the API server refuses: exit 2.
+    assert_eq!(code(&run(&["--annotation", "not a key=1"])), 2);
 }

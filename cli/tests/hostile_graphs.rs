@@ -132,10 +132,21 @@ fn universal_skip_ranges_cost_runs_not_pairs() {
     assert_eq!(code, 0);
     assert_eq!(v["hops"].as_array().expect("hops").len(), 1);
     assert_eq!(v["end"], "p.v0.2999.0");
-    // check catalog: the pairs without bundle contents are counted, not kept.
-    let empty = tempfile::tempdir().expect("tmp");
-    let r = run(&["check", "catalog", d, "--bundles", p(empty.path())]);
-    assert_eq!(r.bounded(GRAPH_RSS), 0, "{}", r.stderr);
+    // check catalog: the pairs without bundle contents are counted, not kept. The contents of
+    // one bundle are given, so no edge can be checked: EDGE002 (exit 1).
+    let one = common::write_tree(&[
+        (
+            "p/0.0.0/manifests/csv.yaml",
+            "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: p.v0.0.0\nspec:\n  version: 0.0.0\n",
+        ),
+        (
+            "p/0.0.0/metadata/annotations.yaml",
+            "annotations:\n  operators.operatorframework.io.bundle.package.v1: p\n",
+        ),
+    ]);
+    let r = run(&["check", "catalog", d, "--bundles", p(one.path())]);
+    assert_eq!(r.bounded(GRAPH_RSS), 1, "{}", r.stderr);
+    assert!(r.stdout.contains("error[EDGE002]"), "{}", r.stdout);
     // Distinct pairs: each range's; every replaces edge is one of them.
     let all = (n - 1) * (n - 1);
     assert!(

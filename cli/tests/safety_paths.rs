@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::Command;
 
 /// A bundle `demo.v<v>` with one CRD whose versions are `(name, served, storage, deprecated)`;
@@ -165,31 +166,16 @@ fn deprecation_must_hold_on_every_path() {
 /// `check catalog` with a bundle-name map, and `--bundles` as a directory of packages.
 #[test]
 fn catalog_with_bundle_map_and_dir() {
-    let mut bundles = vec![
-        bundle("1.0.0", "", "", &[("v1", true, true, false)]),
-        bundle("1.1.0", "1.0.0", "", &[("v2", true, true, false)]),
-    ];
-    let cat = "---\nschema: olm.package\nname: demo\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: demo\nname: stable\nentries:\n- name: demo.v1.0.0\n- name: demo.v1.1.0\n  replaces: demo.v1.0.0\n---\nschema: olm.bundle\npackage: demo\nname: demo.v1.0.0\nimage: quay.io/demo/b:1.0.0\nproperties:\n- {type: olm.package, value: {packageName: demo, version: 1.0.0}}\n---\nschema: olm.bundle\npackage: demo\nname: demo.v1.1.0\nimage: quay.io/demo/b:1.1.0\nproperties:\n- {type: olm.package, value: {packageName: demo, version: 1.1.0}}\n";
-    bundles.push(vec![
-        ("catalog/demo/catalog.yaml".into(), cat.into()),
-        (
-            "map.yaml".into(),
-            "demo.v1.0.0: demo/1.0.0\ndemo.v1.1.0: demo/1.1.0\n".into(),
-        ),
-    ]);
-    let dir = tree(bundles);
+    let dir = demo_catalog_and_bundles();
+    std::fs::write(
+        dir.path().join("map.yaml"),
+        "demo.v1.0.0: demo/1.0.0\ndemo.v1.1.0: demo/1.1.0\n",
+    )
+    .unwrap();
     let d = dir.path();
     let catalog = d.join("catalog");
     for bundles in [d.join("map.yaml"), d.to_path_buf()] {
-        let (code, v) = run(&[
-            "check",
-            "catalog",
-            catalog.to_str().unwrap(),
-            "--bundles",
-            bundles.to_str().unwrap(),
-            "-o",
-            "json",
-        ]);
+        let (code, v) = check_catalog(&catalog, &bundles, &[]);
         assert_eq!(code, 1, "{v:#}");
         let crv001 = codes(&v, "CRV001");
         assert_eq!(crv001.len(), 1, "{v:#}");
@@ -256,4 +242,215 @@ fn ratcheting_counts_only_pairs_the_old_crd_served() {
             );
         }
     }
+}
+
+/// `check catalog CATALOG --bundles BUNDLES EXTRA... -o json`.
+fn check_catalog(catalog: &Path, bundles: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
+    let mut args = vec![
+        "check",
+        "catalog",
+        catalog.to_str().unwrap(),
+        "--bundles",
+        bundles.to_str().unwrap(),
+        "-o",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+/// The demo catalog of [`catalog_with_bundle_map_and_dir`] (1.1.0 replaces 1.0.0) as
+/// `catalog/demo/catalog.yaml` beside the bundles, whose directories are `demo/<v>`.
+fn demo_catalog_and_bundles() -> tempfile::TempDir {
+    let mut bundles = vec![
+        bundle("1.0.0", "", "", &[("v1", true, true, false)]),
+        bundle("1.1.0", "1.0.0", "", &[("v2", true, true, false)]),
+    ];
+    let cat = "---\nschema: olm.package\nname: demo\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: demo\nname: stable\nentries:\n- name: demo.v1.0.0\n- name: demo.v1.1.0\n  replaces: demo.v1.0.0\n---\nschema: olm.bundle\npackage: demo\nname: demo.v1.0.0\nimage: quay.io/demo/b:1.0.0\nproperties:\n- {type: olm.package, value: {packageName: demo, version: 1.0.0}}\n---\nschema: olm.bundle\npackage: demo\nname: demo.v1.1.0\nimage: quay.io/demo/b:1.1.0\nproperties:\n- {type: olm.package, value: {packageName: demo, version: 1.1.0}}\n";
+    bundles.push(vec![("catalog/demo/catalog.yaml".into(), cat.into())]);
+    tree(bundles)
+}
+
+/// `--bundles` as a package directory in the `<package>/<version>/` layout (what `check
+/// history` reads), with directories named anything: bundles are matched by their CSV's name.
+/// Before, only a directory of packages was searched, so a package directory matched nothing
+/// and the check passed having checked nothing.
+#[test]
+fn catalog_bundles_as_a_package_directory_in_any_naming() {
+    let dir = demo_catalog_and_bundles();
+    let d = dir.path();
+    // Not named after the version, nor after the CSV.
+    std::fs::rename(d.join("demo/1.0.0"), d.join("demo/first")).unwrap();
+    let catalog = d.join("catalog");
+    for bundles in [d.join("demo"), d.to_path_buf()] {
+        let (code, v) = check_catalog(&catalog, &bundles, &[]);
+        assert_eq!(code, 1, "{}: {v:#}", bundles.display());
+        let crv001 = codes(&v, "CRV001");
+        assert_eq!(crv001.len(), 1, "{v:#}");
+        assert!(
+            crv001[0].starts_with("demo.v1.0.0 -> demo.v1.1.0"),
+            "{crv001:?}"
+        );
+        assert!(codes(&v, "EDGE002").is_empty(), "{v:#}");
+    }
+}
+
+/// A check that checks nothing does not pass. A `--bundles` directory none of whose bundles is
+/// in the catalog (of `--package`) is a usage error (exit 2) naming what was looked for and
+/// what was found; bundles given with no edge between them leave every edge unchecked: EDGE002
+/// (an error, exit 1; a policy may lower it).
+#[test]
+fn catalog_check_of_nothing_fails_and_says_why() {
+    let dir = demo_catalog_and_bundles();
+    let d = dir.path();
+    let catalog = d.join("catalog");
+    let out = |args: &[&str]| {
+        let o = Command::new(crate::common::olmctl_bin())
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    // Bundles of another package: nothing matches.
+    for f in [
+        "demo/1.0.0/manifests/demo.clusterserviceversion.yaml",
+        "demo/1.1.0/manifests/demo.clusterserviceversion.yaml",
+    ] {
+        let p = d.join(f);
+        let t = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("name: demo.v", "name: other.v");
+        std::fs::write(&p, t).unwrap();
+    }
+    let (code, stdout, stderr) = out(&[
+        "check",
+        "catalog",
+        catalog.to_str().unwrap(),
+        "--bundles",
+        d.join("demo").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("none of its 2 bundle directories is a bundle of the catalog"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("looked for: the 2 bundles of the catalog (demo.v1.0.0, demo.v1.1.0)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("1.0.0 (CSV other.v1.0.0)") && stderr.contains("1.1.0 (CSV other.v1.1.0)"),
+        "{stderr}"
+    );
+    // An empty directory: no bundle directory at all.
+    let empty = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = out(&[
+        "check",
+        "catalog",
+        catalog.to_str().unwrap(),
+        "--bundles",
+        empty.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no bundle directory there"), "{stderr}");
+    // One bundle of the catalog: checked on its own, but no edge: EDGE002.
+    let p = d.join("demo/1.0.0/manifests/demo.clusterserviceversion.yaml");
+    let t = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("name: other.v", "name: demo.v");
+    std::fs::write(&p, t).unwrap();
+    let (code, v) = check_catalog(&catalog, &d.join("demo/1.0.0"), &[]);
+    assert_eq!(code, 1, "{v:#}");
+    let edge002 = codes(&v, "EDGE002");
+    assert_eq!(edge002.len(), 1, "{v:#}");
+    assert!(
+        edge002[0].contains("each of the 1 edges needs a bundle without contents")
+            && edge002[0].contains("contents were given for 1 bundle (demo.v1.0.0)"),
+        "{edge002:?}"
+    );
+    // The policy accepts bundles checked on their own.
+    std::fs::write(d.join("policy.yaml"), "severity:\n  EDGE002: warning\n").unwrap();
+    let policy = d.join("policy.yaml");
+    let (code, v) = check_catalog(
+        &catalog,
+        &d.join("demo/1.0.0"),
+        &["--policy", policy.to_str().unwrap()],
+    );
+    assert_eq!((code, codes(&v, "EDGE002").len()), (0, 1), "{v:#}");
+}
+
+/// The first-day case: cloudnative-pg's package directory in the certified-operators layout
+/// (4 of its bundle directories, `<version>/`) against the v4.21 catalog. Before, `0 edges
+/// checked, 24 not checked, 0 bundles` and exit 0.
+#[test]
+fn catalog_check_reads_the_certified_package_layout() {
+    let first_day = common::shared_fixtures().join("first-day");
+    let o = Command::new(crate::common::olmctl_bin())
+        .args([
+            "check",
+            "catalog",
+            first_day.join("catalogs/v4.21").to_str().unwrap(),
+            "--package",
+            "cloudnative-pg",
+            "--bundles",
+            first_day.join("operators/cloudnative-pg").to_str().unwrap(),
+        ])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    // The 4 bundle directories (1.29.1, 1.29.2, 1.30.0-rc1, 1.30.0) are all read; of the 26
+    // catalog bundles the other 22 have no contents.
+    assert!(text.contains(", 4 bundles)"), "{text}");
+    assert!(text.contains("no contents for 22 bundles"), "{text}");
+    assert!(!text.contains("0 edges checked"), "{text}");
+    assert!(text.contains("\nfailed: "), "{text}");
+}
+
+/// `check upgrade` with a path that does not exist says so (not "not a bundle directory", nor
+/// only "invalid image reference"), and names a path that is not a bundle once.
+#[test]
+fn check_upgrade_names_missing_and_non_bundle_paths_once() {
+    let dir = demo_catalog_and_bundles();
+    let d = dir.path();
+    let stderr = |args: &[&str]| {
+        let o = Command::new(crate::common::olmctl_bin())
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let old = d.join("demo/1.0.0");
+    let missing = d.join("nonexist/b");
+    let e = stderr(&["check", "upgrade", "/nonexist/a", missing.to_str().unwrap()]);
+    assert!(
+        e.starts_with("error: /nonexist/a: no such directory"),
+        "{e}"
+    );
+    let e = stderr(&[
+        "check",
+        "upgrade",
+        old.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    ]);
+    assert!(e.contains("no such directory"), "{e}");
+    assert_eq!(e.matches("nonexist/b").count(), 1, "{e}");
+    // An existing directory that is not a bundle: named once, with what it lacks.
+    let not_bundle = d.join("catalog");
+    let e = stderr(&[
+        "check",
+        "upgrade",
+        old.to_str().unwrap(),
+        not_bundle.to_str().unwrap(),
+    ]);
+    assert_eq!(e.matches(not_bundle.to_str().unwrap()).count(), 1, "{e}");
+    assert!(e.contains("not a bundle directory"), "{e}");
 }

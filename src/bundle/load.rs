@@ -139,22 +139,106 @@ pub fn bundle_root(dir: &Path) -> Option<PathBuf> {
 pub fn bundle_dirs_below(root: &Path) -> Result<Vec<PathBuf>, BundleError> {
     let mut out = Vec::new();
     for pkg in sorted_dir(root)?.into_iter().filter(|p| p.is_dir()) {
-        out.extend(
-            sorted_dir(&pkg)?
-                .into_iter()
-                .filter(|v| bundle_root(v).is_some()),
-        );
+        out.extend(package_bundle_dirs(&pkg)?);
     }
     Ok(out)
 }
 
+/// The bundle directories of a package directory in the `<package>/<version>/` layout of
+/// operator repositories (community-operators, certified-operators): every entry of `pkg` that
+/// is a bundle directory ([`bundle_root`]), whatever it is named, sorted by path. What
+/// `check history` reads as a package's history.
+pub fn package_bundle_dirs(pkg: &Path) -> Result<Vec<PathBuf>, BundleError> {
+    Ok(sorted_dir(pkg)?
+        .into_iter()
+        .filter(|v| bundle_root(v).is_some())
+        .collect())
+}
+
+/// The bundle directories at `root`, wherever it sits in the `<package>/<version>/` layout:
+/// `root` itself when it is a bundle directory; else its entries that are bundle directories
+/// (a package directory) and the bundle directories of its other subdirectories (a directory
+/// of packages, such as a repository's `operators/`). Sorted by path; directory names do not
+/// matter (bundles are told apart by their contents, see [`by_csv_name`]).
+pub fn bundle_dirs_in(root: &Path) -> Result<Vec<PathBuf>, BundleError> {
+    if bundle_root(root).is_some() {
+        return Ok(vec![root.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    for e in sorted_dir(root)?.into_iter().filter(|p| p.is_dir()) {
+        if bundle_root(&e).is_some() {
+            out.push(e);
+        } else {
+            out.extend(package_bundle_dirs(&e)?);
+        }
+    }
+    Ok(out)
+}
+
+/// Bundle directories read and told apart by the name of their ClusterServiceVersion
+/// (`metadata.name` of the CSV opm uses, [`BundleDir::csv`]), the bundle's name in a catalog.
+#[derive(Debug, Default)]
+pub struct ByCsvName {
+    /// The bundles kept, by CSV name (the first directory, in path order, of each name).
+    pub bundles: std::collections::BTreeMap<String, BundleDir>,
+    /// Directories whose CSV name was not asked for, with that name.
+    pub others: Vec<(PathBuf, String)>,
+    /// Directories whose CSV name, one asked for, another directory (earlier in path order)
+    /// already has.
+    pub repeated: Vec<(PathBuf, String)>,
+    /// Directories that could not be read, or have no CSV or no CSV name, with why.
+    pub unnamed: Vec<(PathBuf, String)>,
+}
+
+/// Reads each of `dirs` and keeps the bundles whose CSV name `wanted` accepts (the others are
+/// dropped once named, so a whole repository is never held in memory).
+pub fn by_csv_name(dirs: &[PathBuf], wanted: &dyn Fn(&str) -> bool) -> ByCsvName {
+    let mut out = ByCsvName::default();
+    for d in dirs {
+        let b = match load_bundle(d) {
+            Ok(b) => b,
+            Err(e) => {
+                out.unnamed.push((d.clone(), e.to_string()));
+                continue;
+            }
+        };
+        let Some((file, csv)) = b.csv() else {
+            out.unnamed
+                .push((d.clone(), "no ClusterServiceVersion in manifests/".into()));
+            continue;
+        };
+        let Some(name) = str_at(csv, &["metadata", "name"]).filter(|n| !n.is_empty()) else {
+            out.unnamed.push((
+                d.clone(),
+                format!("{}: the CSV has no metadata.name", file.display()),
+            ));
+            continue;
+        };
+        let name = name.to_string();
+        if !wanted(&name) {
+            out.others.push((d.clone(), name));
+            continue;
+        }
+        match out.bundles.entry(name) {
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(b);
+            }
+            std::collections::btree_map::Entry::Occupied(o) => {
+                out.repeated.push((d.clone(), o.key().clone()));
+            }
+        }
+    }
+    out
+}
+
 fn sorted_dir(dir: &Path) -> Result<Vec<PathBuf>, BundleError> {
     let rd = std::fs::read_dir(dir).map_err(|e| {
-        err(
-            dir,
-            Pos::default(),
-            format!("cannot read directory: {e} (a bundle needs manifests/ and metadata/)"),
-        )
+        let what = if e.kind() == std::io::ErrorKind::NotFound {
+            "no such directory".to_string()
+        } else {
+            format!("cannot read directory: {e}")
+        };
+        err(dir, Pos::default(), what)
     })?;
     let mut out: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
     out.sort();
@@ -174,15 +258,51 @@ fn block(doc: &Node, key: &str) -> Option<Node> {
     non_empty.then(|| v.clone())
 }
 
+/// Why `dir` (which [`bundle_root`] refused) is not a bundle directory: it does not exist, it
+/// is not a directory, or it lacks `manifests/` or `metadata/`.
+fn not_a_bundle(dir: &Path) -> BundleError {
+    let message = match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            "no such directory (a bundle directory holds manifests/ and metadata/)".to_string()
+        }
+        Err(e) => format!("cannot read: {e}"),
+        Ok(m) if !m.is_dir() => {
+            "not a directory: a bundle is a directory holding manifests/ and metadata/".to_string()
+        }
+        Ok(_) => {
+            let missing: Vec<&str> = ["manifests", "metadata"]
+                .into_iter()
+                .filter(|s| !dir.join(s).is_dir())
+                .collect();
+            let mut m = format!(
+                "not a bundle directory: expected manifests/ and metadata/ subdirectories ({} missing)",
+                missing.join(" and ")
+            );
+            // A package directory (`<package>/<version>/`): name its bundle directories.
+            let inside = package_bundle_dirs(dir).unwrap_or_default();
+            if !inside.is_empty() {
+                let names: Vec<String> = inside
+                    .iter()
+                    .take(3)
+                    .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .collect();
+                m.push_str(&format!(
+                    "; it holds {} bundle director{} ({}{}): name one of them",
+                    inside.len(),
+                    if inside.len() == 1 { "y" } else { "ies" },
+                    names.join(", "),
+                    if inside.len() > 3 { ", ..." } else { "" }
+                ));
+            }
+            m
+        }
+    };
+    err(dir, Pos::default(), message)
+}
+
 /// Reads the bundle in `dir` (or `dir/bundle`).
 pub fn load_bundle(dir: &Path) -> Result<BundleDir, BundleError> {
-    let root = bundle_root(dir).ok_or_else(|| {
-        err(
-            dir,
-            Pos::default(),
-            "not a bundle directory: expected manifests/ and metadata/ subdirectories",
-        )
-    })?;
+    let root = bundle_root(dir).ok_or_else(|| not_a_bundle(dir))?;
     // Files are read only where they resolve inside the directory given (see
     // [`crate::input::tree`]): `manifests/` itself may be a link.
     let tree = Tree::new(dir).map_err(|e| err(dir, Pos::default(), e.to_string()))?;
@@ -348,4 +468,128 @@ pub fn crd_versions(doc: &Node) -> Option<CrdVersions<'_>> {
         plural: str_at(doc, &["spec", "names", "plural"]).unwrap_or(""),
         versions,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ANN: &str = "annotations:\n  operators.operatorframework.io.bundle.package.v1: p\n";
+
+    /// A bundle directory at `rel` whose CSV is named `name`.
+    fn bundle(root: &Path, rel: &str, name: &str) {
+        let d = root.join(rel);
+        std::fs::create_dir_all(d.join("manifests")).unwrap();
+        std::fs::create_dir_all(d.join("metadata")).unwrap();
+        std::fs::write(
+            d.join("manifests/csv.yaml"),
+            format!("apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: {name}\n"),
+        )
+        .unwrap();
+        std::fs::write(d.join("metadata/annotations.yaml"), ANN).unwrap();
+    }
+
+    /// `operators/` of a repository: `p/` with two bundles named neither by version nor by
+    /// CSV, one in the nested `bundle/` layout, a directory that is no bundle and a ci.yaml;
+    /// `q/1.0.0/` with a CSV of the same name as one of p's.
+    fn repo() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        let ops = t.path().join("operators");
+        bundle(&ops, "p/first", "p.v1.0.0");
+        bundle(&ops, "p/2.0.0/bundle", "p.v2.0.0");
+        std::fs::create_dir_all(ops.join("p/docs/manifests")).unwrap();
+        std::fs::write(ops.join("p/ci.yaml"), "updateGraph: replaces-mode\n").unwrap();
+        bundle(&ops, "q/1.0.0", "p.v1.0.0");
+        t
+    }
+
+    fn rel(root: &Path, dirs: &[PathBuf]) -> Vec<String> {
+        dirs.iter()
+            .map(|d| d.strip_prefix(root).unwrap().display().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn bundle_dirs_are_found_wherever_the_root_sits_in_the_layout() {
+        let t = repo();
+        let ops = t.path().join("operators");
+        let all = ["p/2.0.0", "p/first", "q/1.0.0"];
+        assert_eq!(rel(&ops, &bundle_dirs_in(&ops).unwrap()), all);
+        assert_eq!(rel(&ops, &bundle_dirs_below(&ops).unwrap()), all);
+        // A package directory: its `<version>/` bundles, as `check history` reads them.
+        assert_eq!(
+            rel(&ops, &bundle_dirs_in(&ops.join("p")).unwrap()),
+            ["p/2.0.0", "p/first"]
+        );
+        assert_eq!(
+            bundle_dirs_in(&ops.join("p")).unwrap(),
+            package_bundle_dirs(&ops.join("p")).unwrap()
+        );
+        // A bundle directory itself.
+        assert_eq!(
+            rel(&ops, &bundle_dirs_in(&ops.join("p/first")).unwrap()),
+            ["p/first"]
+        );
+        let e = bundle_dirs_in(&t.path().join("nope")).unwrap_err();
+        assert_eq!(e.message, "no such directory");
+    }
+
+    #[test]
+    fn bundles_are_told_apart_by_csv_name() {
+        let t = repo();
+        let ops = t.path().join("operators");
+        std::fs::create_dir_all(ops.join("r/1.0.0/manifests")).unwrap();
+        std::fs::create_dir_all(ops.join("r/1.0.0/metadata")).unwrap();
+        let dirs = bundle_dirs_in(&ops).unwrap();
+        let found = by_csv_name(&dirs, &|n| n != "p.v2.0.0");
+        let kept: Vec<(&str, String)> = found
+            .bundles
+            .iter()
+            .map(|(n, b)| {
+                (
+                    n.as_str(),
+                    b.dir.strip_prefix(&ops).unwrap().display().to_string(),
+                )
+            })
+            .collect();
+        // The nested layout's bundle is its `bundle/` directory.
+        assert_eq!(kept, [("p.v1.0.0", "p/first".to_string())]);
+        assert_eq!(
+            found.others,
+            [(ops.join("p/2.0.0"), "p.v2.0.0".to_string())]
+        );
+        assert_eq!(
+            found.repeated,
+            [(ops.join("q/1.0.0"), "p.v1.0.0".to_string())]
+        );
+        assert_eq!(found.unnamed.len(), 1);
+        assert_eq!(found.unnamed[0].0, ops.join("r/1.0.0"));
+        assert!(found.unnamed[0].1.contains("no ClusterServiceVersion"));
+    }
+
+    #[test]
+    fn missing_directories_are_not_called_non_bundles() {
+        let t = repo();
+        let ops = t.path().join("operators");
+        let e = load_bundle(&ops.join("p/3.0.0")).unwrap_err();
+        assert_eq!(e.path, ops.join("p/3.0.0"));
+        assert!(e.message.starts_with("no such directory"), "{e}");
+        // The path is named once.
+        assert_eq!(e.to_string().matches("3.0.0").count(), 1, "{e}");
+        let e = load_bundle(&ops.join("p/ci.yaml")).unwrap_err();
+        assert!(e.message.starts_with("not a directory"), "{e}");
+        let e = load_bundle(&ops.join("p/docs")).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("not a bundle directory: expected manifests/ and metadata/ subdirectories (metadata missing)"),
+            "{e}"
+        );
+        // A package directory given for a bundle: its bundles are named.
+        let e = load_bundle(&ops.join("p")).unwrap_err();
+        assert!(
+            e.message
+                .ends_with("it holds 2 bundle directories (2.0.0, first): name one of them"),
+            "{e}"
+        );
+    }
 }

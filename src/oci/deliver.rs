@@ -266,10 +266,20 @@ pub async fn pull_inputs(
 ) -> Result<PulledInputs, String> {
     let mut pulled = vec![None; inputs.len()];
     let mut scratch = Vec::new();
+    // An input that is not on disk is read as an image: when it is not one either, or cannot
+    // be pulled, both readings are named (it may be a mistyped path).
+    let local = if matches!(want, Want::Bundle) {
+        "no such directory"
+    } else {
+        "no such file or directory"
+    };
     let refs = inputs
         .iter()
         .filter(|s| is_image(s))
-        .map(|s| parse_ref(s).map_err(|e| format!("{e} (and no such file or directory)")))
+        .map(|s| {
+            s.parse::<Reference>()
+                .map_err(|e| format!("{s}: {local}, and not an image reference ({e})"))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     if refs.is_empty() {
         return Ok((pulled, scratch));
@@ -285,13 +295,25 @@ pub async fn pull_inputs(
             continue;
         }
         let dir = ScratchDir::new();
-        let (kind, _) = pull_image(&reg, s, &dir.0, pull, want)
-            .await
-            .map_err(|e| format!("{s}: {e}"))?;
+        let (kind, _) = pull_image(&reg, s, &dir.0, pull, want).await.map_err(|e| {
+            if names_registry(s) {
+                format!("{s}: {e}")
+            } else {
+                format!("{s}: {local}, and pulling it as an image failed: {e}")
+            }
+        })?;
         pulled[i] = Some((kind, dir.0.clone()));
         scratch.push(dir);
     }
     Ok((pulled, scratch))
+}
+
+/// Whether `s` names its registry: its first `/`-separated part is a domain (has a `.` or a
+/// `:`, or is `localhost`), as distribution/reference's `splitDockerDomain` (normalize.go)
+/// decides. An input without one may as well be a mistyped relative path.
+fn names_registry(s: &str) -> bool {
+    s.split_once('/')
+        .is_some_and(|(first, _)| first.contains(['.', ':']) || first == "localhost")
 }
 
 /// A directory removed on drop (for reading pulled images): `.0` is a path that does not exist

@@ -247,11 +247,7 @@ impl Renderer<'_> {
             ));
         };
         let r = render_dir(dir, image, self.level.mode()).map_err(|e| {
-            TemplateError::at(
-                self.file,
-                pos,
-                format!("render bundle {image} from {}: {e}", dir.display()),
-            )
+            TemplateError::at(self.file, pos, format!("render bundle {image}: {e}"))
         })?;
         self.cache.insert(image.to_string(), r.blob.clone());
         Ok(r.blob)
@@ -266,7 +262,7 @@ impl Renderer<'_> {
             return Ok((String::new(), None));
         };
         let b = crate::bundle::load::load_bundle(dir)
-            .map_err(|e| TemplateError::file(self.file, format!("{}: {e}", dir.display())))?;
+            .map_err(|e| TemplateError::file(self.file, format!("bundle {image}: {e}")))?;
         Ok(b.csv()
             .map(|(_, csv)| semver::description_icon(csv))
             .unwrap_or_default())

@@ -1,6 +1,6 @@
 //! `olmctl check upgrade OLD NEW` and `olmctl check catalog DIR --bundles ...`: upgrade safety.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
@@ -10,8 +10,10 @@ use olmctl::oci::deliver::{ScratchDir, Want};
 use crate::args::{PullArgs, RegistryArgs};
 use crate::inputs::pulled as pull_inputs;
 use crate::term::{EXIT_USAGE, Report};
-use olmctl::bundle::load::{BundleDir, bundle_dirs_below, load_bundle};
-use olmctl::checks::safety::walk::{Walked, catalog_package_edges, check_package_edges};
+use olmctl::bundle::load::{BundleDir, bundle_dirs_in, by_csv_name, load_bundle};
+use olmctl::checks::safety::walk::{
+    Walked, catalog_package_edges, check_package_edges, nothing_checked,
+};
 use olmctl::checks::safety::{Facts, K8sRange, Options, Policy, check_upgrade_of};
 use olmctl::diag::Finding;
 
@@ -32,9 +34,11 @@ pub enum CheckCmd {
     Catalog {
         /// The catalog directory (or file).
         dir: PathBuf,
-        /// Where the bundles' contents are: a directory holding bundle directories (matched by
-        /// CSV name), or a YAML/JSON file mapping bundle names to directories or images.
-        /// Without it, the bundle images named in the catalog are pulled.
+        /// Where the bundles' contents are: a bundle directory, a package directory in the
+        /// `<package>/<version>/` layout (operators/my-operator), a directory of such packages
+        /// (operators/), or a YAML/JSON file mapping bundle names to directories or images.
+        /// Directories are matched by their CSV's metadata.name. Without it, the bundle images
+        /// named in the catalog are pulled. Exits 2 when none of them is a bundle of the catalog.
         #[arg(long)]
         bundles: Option<PathBuf>,
         /// Only this package.
@@ -132,9 +136,11 @@ fn read_bundles(
     inputs
         .iter()
         .zip(pulled)
-        .map(|(s, p)| {
-            let dir = p.map_or_else(|| PathBuf::from(s), |(_, d)| d);
-            load_bundle(&dir).map_err(|e| format!("{s}: {e}"))
+        .map(|(s, p)| match p {
+            // The error names the scratch directory: say which image it holds.
+            Some((_, dir)) => load_bundle(&dir).map_err(|e| format!("{s}: {e}")),
+            // The error names the directory already.
+            None => load_bundle(Path::new(s)).map_err(|e| e.to_string()),
         })
         .collect()
 }
@@ -173,71 +179,195 @@ type Refs = BTreeMap<String, String>;
 type Read = BTreeMap<String, BundleDir>;
 
 /// Where each catalog bundle's contents come from. A directory of bundles is read here (each
-/// bundle once); map entries and catalog images are returned as references.
+/// bundle once, told apart by its CSV's name whatever the directory is named); map entries and
+/// catalog images are returned as references. Fails (an error line, then notes) when none of
+/// them is a bundle of the catalog (of `package`): a check of nothing must not pass.
 fn bundle_sources(
     spec: Option<&Path>,
     cfg: &olmctl::fbc::decl::DeclarativeConfig,
     package: Option<&str>,
-) -> Result<(Refs, Read), String> {
-    let wanted = cfg
+) -> Result<(Refs, Read), Vec<String>> {
+    let wanted: Vec<&olmctl::fbc::decl::Bundle> = cfg
         .bundles
         .iter()
-        .filter(|b| package.is_none_or(|p| b.package == p));
-    match spec {
-        None => Ok((
-            wanted
+        .filter(|b| package.is_none_or(|p| b.package == p))
+        .collect();
+    let names: BTreeSet<&str> = wanted.iter().map(|b| b.name.as_str()).collect();
+    let sources = match spec {
+        None => {
+            let refs: Refs = wanted
+                .iter()
                 .filter(|b| !b.image.is_empty())
                 .map(|b| (b.name.clone(), b.image.clone()))
-                .collect(),
-            Read::new(),
-        )),
-        Some(p) if p.is_dir() => {
-            let names: std::collections::BTreeSet<&str> = wanted.map(|b| b.name.as_str()).collect();
-            let mut read = Read::new();
-            for d in bundle_dirs_below(p).map_err(|e| e.to_string())? {
-                // Directories that are not readable bundles are not bundles of the catalog.
-                let Ok(b) = load_bundle(&d) else { continue };
-                let name = b
-                    .csv()
-                    .and_then(|(_, c)| olmctl::bundle::load::str_at(c, &["metadata", "name"]))
-                    .map(str::to_string);
-                if let Some(name) = name.filter(|n| names.contains(n.as_str())) {
-                    read.entry(name).or_insert(b);
-                }
+                .collect();
+            if refs.is_empty() && !names.is_empty() {
+                return Err(vec![
+                    format!(
+                        "no bundle of {} names an image to read its contents from",
+                        of_what(package)
+                    ),
+                    looked_for(&names, package),
+                    HELP_BUNDLES.to_string(),
+                ]);
             }
-            Ok((Refs::new(), read))
+            (refs, Read::new())
+        }
+        Some(p) if std::fs::metadata(p).is_err() => {
+            return Err(vec![format!(
+                "--bundles {}: no such directory or file",
+                p.display()
+            )]);
+        }
+        Some(p) if p.is_dir() => {
+            let dirs = bundle_dirs_in(p).map_err(|e| vec![e.to_string()])?;
+            let found = by_csv_name(&dirs, &|n| names.contains(n));
+            if found.bundles.is_empty() && !names.is_empty() {
+                return Err(none_matched(p, &dirs, &found, &names, package));
+            }
+            (Refs::new(), found.bundles)
         }
         Some(p) => {
-            let doc = olmctl::fbc::yaml::read_first_document(p)?;
-            let base = p.parent().unwrap_or(Path::new("."));
-            let mut map = BTreeMap::new();
-            if let Some(olmctl::fbc::node::Value::Map(m)) = doc.as_ref().map(|d| &d.value) {
-                for e in m {
-                    let Some(v) = e.value.as_str() else {
-                        return Err(format!(
-                            "{}:{}:{}: the value of {:?} must be a directory or an image reference",
-                            p.display(),
-                            e.value.pos.line,
-                            e.value.pos.col,
-                            e.key
-                        ));
-                    };
-                    let local = base.join(v);
-                    let v = if local.exists() {
-                        local.display().to_string()
-                    } else {
-                        v.to_string()
-                    };
-                    map.insert(e.key.clone(), v);
-                }
-            } else {
-                return Err(format!(
-                    "{}: expected a mapping of bundle name to directory or image",
-                    p.display()
+            let map = bundle_map(p).map_err(|e| vec![e])?;
+            let (refs, others): (Refs, Refs) = map
+                .into_iter()
+                .partition(|(n, _)| names.contains(n.as_str()));
+            if refs.is_empty() && !names.is_empty() {
+                let mut lines = vec![
+                    format!(
+                        "--bundles {}: none of its {} entries is a bundle of {}",
+                        p.display(),
+                        others.len(),
+                        of_what(package)
+                    ),
+                    looked_for(&names, package),
+                ];
+                lines.push(format!(
+                    "found: {}",
+                    few(others.keys().map(String::as_str), others.len())
                 ));
+                lines.push(HELP_BUNDLES.to_string());
+                return Err(lines);
             }
-            Ok((map, Read::new()))
+            (refs, Read::new())
         }
+    };
+    Ok(sources)
+}
+
+const HELP_BUNDLES: &str = "help: --bundles takes a bundle directory, a package directory of <version>/ bundle directories (operators/<package>), a directory of such packages (operators/), or a YAML/JSON map of bundle name to directory or image; bundles are matched by their CSV's metadata.name";
+
+/// "package `p` in the catalog" or "the catalog".
+fn of_what(package: Option<&str>) -> String {
+    package.map_or_else(
+        || "the catalog".to_string(),
+        |p| format!("package `{p}` in the catalog"),
+    )
+}
+
+/// Up to five items, then how many more.
+fn few<'a>(items: impl Iterator<Item = &'a str>, total: usize) -> String {
+    let shown: Vec<&str> = items.take(5).collect();
+    let more = total.saturating_sub(shown.len());
+    if total == 0 {
+        return "nothing".to_string();
+    }
+    format!(
+        "{}{}",
+        shown.join(", "),
+        if more > 0 {
+            format!(", and {more} more")
+        } else {
+            String::new()
+        }
+    )
+}
+
+fn looked_for(names: &BTreeSet<&str>, package: Option<&str>) -> String {
+    format!(
+        "looked for: the {} bundle{} of {} ({})",
+        names.len(),
+        if names.len() == 1 { "" } else { "s" },
+        of_what(package),
+        few(names.iter().copied(), names.len())
+    )
+}
+
+/// Why a `--bundles` directory gave no bundle of the catalog: what was looked for, and what
+/// was found (the directories and their CSV names, or why they have none).
+fn none_matched(
+    root: &Path,
+    dirs: &[PathBuf],
+    found: &olmctl::bundle::load::ByCsvName,
+    names: &BTreeSet<&str>,
+    package: Option<&str>,
+) -> Vec<String> {
+    let head = if dirs.is_empty() {
+        format!(
+            "--bundles {}: no bundle directory there (looked for manifests/ and metadata/ in it, in <version>/ below it and in <package>/<version>/ below it)",
+            root.display()
+        )
+    } else {
+        format!(
+            "--bundles {}: none of its {} bundle director{} is a bundle of {}",
+            root.display(),
+            dirs.len(),
+            if dirs.len() == 1 { "y" } else { "ies" },
+            of_what(package)
+        )
+    };
+    let mut lines = vec![head, looked_for(names, package)];
+    let named: Vec<String> = found
+        .others
+        .iter()
+        .chain(&found.repeated)
+        .map(|(d, n)| format!("{} (CSV {n})", d.display()))
+        .collect();
+    if !named.is_empty() {
+        lines.push(format!(
+            "found: {}",
+            few(named.iter().map(String::as_str), named.len())
+        ));
+    }
+    for (d, why) in found.unnamed.iter().take(5) {
+        lines.push(format!("not read: {}: {why}", d.display()));
+    }
+    if found.unnamed.len() > 5 {
+        lines.push(format!("not read: {} more", found.unnamed.len() - 5));
+    }
+    lines.push(HELP_BUNDLES.to_string());
+    lines
+}
+
+/// A `--bundles` map file: bundle name → a directory (relative to the file) or an image.
+fn bundle_map(p: &Path) -> Result<Refs, String> {
+    let doc = olmctl::fbc::yaml::read_first_document(p)?;
+    let base = p.parent().unwrap_or(Path::new("."));
+    let mut map = BTreeMap::new();
+    if let Some(olmctl::fbc::node::Value::Map(m)) = doc.as_ref().map(|d| &d.value) {
+        for e in m {
+            let Some(v) = e.value.as_str() else {
+                return Err(format!(
+                    "{}:{}:{}: the value of {:?} must be a directory or an image reference",
+                    p.display(),
+                    e.value.pos.line,
+                    e.value.pos.col,
+                    e.key
+                ));
+            };
+            let local = base.join(v);
+            let v = if local.exists() {
+                local.display().to_string()
+            } else {
+                v.to_string()
+            };
+            map.insert(e.key.clone(), v);
+        }
+        Ok(map)
+    } else {
+        Err(format!(
+            "{}: expected a mapping of bundle name to directory or image",
+            p.display()
+        ))
     }
 }
 
@@ -261,8 +391,17 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
     }
     let (refs, mut read) = match bundle_sources(bundles, &loaded.cfg, package) {
         Ok(s) => s,
-        Err(e) => {
-            crate::term::error(e);
+        Err(lines) => {
+            // Catalog files that do not load may hold the bundles looked for: shown first.
+            let load = olmctl::checks::fbc::load_errors(&loaded);
+            if !load.is_empty() {
+                emit(&load, "catalog files not loaded", c.output);
+            }
+            let mut lines = lines.iter();
+            crate::term::error(lines.next().map_or("", String::as_str));
+            for l in lines {
+                eprintln!("   = {}", olmctl::text::esc(l));
+            }
             return EXIT_USAGE;
         }
     };
@@ -297,6 +436,9 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
             .collect();
         all.absorb(check_package_edges(&pkg, &facts, &edges, &opts));
     }
+    let given: Vec<&str> = by_name.keys().copied().collect();
+    all.findings
+        .extend(nothing_checked(&all, &given, package, &opts));
     // Catalog files that do not load would hide edges.
     all.findings
         .extend(olmctl::checks::fbc::load_errors(&loaded));

@@ -70,6 +70,10 @@ pub struct Inputs {
     pub samples: Vec<Obj>,
     /// Other objects of a kind a registry+v1 bundle may carry (written as manifests).
     pub others: Vec<Obj>,
+    /// The scorecard config (`scorecard.operatorframework.io/v1alpha3` `Configuration`): it
+    /// goes to `tests/scorecard/config.yaml`, as operator-sdk's collector takes it from its
+    /// input (`internal/generate/collector/manifests.go :: addScorecardConfig`).
+    pub scorecard: Option<Obj>,
 }
 
 /// Every YAML/JSON file at or below `paths`, sorted, without repeats.
@@ -195,6 +199,18 @@ pub fn classify(objs: Vec<Obj>, ignore: &[String]) -> Result<Inputs, BundleError
             None => {
                 seen.insert(key, json);
             }
+        }
+        if o.kind() == "Configuration"
+            && o.api_version() == "scorecard.operatorframework.io/v1alpha3"
+        {
+            if let Some(first) = &inputs.scorecard {
+                return Err(o.error(format!(
+                    "a second scorecard Configuration (the first is at {}); a bundle has one tests/scorecard/config.yaml",
+                    first.at()
+                )));
+            }
+            inputs.scorecard = Some(o);
+            continue;
         }
         let bucket = match o.kind() {
             "ClusterServiceVersion" => &mut inputs.csvs,

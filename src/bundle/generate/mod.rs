@@ -12,6 +12,7 @@
 pub mod collect;
 pub mod crds;
 pub mod images;
+pub mod metadata;
 pub mod rbac;
 pub mod webhooks;
 
@@ -55,6 +56,13 @@ pub struct Options {
     /// Roles (by name) that stay namespaced: the Role and the RoleBindings to it are written
     /// as bundle manifests, each owned by the CSV, instead of becoming CSV `permissions`.
     pub namespaced_rbac: Vec<String>,
+    /// More bundle annotations (`KEY`, `VALUE`), written into `metadata/annotations.yaml`
+    /// and as `LABEL`s of `bundle.Dockerfile`; a key given again replaces a kept value.
+    pub annotations: Vec<(String, String)>,
+    /// An earlier bundle (the output directory): the annotations and labels of its metadata
+    /// that the generator does not own are kept ([`metadata::kept`]), and so is its
+    /// `tests/scorecard/config.yaml` (with the test annotations).
+    pub existing: Option<PathBuf>,
 }
 
 /// A generated bundle: files relative to the output directory, and notes about what was
@@ -134,6 +142,26 @@ pub fn generate(opts: &Options) -> Result<Generated, BundleError> {
     }
     if let Some(r) = &opts.skip_range {
         crate::range::Range::parse(r).map_err(|e| usage(format!("--skip-range {r}: {e}")))?;
+    }
+    for (k, v) in &opts.annotations {
+        if let Some(flag) = metadata::owner_flag(k) {
+            return Err(usage(format!(
+                "--annotation {k}: olmctl writes this annotation itself {flag}"
+            )));
+        }
+        if let Some(p) = metadata::problem(k, v) {
+            return Err(usage(format!("--annotation: {p}")));
+        }
+    }
+    let mut extra = match &opts.existing {
+        Some(d) => metadata::kept(d)?,
+        None => Vec::new(),
+    };
+    for (k, v) in &opts.annotations {
+        match extra.iter_mut().find(|(ek, _)| ek == k) {
+            Some(slot) => slot.1 = v.clone(),
+            None => extra.push((k.clone(), v.clone())),
+        }
     }
     let objs = collect::read_objects(&opts.manifests)?;
     let mut inputs = collect::classify(objs, &opts.ignore_kinds)?;
@@ -289,11 +317,28 @@ pub fn generate(opts: &Options) -> Result<Generated, BundleError> {
     {
         add(o, &mut files);
     }
+    // The scorecard config: from the input, else the one an earlier run left in the output.
+    let scorecard = match &inputs.scorecard {
+        Some(o) => {
+            files.push((
+                PathBuf::from(metadata::SCORECARD_CONFIG),
+                yaml(&strip_pos(&o.doc)),
+            ));
+            true
+        }
+        None => opts.existing.as_ref().is_some_and(|d| {
+            std::fs::symlink_metadata(d.join(metadata::SCORECARD_CONFIG)).is_ok_and(|m| m.is_file())
+        }),
+    };
+    let all = all_annotations(opts, &extra, scorecard);
     files.push((
         PathBuf::from("metadata/annotations.yaml"),
-        annotations_yaml(opts),
+        annotations_yaml(&all),
     ));
-    files.push((PathBuf::from("bundle.Dockerfile"), dockerfile(opts)));
+    files.push((
+        PathBuf::from("bundle.Dockerfile"),
+        dockerfile(&all, scorecard),
+    ));
     files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(Generated { files, notes })
 }
@@ -477,11 +522,31 @@ pub fn annotations(opts: &Options) -> Vec<(&'static str, String)> {
     v
 }
 
-fn annotations_yaml(opts: &Options) -> String {
+/// Every annotation of the bundle in the order written: [`annotations`], the kept and
+/// `--annotation` ones (`extra`), then the scorecard's when it has a config (operator-sdk's
+/// template order).
+fn all_annotations(
+    opts: &Options,
+    extra: &[(String, String)],
+    scorecard: bool,
+) -> Vec<(String, String)> {
+    let mut all: Vec<(String, String)> = annotations(opts)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    all.extend(extra.iter().cloned());
+    if scorecard {
+        all.push((metadata::TEST_MEDIATYPE.into(), "scorecard+v1".into()));
+        all.push((metadata::TEST_CONFIG.into(), metadata::SCORECARD_DIR.into()));
+    }
+    all
+}
+
+fn annotations_yaml(all: &[(String, String)]) -> String {
     let mut out = String::from("annotations:\n");
-    for (k, v) in annotations(opts) {
+    for (k, v) in all {
         let mut line = String::new();
-        crate::fbc::emit_yaml::write_yaml(&s(&v), &mut line);
+        crate::fbc::emit_yaml::write_yaml(&s(v), &mut line);
         out.push_str(&format!("  {k}: {line}"));
     }
     out
@@ -508,12 +573,15 @@ fn label_value(v: &str) -> String {
     q
 }
 
-fn dockerfile(opts: &Options) -> String {
+fn dockerfile(all: &[(String, String)], scorecard: bool) -> String {
     let mut out = String::from("FROM scratch\n\n");
-    for (k, v) in annotations(opts) {
-        out.push_str(&format!("LABEL {k}={}\n", label_value(&v)));
+    for (k, v) in all {
+        out.push_str(&format!("LABEL {k}={}\n", label_value(v)));
     }
     out.push_str("\nCOPY manifests /manifests/\nCOPY metadata /metadata/\n");
+    if scorecard {
+        out.push_str("COPY tests/scorecard /tests/scorecard/\n");
+    }
     out
 }
 

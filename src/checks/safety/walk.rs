@@ -17,7 +17,7 @@ use petgraph::graph::NodeIndex;
 use super::crdver::History;
 use super::facts::Facts;
 use super::{Options, check_bundle_after, check_edge};
-use crate::diag::Severity::Info;
+use crate::diag::Severity::{Error, Info};
 use crate::diag::{Finding, Subject, sort_findings};
 use crate::fbc::decl::DeclarativeConfig;
 use crate::graph::{CatalogGraphs, EdgeKind};
@@ -25,6 +25,7 @@ use crate::range::Range;
 
 codes! {
     UNCHECKED = "EDGE001", Info, "Upgrade edges of a package were not checked: the contents of some of their bundles were not given (--bundles).";
+    NOTHING_CHECKED = "EDGE002", Error, "No upgrade edge was checked although the catalog has some: no edge had the contents of both its bundles, so a pass would say nothing.";
 }
 
 /// One upgrade edge of a package: users of `from` may be moved to `to`.
@@ -228,13 +229,10 @@ pub fn history_edges(bundles: &[Facts<'_>], semver_mode: bool) -> Vec<Edge> {
 pub fn load_package(
     pkg: &std::path::Path,
 ) -> Result<(Vec<crate::bundle::load::BundleDir>, bool), String> {
-    use crate::bundle::load::{bundle_root, load_bundle, str_at};
-    let rd = std::fs::read_dir(pkg).map_err(|e| format!("{}: {e}", pkg.display()))?;
-    let mut paths: Vec<std::path::PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
+    use crate::bundle::load::{load_bundle, package_bundle_dirs, str_at};
     let mut dirs = Vec::new();
-    for p in paths.iter().filter(|p| bundle_root(p).is_some()) {
-        dirs.push(load_bundle(p).map_err(|e| e.to_string())?);
+    for p in package_bundle_dirs(pkg).map_err(|e| e.to_string())? {
+        dirs.push(load_bundle(&p).map_err(|e| e.to_string())?);
     }
     if dirs.is_empty() {
         return Err(format!(
@@ -398,6 +396,49 @@ impl Walked {
         self.unchecked += other.unchecked;
         self.bundles += other.bundles;
     }
+}
+
+/// The finding for a catalog check that checked no edge although the catalog has edges to
+/// check (`w` summed over every package): without it such a run passes having checked nothing.
+/// `given` are the bundles whose contents were given; `package` the one package checked, if any.
+pub fn nothing_checked(
+    w: &Walked,
+    given: &[&str],
+    package: Option<&str>,
+    opts: &Options,
+) -> Vec<Finding> {
+    if w.checked > 0 || w.unchecked == 0 {
+        return Vec::new();
+    }
+    let shown: Vec<&str> = given.iter().take(5).copied().collect();
+    let more = given.len().saturating_sub(shown.len());
+    let given_text = match given.len() {
+        0 => "no bundle's contents were given".to_string(),
+        n => format!(
+            "contents were given for {n} bundle{} ({}{}), no two of them joined by an edge",
+            if n == 1 { "" } else { "s" },
+            shown.join(", "),
+            if more > 0 {
+                format!(", and {more} more")
+            } else {
+                String::new()
+            }
+        ),
+    };
+    let mut f = Finding::new(
+        &NOTHING_CHECKED,
+        format!(
+            "no upgrade edge was checked: each of the {} edges needs a bundle without contents; {given_text}",
+            w.unchecked
+        ),
+    )
+    .help("pass --bundles with the bundles at both ends of the edges (a bundle directory, a package directory of <version>/ bundle directories, a directory of such packages, or a map of bundle name to directory or image); the policy's severity for EDGE002 accepts bundles checked on their own");
+    if let Some(p) = package {
+        f = f.about(Subject::package(p));
+    }
+    let mut out = vec![f];
+    opts.policy.apply(&mut out);
+    out
 }
 
 /// Checks one package's bundle history (`dirs`, as [`load_package`] reads them): with the edges

@@ -146,9 +146,27 @@ pub struct GenerateArgs {
     /// such as its leader-election Lease.
     #[arg(long, value_name = "ROLE")]
     namespaced_rbac: Vec<String>,
-    /// Output directory (gets manifests/, metadata/ and bundle.Dockerfile).
+    /// Another bundle annotation, written into metadata/annotations.yaml and as a LABEL of
+    /// bundle.Dockerfile (repeatable), e.g. com.redhat.openshift.versions=v4.14-v4.21. KEY
+    /// must be a valid Kubernetes annotation key; the bundle's own annotations (package,
+    /// channels, ...) are set by their flags.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = key_value)]
+    annotation: Vec<(String, String)>,
+    /// Output directory (gets manifests/, metadata/ and bundle.Dockerfile). When it holds an
+    /// earlier bundle, the annotations of its metadata/annotations.yaml and the LABELs of its
+    /// bundle.Dockerfile that olmctl does not set are kept, in their order, in both files; so is
+    /// its tests/scorecard/config.yaml (a scorecard Configuration among --manifests replaces it),
+    /// with the scorecard test annotations and COPY.
     #[arg(long, short = 'O', value_name = "DIR")]
     output: PathBuf,
+}
+
+/// `KEY=VALUE` (the value may be empty, the key may not).
+fn key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("expected KEY=VALUE, got {s:?}")),
+    }
 }
 
 /// `bundle build` flags.
@@ -206,6 +224,8 @@ pub fn run(cmd: BundleCmd) -> u8 {
                 extra_service_accounts: a.extra_service_accounts,
                 namespaced_rbac: a.namespaced_rbac,
                 ignore_kinds: a.ignore_kind,
+                annotations: a.annotation,
+                existing: Some(a.output.clone()),
             };
             generate(&opts, &a.output)
         }
