@@ -15,7 +15,8 @@ if ! command -v docker-registry >/dev/null || ! command -v skopeo >/dev/null \
     docker-registry skopeo chromium groff-base
 fi
 # tests/install_print.rs validates manifests with jsonschema (Python), as OLM's CRDs are schemas.
-if ! python3 -c "import yaml, jsonschema" 2>/dev/null; then
+# tests/yaml_corpus.rs compares the YAML reader with PyYAML's libyaml loader (CSafeLoader).
+if ! python3 -c "import yaml, jsonschema; yaml.CSafeLoader" 2>/dev/null; then
   python3 -m pip install -q pyyaml jsonschema
 fi
 # cli/tests/pre_commit.rs runs the hooks with the real pre-commit (PyPI), pinned.

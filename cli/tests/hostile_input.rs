@@ -92,8 +92,8 @@ fn carriage_returns_in_quoted_scalars_end_quickly() {
         "parses as go-yaml does: {r:?}"
     );
     // The real 26 KB fixture catalog with one CR inserted into a double-quoted scalar (which
-    // then spans two lines, the second one under-indented, and needs the repair) gives the same
-    // verdict as the file without it.
+    // then spans two lines, the second one under-indented) gives the same verdict as the file
+    // without it.
     let real = common::fixture_catalog().join("ecr-secret-operator/catalog.yaml");
     let text = std::fs::read_to_string(&real).expect("fixture");
     let at = text.find("createdAt: \"").expect("a double-quoted scalar") + "createdAt: \"20".len();

@@ -48,5 +48,5 @@ mod parser;
 mod scanner;
 
 pub use crate::input::{BufferedInput, Input, str::StrInput};
-pub use crate::parser::{Event, EventReceiver, Parser, SpannedEventReceiver, Tag};
+pub use crate::parser::{Event, EventReceiver, Parser, SpannedEventReceiver, StrParser, Tag};
 pub use crate::scanner::{Marker, ScalarStyle, ScanError, Span};

@@ -1400,3 +1400,28 @@ baz: "qux"
         panic!("Test failed, did not encounter error")
     }
 }
+
+/// olmctl patch: a parser of `&str` whose code is compiled in this crate. [`Parser`] is generic
+/// over its input, so a caller's `Parser::new_from_str` is instantiated (scanner included) in
+/// the calling crate, at the caller's optimization level: unoptimized in test builds, whatever
+/// the profile sets for this crate. The methods of this type are not generic, so they run this
+/// crate's optimized code.
+pub struct StrParser<'input>(Parser<'input, StrInput<'input>>);
+
+impl<'input> StrParser<'input> {
+    /// A parser of `value`, as [`Parser::new_from_str`].
+    #[must_use]
+    #[inline(never)]
+    pub fn new(value: &'input str) -> Self {
+        StrParser(Parser::new_from_str(value))
+    }
+}
+
+impl<'input> Iterator for StrParser<'input> {
+    type Item = Result<(Event<'input>, Span), ScanError>;
+
+    #[inline(never)]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next_event()
+    }
+}
