@@ -30,6 +30,7 @@ pub mod model;
 pub mod names;
 pub mod oci;
 pub mod olmv1;
+pub mod openshift;
 pub mod outdir;
 pub mod range;
 pub mod rbac;

@@ -280,11 +280,30 @@ fn install_version_pins_it_with_manual_approval_and_leaves_the_next_plan() {
     let port = serve(fake.clone());
     let dir = tempfile::tempdir().expect("tmp");
     let kc = kubeconfig(dir.path(), port);
+    // The catalog to look 1.0.0 up in (the image is not pulled).
+    let fbc = dir.path().join("catalog");
+    std::fs::create_dir(&fbc).expect("mkdir");
+    std::fs::write(
+        fbc.join("catalog.json"),
+        concat!(
+            r#"{"schema":"olm.package","name":"p","defaultChannel":"stable"}"#,
+            "\n",
+            r#"{"schema":"olm.channel","package":"p","name":"stable","entries":[{"name":"p.v1.0.0"},{"name":"p.v1.1.0","replaces":"p.v1.0.0"}]}"#,
+            "\n",
+            r#"{"schema":"olm.bundle","package":"p","name":"p.v1.0.0","image":"quay.io/example/p:1.0.0","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}"#,
+            "\n",
+            r#"{"schema":"olm.bundle","package":"p","name":"p.v1.1.0","image":"quay.io/example/p:1.1.0","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.1.0"}}]}"#,
+            "\n"
+        ),
+    )
+    .expect("write catalog");
     let o = olmctl(&[
         "install",
         "p",
         "--catalog",
         "quay.io/example/p-catalog:v1",
+        "--catalog-dir",
+        fbc.to_str().expect("utf-8"),
         "--channel",
         "stable",
         "--version",
@@ -504,5 +523,70 @@ fn an_api_server_that_goes_silent_while_install_waits_ends_it_at_the_timeout() {
                 .contains("while reading CatalogSource olm/p-catalog"),
         "{}",
         run.err
+    );
+}
+
+/// Issue 40 item 4 on a cluster: the CatalogSource's image (read from the API) is pulled and
+/// `--version` is looked up in it, as is the `--catalog` image with `--print`. The image is
+/// crunchy-postgres-operator's catalog of the certified index (CSVs `postgresoperator.v*`),
+/// pushed to a real registry on loopback.
+#[test]
+fn install_version_looks_the_csv_up_in_the_catalog_sources_image() {
+    let reg = olmctl_testdata::registry::TestRegistry::start();
+    let image = reg.image("certified-operators:v4.21");
+    let fixture = olmctl_testdata::shared_fixtures().join("first-day/catalogs/v4.21");
+    let pushed = olmctl(&[
+        "catalog",
+        "push",
+        fixture.to_str().expect("utf-8"),
+        "--tag",
+        &image,
+    ]);
+    assert_eq!(pushed.status.code(), Some(0), "{}", text(&pushed.stderr));
+
+    let (fake, _olm) = cluster(Scenario::default());
+    fake.insert(
+        "catalogsources",
+        serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "certified-operators", "namespace": "olm"},
+            "spec": {"sourceType": "grpc", "image": image}}),
+    );
+    let port = serve(fake.clone());
+    let dir = tempfile::tempdir().expect("tmp");
+    let kc = kubeconfig(dir.path(), port);
+    let o = olmctl(&[
+        "install",
+        "crunchy-postgres-operator",
+        "--catalog-source",
+        "certified-operators",
+        "--version",
+        "5.8.8",
+        "--no-wait",
+        "--kubeconfig",
+        kc.to_str().expect("utf-8"),
+    ]);
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "stdout:\n{out}\nstderr:\n{err}");
+    assert!(!err.contains("guess"), "{err}");
+    let sub = fake
+        .get(OLM, "subscriptions", NS, "crunchy-postgres-operator")
+        .expect("sub");
+    assert_eq!(sub["spec"]["startingCSV"], "postgresoperator.v5.8.8");
+
+    // --catalog IMAGE --print: the image is pulled for the lookup.
+    let o = olmctl(&[
+        "install",
+        "crunchy-postgres-operator",
+        "--catalog",
+        &image,
+        "--version",
+        "5.8.8",
+        "--print",
+    ]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        out.contains("  startingCSV: postgresoperator.v5.8.8\n"),
+        "{out}"
     );
 }

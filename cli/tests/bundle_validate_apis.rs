@@ -397,30 +397,40 @@ fn kube_versions_parse_tolerantly() {
     assert_eq!(v(""), None);
 }
 
+/// `bundle validate --select deprecated-apis -o json EXTRA.. hawtio-operator/0.1.0` (a v1beta1
+/// CRD, no minKubeVersion): the exit status, the JSON report and stderr.
+fn validate_hawtio(extra: &[&str]) -> (Option<i32>, serde_json::Value, String) {
+    let dir = common::fixture_operators().join("hawtio-operator/0.1.0");
+    let mut args = vec![
+        "bundle",
+        "validate",
+        "--select",
+        "deprecated-apis",
+        "-o",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    args.push(dir.to_str().expect("utf-8 path"));
+    let o = std::process::Command::new(crate::common::olmctl_bin())
+        .args(&args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run olmctl");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+    (
+        o.status.code(),
+        v,
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
 /// `--k8s-version` through the binary (the CLI's parser is private): hawtio-operator 0.1.0 has a
 /// v1beta1 CRD and no minKubeVersion.
 #[test]
 fn cli_k8s_version_switches_severity() {
-    let dir = common::fixture_operators().join("hawtio-operator/0.1.0");
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "bundle",
-            "validate",
-            "--select",
-            "deprecated-apis",
-            "-o",
-            "json",
-        ];
-        args.extend_from_slice(extra);
-        args.push(dir.to_str().expect("utf-8 path"));
-        let o = std::process::Command::new(crate::common::olmctl_bin())
-            .args(&args)
-            .env("NO_COLOR", "1")
-            .output()
-            .expect("run olmctl");
-        let v: serde_json::Value =
-            serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
-        (o.status.code(), v)
+        let (code, v, _) = validate_hawtio(extra);
+        (code, v)
     };
     let sev = |v: &serde_json::Value| {
         v["findings"]
@@ -559,5 +569,136 @@ fn review_versions_follow_olm_rewrites() {
     assert_eq!(
         (hit.severity, hit.path.as_deref()),
         (Severity::Warning, Some("spec.conversion"))
+    );
+}
+
+/// The demo bundle's annotations with `com.redhat.openshift.versions: <value>`.
+fn openshift_annotations(value: &str) -> String {
+    format!(
+        "{}  com.redhat.openshift.versions: \"{value}\"\n",
+        common::demo_bundle::ANNOTATIONS
+    )
+}
+
+fn min_kube_1_11(s: &str) -> String {
+    s.replace("  minKubeVersion: 1.25.0\n", "  minKubeVersion: 1.11.0\n")
+}
+
+/// Issue 40 item 16: the OpenShift range a bundle declares is the Kubernetes range its APIs are
+/// judged against. trilio's case: minKubeVersion 1.11 and webhooks listing only v1 (API005
+/// errors), published for OpenShift 4.12 and later (Kubernetes 1.25 and later: no error).
+#[test]
+fn the_openshift_range_of_the_annotation_is_the_target() {
+    let api005 = |f: &[Finding]| {
+        f.iter()
+            .filter(|x| x.code == "API005")
+            .map(|x| x.severity)
+            .collect::<Vec<_>>()
+    };
+    let f = run(min_kube_1_11, &[]);
+    assert_eq!(api005(&f), [Severity::Error], "{f:#?}");
+    let ann = openshift_annotations("v4.12");
+    let f = run(min_kube_1_11, &[("metadata/annotations.yaml", &ann)]);
+    assert_eq!(api005(&f), [], "{f:#?}");
+    // --k8s-version still wins over the annotation.
+    let opts = Options {
+        k8s_version: Some(semver::Version::new(1, 11, 0)),
+        ..Options::default()
+    };
+    let f =
+        common::demo_bundle::run_with(min_kube_1_11, &[("metadata/annotations.yaml", &ann)], &opts);
+    assert_eq!(api005(&f), [Severity::Error], "{f:#?}");
+
+    // A v1beta1 RBAC role (removed in Kubernetes 1.22): an error when a release of the range
+    // ships 1.22 or later, a warning when the whole range is older.
+    let cases = [
+        ("v4.6-v4.8", Severity::Warning), // 1.19-1.21
+        ("=v4.8", Severity::Warning),     // 1.21
+        ("=v4.9", Severity::Error),       // 1.22
+        ("v4.8", Severity::Error),        // 1.21 and every later release
+        ("v4.18-v4.22", Severity::Error), // after the table: at least 1.34
+    ];
+    for (value, want) in cases {
+        let ann = openshift_annotations(value);
+        let f = run(
+            min_kube_1_11,
+            &[
+                ("manifests/role.yaml", V1BETA1_ROLE),
+                ("metadata/annotations.yaml", &ann),
+            ],
+        );
+        let hit = one(&f, "API001");
+        assert_eq!(hit.severity, want, "{value}: {hit:#?}");
+        let help = hit.help.as_deref().unwrap_or_default();
+        assert!(
+            help.contains(&format!("com.redhat.openshift.versions {value:?}")),
+            "{value}: {help}"
+        );
+    }
+    // A value outside Red Hat's syntax is not a range: minKubeVersion decides, as before.
+    let ann = openshift_annotations("v4.6,v4.7");
+    let f = run(
+        min_kube_1_11,
+        &[
+            ("manifests/role.yaml", V1BETA1_ROLE),
+            ("metadata/annotations.yaml", &ann),
+        ],
+    );
+    assert_eq!(one(&f, "API001").severity, Severity::Warning);
+}
+
+/// `--openshift-version` through the binary: hawtio-operator 0.1.0's v1beta1 CRD (removed in
+/// Kubernetes 1.22) is an error on OpenShift 4.9 (1.22), a warning on 4.8 (1.21); a release the
+/// table does not know is exit 2; `check upgrade` takes a range.
+#[test]
+fn cli_openshift_version_is_its_kubernetes_version() {
+    let dir = common::fixture_operators().join("hawtio-operator/0.1.0");
+    let run = validate_hawtio;
+    let first = |v: &serde_json::Value| {
+        let f = &v["findings"][0];
+        (
+            f["code"].as_str().unwrap_or("").to_string(),
+            f["severity"].as_str().unwrap_or("").to_string(),
+            f["help"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    let (code, v, _) = run(&["--openshift-version", "4.9"]);
+    assert_eq!(code, Some(1));
+    let (c, sev, help) = first(&v);
+    assert_eq!((c.as_str(), sev.as_str()), ("API001", "error"));
+    assert!(
+        help.starts_with("the Kubernetes release of --openshift-version 4.9 is 1.22.0,"),
+        "{help}"
+    );
+    let (code, v, _) = run(&["--openshift-version", "v4.8"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(first(&v).1, "warning");
+    let (code, _, err) = run(&["--openshift-version", "4.99"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("OpenShift 4.99 is not in olmctl's table"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["--openshift-version", "4.21", "--k8s-version", "1.34"]);
+    assert_eq!(code, Some(2), "{err}");
+
+    let o = std::process::Command::new(crate::common::olmctl_bin())
+        .args([
+            "check",
+            "upgrade",
+            dir.to_str().expect("utf-8"),
+            dir.to_str().expect("utf-8"),
+            "--openshift-version",
+            "4.6-4.9",
+            "-o",
+            "json",
+        ])
+        .output()
+        .expect("run olmctl");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("the newest Kubernetes release of --openshift-version 4.6-4.9 is 1.22.0"),
+        "{text}"
     );
 }

@@ -136,6 +136,40 @@ fn the_example_is_held_as_its_readme_says_and_approved_once_safe() {
     assert_eq!(v[0]["requeueAt"], "2026-09-26T00:00:00Z");
 }
 
+/// Issue 40 item 17: under `crdSafety: Warn` the failing CRD checks are reported at warning
+/// level (`warn`, not `info`) and the plan is approved.
+#[test]
+fn crd_safety_warn_reports_the_crd_findings_as_warnings_and_approves() {
+    let d = tempfile::tempdir().expect("tmp");
+    let pol = policy_file(
+        d.path(),
+        &POLICY.replace("crdSafety: Enforce", "crdSafety: Warn"),
+    );
+    let (rc, out, err) = evaluate(&pol, &t::example_dir(), &["--now", NOW]);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert!(
+        out.starts_with("acme-system/install-7xk2p: approve\n"),
+        "{out}"
+    );
+    let gate007: Vec<&str> = out.lines().filter(|l| l.contains("GATE007")).collect();
+    assert_eq!(gate007.len(), 3, "{out}");
+    assert!(
+        gate007.iter().all(|l| l.starts_with("  warn  GATE007  ")),
+        "{out}"
+    );
+    let (rc, out, err) = evaluate(&pol, &t::example_dir(), &["--now", NOW, "-o", "json"]);
+    assert_eq!(rc, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let effects: Vec<&str> = v[0]["reasons"]
+        .as_array()
+        .expect("reasons")
+        .iter()
+        .filter(|r| r["code"] == "GATE007")
+        .map(|r| r["effect"].as_str().expect("effect"))
+        .collect();
+    assert_eq!(effects, ["warn", "warn", "warn"]);
+}
+
 #[test]
 fn a_v1alpha1_policy_decides_the_same() {
     let d = tempfile::tempdir().expect("tmp");

@@ -37,6 +37,7 @@ fn validate(yaml: &[u8]) -> String {
 #[test]
 fn printed_manifests_validate_against_olms_crds() {
     let gate = repo("operator/config/samples/upgradepolicy.yaml");
+    let catalog = repo("catalog");
     let cases: [(&[&str], &str); 3] = [
         (
             &[
@@ -46,6 +47,9 @@ fn printed_manifests_validate_against_olms_crds() {
                 "stable-v0",
                 "--version",
                 "0.2.0",
+                // Looked up in the repository's catalog (the image is not pulled).
+                "--catalog-dir",
+                &catalog,
                 "--create-namespace",
                 "--gate",
                 &gate,
@@ -101,6 +105,17 @@ fn printed_manifests_validate_against_olms_crds() {
         text.contains("startingCSV: olmctl-operator.v0.2.0\n"),
         "{text}"
     );
+    // No catalog was read: the name is a guess, and both stderr and the output say so.
+    assert!(
+        text.starts_with("# startingCSV olmctl-operator.v0.2.0 is a guess"),
+        "{text}"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .starts_with("warning: startingCSV olmctl-operator.v0.2.0 is a guess"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // A pinned version makes approval Manual: olmctl install approves only the pinned CSV's
     // plan, so OLM cannot roll on past it (issue 27 F).
     assert!(text.contains("installPlanApproval: Manual\n"), "{text}");
@@ -148,6 +163,65 @@ fn bad_flags_are_exit_2_naming_the_flag() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("no cluster configuration") && err.contains("pass --kubeconfig"),
+        "{err}"
+    );
+}
+
+fn crunchy_catalog() -> String {
+    repo("../shared/fixtures/first-day/catalogs/v4.21/crunchy-postgres-operator")
+}
+
+/// Issue 40 item 4: crunchy-postgres-operator's CSVs are named `postgresoperator.v<version>`;
+/// `--version 5.8.8` with the catalog at hand writes that name, not a guess; a version not in
+/// the package, or not in the channel, is exit 2 saying what there is.
+#[test]
+fn version_is_looked_up_in_the_catalog() {
+    let catalog = crunchy_catalog();
+    let install = |extra: &[&str]| {
+        let mut args = vec![
+            "install",
+            "crunchy-postgres-operator",
+            "--catalog-source",
+            "certified-operators",
+            "--catalog-namespace",
+            "openshift-marketplace",
+            "--catalog-dir",
+            &catalog,
+            "--print",
+        ];
+        args.extend_from_slice(extra);
+        olmctl(&args)
+    };
+    let o = install(&["--version", "5.8.8"]);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(code(&o), 0, "{err}");
+    assert!(
+        out.contains("  startingCSV: postgresoperator.v5.8.8\n"),
+        "{out}"
+    );
+    assert!(!out.contains("guess") && err.is_empty(), "{out}{err}");
+    assert_eq!(
+        validate(&o.stdout),
+        "valid OperatorGroup operators\nvalid Subscription crunchy-postgres-operator\n2 objects valid\n"
+    );
+
+    let o = install(&["--version", "5.8.99"]);
+    assert_eq!(code(&o), 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--version 5.8.99:")
+            && err.contains("package crunchy-postgres-operator has no bundle of version 5.8.99")
+            && err.contains("5.8.7, 5.8.8)"),
+        "{err}"
+    );
+    let o = install(&["--version", "5.8.8", "--channel", "v4"]);
+    assert_eq!(code(&o), 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("package crunchy-postgres-operator has no channel v4 (channels: v5)"),
         "{err}"
     );
 }

@@ -115,6 +115,7 @@ fn every_case() {
         let strict = Options {
             policy: Policy::default(),
             target: target.clone(),
+            target_from: None,
         };
         let bad = pair(&case, "old", "bad");
         let found = check(&bad, &strict);
@@ -148,7 +149,14 @@ fn every_case() {
             _ => Policy::default(),
         };
         let good = pair(&case, "old-good", "good");
-        let found = check(&good, &Options { policy, target });
+        let found = check(
+            &good,
+            &Options {
+                policy,
+                target,
+                target_from: None,
+            },
+        );
         assert!(found.is_empty(), "{code}: good/ reports:\n{}", show(&found));
         covered.insert(code);
     }

@@ -87,7 +87,7 @@ pub struct MaintenanceWindow {
 pub struct ReasonStatus {
     /// The GATE code (`olmctl explain GATE007`).
     pub code: String,
-    /// `hold`, `wait` or `info`.
+    /// `hold`, `wait`, `warn` or `info`.
     pub effect: String,
     /// What happened.
     pub message: String,

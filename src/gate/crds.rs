@@ -114,6 +114,7 @@ impl Upgrade<'_> {
                 ..safety::Policy::default()
             },
             target: kube.and_then(|v| K8sRange::parse(&format!("{}.{}", v.major, v.minor)).ok()),
+            target_from: None,
         };
         let mut found = safety::check_edge(&of, &nf, &hist, &opts);
         found.extend(safety::check_bundle(&nf, &opts));

@@ -88,6 +88,8 @@ impl Verdict {
 pub enum Effect {
     /// Information only.
     Info,
+    /// A finding reported at warning level that does not stop the plan (`crdSafety: Warn`).
+    Warn,
     /// The plan waits.
     Wait,
     /// The plan is held.
@@ -95,10 +97,11 @@ pub enum Effect {
 }
 
 impl Effect {
-    /// `info`, `wait` or `hold`.
+    /// `info`, `warn`, `wait` or `hold`.
     pub fn as_str(self) -> &'static str {
         match self {
             Effect::Info => "info",
+            Effect::Warn => "warn",
             Effect::Wait => "wait",
             Effect::Hold => "hold",
         }
@@ -549,7 +552,7 @@ fn decide(ctx: &Context<'_>, plan: &Object) -> Option<Decision> {
     let mut decision = match worst(&mut reasons) {
         Effect::Hold => Verdict::Hold,
         Effect::Wait => Verdict::Wait,
-        Effect::Info => Verdict::Approve,
+        Effect::Warn | Effect::Info => Verdict::Approve,
     };
     if decision != Verdict::Approve && accounted {
         let by = involved.iter().find(|s| {
@@ -749,8 +752,8 @@ pub(super) fn naming(several: bool) -> impl Fn(&Policy, String) -> String {
 }
 
 /// One policy's reasons for the CRD safety findings of the upgrade to `to` (GATE007, GATE015,
-/// GATE008): errors hold under `crdSafety: Enforce` and inform under `Warn`; nothing under
-/// `Ignore`.
+/// GATE008): errors hold under `crdSafety: Enforce` and are warnings (the plan goes on) under
+/// `Warn`; nothing under `Ignore`.
 pub(super) fn crd_reasons(p: &Policy, to: &str, out: &crate::gate::crds::Outcome) -> Vec<Reason> {
     let mut reasons = Vec::new();
     if p.crd_safety == CrdSafety::Ignore {
@@ -758,7 +761,7 @@ pub(super) fn crd_reasons(p: &Policy, to: &str, out: &crate::gate::crds::Outcome
     }
     let effect = match p.crd_safety {
         CrdSafety::Enforce => Effect::Hold,
-        _ => Effect::Info,
+        _ => Effect::Warn,
     };
     let say = |f: &crate::diag::Finding| format!("{} {}: {}", to, f.code, f.message);
     for f in &out.errors {
@@ -912,7 +915,7 @@ pub(super) fn clock_reasons(
 pub fn severity(r: &Reason) -> Severity {
     match r.effect {
         Effect::Hold => Severity::Error,
-        Effect::Wait => Severity::Warning,
+        Effect::Wait | Effect::Warn => Severity::Warning,
         Effect::Info => Severity::Info,
     }
 }
@@ -1021,7 +1024,7 @@ mod tests {
         assert_eq!(
             codes(&d)
                 .iter()
-                .filter(|c| **c == ("GATE007", Effect::Info))
+                .filter(|c| **c == ("GATE007", Effect::Warn))
                 .count(),
             3
         );

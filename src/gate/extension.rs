@@ -685,7 +685,7 @@ fn decide(ctx: &ExtContext<'_>, ce: &Object, policies: &[&Policy]) -> ExtensionD
     let mut verdict = match worst(&mut reasons) {
         Effect::Hold => ExtVerdict::Hold,
         Effect::Wait => ExtVerdict::Wait,
-        Effect::Info => ExtVerdict::Move,
+        Effect::Warn | Effect::Info => ExtVerdict::Move,
     };
     if let Some(o) = overridden
         && (verdict != ExtVerdict::Move || d.next.as_ref() != Some(o))
@@ -1140,7 +1140,7 @@ mod tests {
         assert!(
             d.reasons
                 .iter()
-                .any(|r| r.code == "GATE007" && r.effect == Effect::Info)
+                .any(|r| r.code == "GATE007" && r.effect == Effect::Warn)
         );
         let d = one(
             &ce("1.0.1"),

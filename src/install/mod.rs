@@ -5,6 +5,7 @@
 
 pub mod olmv1;
 pub mod progress;
+pub mod starting_csv;
 pub mod uninstall;
 
 use serde_json::{Value, json};
@@ -30,9 +31,11 @@ pub struct Install {
     pub catalog_namespace: String,
     /// The channel; OLM uses the package's default channel without one.
     pub channel: Option<String>,
-    /// The version to start from (`startingCSV: <package>.v<version>` unless `starting_csv`).
+    /// The version to start from. Without `starting_csv` its CSV name is guessed as
+    /// `<package>.v<version>` ([`starting_csv::guess`]); a caller with the catalog sets
+    /// `starting_csv` to the name found there ([`starting_csv::lookup`]).
     pub version: Option<String>,
-    /// An explicit starting CSV name.
+    /// The starting CSV name: given, or looked up in the catalog.
     pub starting_csv: Option<String>,
     /// The install namespace.
     pub namespace: String,
@@ -58,11 +61,29 @@ pub fn catalog_source_name(package: &str) -> String {
 impl Install {
     /// The starting CSV, when a version or CSV is given.
     pub fn starting_csv(&self) -> Option<String> {
-        self.starting_csv.clone().or_else(|| {
-            self.version
-                .as_ref()
-                .map(|v| format!("{}.v{}", self.package, v.trim_start_matches('v')))
-        })
+        self.starting_csv
+            .clone()
+            .or_else(|| self.guessed_starting_csv())
+    }
+
+    /// The starting CSV when it is a guess: a version given and no name (none given, none
+    /// looked up in a catalog).
+    pub fn guessed_starting_csv(&self) -> Option<String> {
+        match (&self.starting_csv, &self.version) {
+            (None, Some(v)) => Some(starting_csv::guess(&self.package, v)),
+            _ => None,
+        }
+    }
+
+    /// Why the starting CSV is a guess, for a warning and the `--print` output; `None` when
+    /// it is not one.
+    pub fn guess_note(&self) -> Option<String> {
+        let csv = self.guessed_starting_csv()?;
+        Some(format!(
+            "startingCSV {} is a guess (<package>.v<version>): no catalog was read to look version {} up in; CSV names often differ (pass --catalog-dir DIR, or --starting-csv NAME)",
+            csv,
+            self.version.as_deref().unwrap_or_default()
+        ))
     }
 
     /// The source name and namespace the Subscription uses.
@@ -217,9 +238,13 @@ impl Install {
         out
     }
 
-    /// The manifests as a multi-document YAML stream (sorted keys, as olmctl writes YAML).
+    /// The manifests as a multi-document YAML stream (sorted keys, as olmctl writes YAML), with
+    /// a comment first when the starting CSV is a guess ([`Install::guess_note`]).
     pub fn yaml(&self) -> String {
         let mut s = String::new();
+        if let Some(note) = self.guess_note() {
+            s.push_str(&format!("# {}\n", note.replace('\n', " ")));
+        }
         for m in self.manifests() {
             // Our own JSON always parses.
             if let Some(y) = crate::fbc::emit_yaml::json_to_yaml(&m.to_string()) {
@@ -269,8 +294,17 @@ mod tests {
         assert_eq!(sub["source"], "olmctl-operator-catalog");
         assert_eq!(sub["sourceNamespace"], "olm");
         assert_eq!(sub["installPlanApproval"], "Automatic");
+        // A version without a name looked up: the name is a guess, and the YAML says so.
         assert!(
-            base()
+            base().yaml().starts_with(
+                "# startingCSV olmctl-operator.v0.2.0 is a guess (<package>.v<version>)"
+            )
+        );
+        let mut named = base();
+        named.starting_csv = Some("olmctl-operator.v0.2.0".into());
+        assert_eq!(named.guess_note(), None);
+        assert!(
+            named
                 .yaml()
                 .starts_with("---\napiVersion: operators.coreos.com/v1alpha1\n")
         );

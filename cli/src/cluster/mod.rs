@@ -109,6 +109,18 @@ pub fn cluster_catalog_image(
     name: &str,
     timeout: std::time::Duration,
 ) -> Option<String> {
+    let cc = read_object(connection, api::CLUSTER_CATALOG, None, name, timeout)?;
+    olmctl::install::olmv1::catalog_image(&cc)
+}
+
+/// One object read from the cluster; `None` when it cannot be read or does not exist.
+fn read_object(
+    connection: &Connection,
+    res: api::Res,
+    namespace: Option<&str>,
+    name: &str,
+    timeout: std::time::Duration,
+) -> Option<serde_json::Value> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -116,11 +128,29 @@ pub fn cluster_catalog_image(
     rt.block_on(async {
         let cluster = connect::client(connection).await.ok()?;
         let c = api::Calls::new(&cluster, timeout);
-        let cc = api::get(&c, api::CLUSTER_CATALOG, None, name)
-            .await
-            .ok()??;
-        olmctl::install::olmv1::catalog_image(&cc)
+        api::get(&c, res, namespace, name).await.ok()?
     })
+}
+
+/// The image a CatalogSource serves (`spec.image`), read from the cluster; `None` when it
+/// cannot be read or the source has no image (a ConfigMap or address source).
+pub fn catalog_source_image(
+    connection: &Connection,
+    namespace: &str,
+    name: &str,
+    timeout: std::time::Duration,
+) -> Option<String> {
+    let cs = read_object(
+        connection,
+        api::CATALOG_SOURCE,
+        Some(namespace),
+        name,
+        timeout,
+    )?;
+    cs["spec"]["image"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
 }
 
 /// Deletes an OLM v1 install; returns the exit status.

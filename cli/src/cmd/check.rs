@@ -71,6 +71,11 @@ pub struct Common {
     /// k8sVersion, else each bundle's minKubeVersion.
     #[arg(long)]
     k8s_version: Option<String>,
+    /// Target OpenShift version or range (`4.21`, `4.16-4.21`), as the Kubernetes versions they
+    /// ship (4.16-4.21 is 1.29-1.34). Without this or --k8s-version, each bundle's
+    /// com.redhat.openshift.versions annotation gives its range for the API checks.
+    #[arg(long, value_name = "X.Y[-X.Y]", conflicts_with = "k8s_version")]
+    openshift_version: Option<String>,
     /// Policy file (YAML): skew allowances, crdify settings, per-code severities.
     #[arg(long)]
     policy: Option<PathBuf>,
@@ -113,11 +118,28 @@ fn options(c: &Common) -> Result<Options, String> {
     if let Some(p) = &c.preflight {
         policy.preflight_olmv1 = p == "olmv1";
     }
-    let target = match &c.k8s_version {
-        Some(s) => Some(K8sRange::parse(s).map_err(|e| format!("--k8s-version {e}"))?),
-        None => policy.k8s_version.clone(),
+    let mut target_from = None;
+    let target = match (&c.k8s_version, &c.openshift_version) {
+        (Some(s), _) => Some(K8sRange::parse(s).map_err(|e| format!("--k8s-version {e}"))?),
+        (None, Some(os)) => {
+            let (lo, hi) = olmctl::openshift::kubernetes_range(os)
+                .map_err(|e| format!("--openshift-version: {e}"))?;
+            target_from = Some(format!(
+                "the newest Kubernetes release of --openshift-version {}",
+                os.trim()
+            ));
+            Some(K8sRange {
+                min: semver::Version::new(lo.0, lo.1, 0),
+                max: semver::Version::new(hi.0, hi.1, 0),
+            })
+        }
+        (None, None) => policy.k8s_version.clone(),
     };
-    Ok(Options { policy, target })
+    Ok(Options {
+        policy,
+        target,
+        target_from,
+    })
 }
 
 fn emit(findings: &[Finding], what: &str, report: Report) -> u8 {

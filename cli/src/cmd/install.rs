@@ -68,9 +68,17 @@ pub struct InstallArgs {
     /// The channel (default: the package's default channel).
     #[arg(long)]
     channel: Option<String>,
-    /// The version to install (startingCSV <package>.v<version>).
+    /// The version to install: its startingCSV is the name of the package's bundle of that
+    /// version in the channel (default: the package's default channel), looked up in
+    /// --catalog-dir, else the --catalog image, else the --catalog-source's image (read from
+    /// the cluster; not with --print). Without a catalog the name is a guess,
+    /// <package>.v<version>, and a warning says so.
     #[arg(long)]
     version: Option<String>,
+    /// A copy of the catalog (an FBC directory) to look --version up in, instead of pulling
+    /// the catalog image.
+    #[arg(long, value_name = "DIR", requires = "version")]
+    catalog_dir: Option<PathBuf>,
     /// The starting CSV by name, when it does not follow <package>.v<version>.
     #[arg(long, value_name = "CSV", conflicts_with = "version")]
     starting_csv: Option<String>,
@@ -202,6 +210,7 @@ fn run_v1(a: InstallArgs) -> u8 {
     let v0_only = [
         (a.catalog_source.is_some(), "--catalog-source"),
         (a.starting_csv.is_some(), "--starting-csv"),
+        (a.catalog_dir.is_some(), "--catalog-dir"),
         (!a.target_namespace.is_empty(), "--target-namespace"),
         (a.no_operator_group, "--no-operator-group"),
         (a.approval.is_some(), "--approval"),
@@ -280,25 +289,7 @@ fn installer_rbac_v1(
     timeout: Duration,
 ) -> Result<Vec<serde_json::Value>, String> {
     use olmctl::oci::deliver::Want;
-    let registry = crate::args::RegistryArgs {
-        plain_http: false,
-        insecure: false,
-        username: None,
-        password_stdin: false,
-        retries: 4,
-        timeout,
-    };
-    let pull = crate::args::PullArgs {
-        platform: None,
-        max_size: 2 << 30,
-    };
-    let pulled = |image: &str, want: Want| {
-        crate::inputs::pulled(&[image], &registry, &pull, want).and_then(|(dirs, scratch)| {
-            let dir = dirs.into_iter().next().flatten().map(|(_, d)| d);
-            dir.map(|d| (d, scratch))
-                .ok_or_else(|| format!("{image}: not an image reference"))
-        })
-    };
+    let pulled = |image: &str, want: Want| pulled_dir(image, want, timeout);
     let (dir, _catalog_scratch) = pulled(catalog, Want::Catalog)?;
     let cfg = olmctl::fbc::load::load_catalog(&[dir])?.cfg;
     let chosen =
@@ -351,7 +342,7 @@ pub fn run(a: InstallArgs) -> u8 {
     let approval = a
         .approval
         .unwrap_or_else(|| if pinning { "Manual" } else { "Automatic" }.into());
-    let i = Install {
+    let mut i = Install {
         package: a.package,
         catalog: match (a.catalog, a.catalog_source) {
             (Some(img), _) => Catalog::Image(img),
@@ -374,15 +365,106 @@ pub fn run(a: InstallArgs) -> u8 {
         error(e);
         return EXIT_USAGE;
     }
+    let timeout = a.live.timeout;
+    let (connection, waiting) = a.live.split();
+    if i.version.is_some() && i.starting_csv.is_none() {
+        match starting_csv(&i, a.catalog_dir.as_deref(), a.print, &connection, timeout) {
+            Ok(Some(csv)) => i.starting_csv = Some(csv),
+            Ok(None) => {
+                if let Some(note) = i.guess_note() {
+                    eprintln!("warning: {}", olmctl::text::esc(note));
+                }
+            }
+            Err(e) => {
+                error(e);
+                return EXIT_USAGE;
+            }
+        }
+    }
     if a.print {
         out(&i.yaml());
         return EXIT_OK;
     }
-    let (connection, waiting) = a.live.split();
     crate::cluster::run_install(InstallRequest {
         install: i,
         connection,
         waiting,
+    })
+}
+
+/// The starting CSV of `--version`, looked up ([`olmctl::install::starting_csv::lookup`]) in
+/// the catalog at hand: `--catalog-dir`, else the `--catalog` image pulled, else (not with
+/// `--print`, which connects to nothing) the image of the `--catalog-source` read from the
+/// cluster. `Ok(None)`: no catalog at hand, the name is a guess.
+fn starting_csv(
+    i: &Install,
+    dir: Option<&std::path::Path>,
+    print: bool,
+    connection: &Connection,
+    timeout: Duration,
+) -> Result<Option<String>, String> {
+    let version = i.version.as_deref().unwrap_or_default();
+    let (what, cfg) = match (dir, &i.catalog) {
+        (Some(d), _) => (
+            d.display().to_string(),
+            olmctl::catalog::load(&[d.to_path_buf()])
+                .map_err(|e| format!("--catalog-dir: {e}"))?
+                .cfg,
+        ),
+        (None, catalog) => {
+            let image = match catalog {
+                Catalog::Image(image) => Some(image.clone()),
+                Catalog::Source(name) if !print => crate::cluster::catalog_source_image(
+                    connection,
+                    &i.catalog_namespace,
+                    name,
+                    timeout,
+                ),
+                Catalog::Source(_) => None,
+            };
+            let Some(image) = image else {
+                return Ok(None);
+            };
+            let (d, _scratch) = pulled_dir(&image, olmctl::oci::deliver::Want::Catalog, timeout)
+                .map_err(|e| {
+                    format!(
+                        "--version {version}: cannot read catalog {image} to look its CSV up: {e}; pass --catalog-dir DIR (a copy of the catalog) or --starting-csv NAME"
+                    )
+                })?;
+            let cfg = olmctl::fbc::load::load_catalog(&[d])
+                .map_err(|e| format!("{image}: {e}"))?
+                .cfg;
+            (image, cfg)
+        }
+    };
+    olmctl::install::starting_csv::lookup(&cfg, &i.package, i.channel.as_deref(), version)
+        .map(|f| Some(f.csv))
+        .map_err(|e| format!("--version {version}: {what}: {e}"))
+}
+
+/// An image pulled into a scratch directory (kept as long as the guard), with the registry
+/// defaults of `install` (no flags of its own: loopback registries are plain HTTP).
+fn pulled_dir(
+    image: &str,
+    want: olmctl::oci::deliver::Want,
+    timeout: Duration,
+) -> Result<(PathBuf, Vec<olmctl::oci::deliver::ScratchDir>), String> {
+    let registry = crate::args::RegistryArgs {
+        plain_http: false,
+        insecure: false,
+        username: None,
+        password_stdin: false,
+        retries: 4,
+        timeout,
+    };
+    let pull = crate::args::PullArgs {
+        platform: None,
+        max_size: 2 << 30,
+    };
+    crate::inputs::pulled(&[image], &registry, &pull, want).and_then(|(dirs, scratch)| {
+        let dir = dirs.into_iter().next().flatten().map(|(_, d)| d);
+        dir.map(|d| (d, scratch))
+            .ok_or_else(|| format!("{image}: not an image reference"))
     })
 }
 

@@ -7,10 +7,13 @@
 //! at the object's `apiVersion`, and RBAC rules are only reported for resources that no longer
 //! exist in any version of their group.
 //!
-//! Severity: the target Kubernetes version is `--k8s-version`, else the CSV's
-//! `spec.minKubeVersion` (read tolerantly: `v1.22`, `1.22`). A hit is an error when the target
-//! is at or after the removal (the bundle declares it runs on a cluster where the API does not
-//! exist), otherwise a warning.
+//! Severity: the target Kubernetes version is `--k8s-version` (or `--openshift-version`, mapped
+//! by [`crate::openshift`]), else the Kubernetes releases of the OpenShift range the bundle's
+//! `com.redhat.openshift.versions` annotation declares (every release of an open-ended range
+//! such as `v4.12`), else the CSV's `spec.minKubeVersion` (read tolerantly: `v1.22`, `1.22`). A
+//! hit is an error when the newest target is at or after the removal (the bundle declares it
+//! runs on a cluster where the API does not exist), otherwise a warning; review versions are
+//! judged by the oldest.
 
 use std::path::Path;
 
@@ -299,16 +302,60 @@ pub fn parse_kube_version_strict(s: &str) -> Option<semver::Version> {
     ))
 }
 
-/// The version the bundle is checked against, and where it comes from.
+/// The Kubernetes releases the bundle is checked against, and where they come from.
 struct Target {
-    version: Option<semver::Version>,
-    source: &'static str,
+    /// The oldest release the bundle must run on (review versions are judged by it).
+    oldest: Option<semver::Version>,
+    /// The newest: removals at or before it are errors. `Some(None)`: every later release too
+    /// (an open-ended OpenShift range, `v4.12`). `None`: unknown.
+    newest: Option<Option<semver::Version>>,
+    /// Where they come from, as the start of a sentence (`--k8s-version is 1.22.0`).
+    source: String,
+    /// Whether the releases come from the bundle's OpenShift range.
+    openshift: bool,
 }
 
 impl Target {
+    /// One Kubernetes release, from `source` (`--k8s-version is 1.22.0`).
+    fn one(v: Option<semver::Version>, source: String) -> Target {
+        Target {
+            oldest: v.clone(),
+            newest: v.map(Some),
+            source,
+            openshift: false,
+        }
+    }
+
+    /// The Kubernetes releases of the OpenShift range the bundle declares in its
+    /// `com.redhat.openshift.versions` annotation ([`crate::openshift::Declared`]): OpenShift
+    /// publishes the bundle in the catalog of every release of the range, so it must run on the
+    /// Kubernetes release each of them ships. `None` without the annotation, or when its value
+    /// is not Red Hat's syntax or names releases before the table.
+    fn declared(value: &str) -> Option<Target> {
+        let d = crate::openshift::Declared::parse(value).ok()?;
+        let ((a, b), max) = d.kubernetes()?;
+        let k = |(x, y): (u64, u64)| semver::Version::new(x, y, 0);
+        let kube = match max {
+            None => format!("{a}.{b} and later"),
+            Some(m) if m == (a, b) => format!("{a}.{b}"),
+            Some((c, e)) => format!("{a}.{b}-{c}.{e}"),
+        };
+        Some(Target {
+            oldest: Some(k((a, b))),
+            newest: Some(max.map(k)),
+            source: format!(
+                "{} {value:?} publishes the bundle for OpenShift {} (Kubernetes {kube})",
+                crate::openshift::VERSIONS_ANNOTATION,
+                d.display()
+            ),
+            openshift: true,
+        })
+    }
+
     fn severity(&self, removed_in: (u64, u64)) -> Severity {
-        match &self.version {
-            Some(v) if (v.major, v.minor) >= removed_in => Error,
+        match &self.newest {
+            Some(None) => Error,
+            Some(Some(v)) if (v.major, v.minor) >= removed_in => Error,
             _ => Warning,
         }
     }
@@ -316,36 +363,60 @@ impl Target {
     fn help(&self, r: &RemovedApi, sev: Severity) -> String {
         let (maj, min) = r.removed_in;
         let migrate = format!("migrate to {}", r.replacement);
-        match (&self.version, sev) {
-            (Some(v), Error) => format!(
-                "{} is {v}, where the API server does not serve {} any more: {migrate}",
+        match (&self.newest, sev) {
+            (Some(_), Error) if self.openshift => format!(
+                "{}, and Kubernetes {maj}.{min} and later do not serve {}: {migrate}, or end the range before the OpenShift release that ships Kubernetes {maj}.{min}",
                 self.source, r.group_version
             ),
-            (Some(v), _) => format!(
-                "{} is {v}, so clusters before {maj}.{min} still serve {}, but installs on {maj}.{min} and later fail: {migrate}",
+            (Some(_), Error) => format!(
+                "{}, where the API server does not serve {} any more: {migrate}",
+                self.source, r.group_version
+            ),
+            (Some(_), _) => format!(
+                "{}, so clusters before {maj}.{min} still serve {}, but installs on {maj}.{min} and later fail: {migrate}",
                 self.source, r.group_version
             ),
             (None, _) => format!(
-                "no target version (set spec.minKubeVersion or pass --k8s-version); installs on {maj}.{min} and later fail: {migrate}"
+                "no target version (set spec.minKubeVersion, the {} annotation, or pass --k8s-version or --openshift-version); installs on {maj}.{min} and later fail: {migrate}",
+                crate::openshift::VERSIONS_ANNOTATION
             ),
         }
     }
 }
 
+/// The target: `--k8s-version` (or what the caller mapped to it, `--openshift-version`), else
+/// the bundle's OpenShift range, else the CSV's `spec.minKubeVersion`.
+fn target(cx: &Ctx<'_>) -> Target {
+    if let Some(v) = &cx.opts.k8s_version {
+        let from = cx
+            .opts
+            .k8s_version_from
+            .as_deref()
+            .unwrap_or("--k8s-version");
+        return Target::one(Some(v.clone()), format!("{from} is {v}"));
+    }
+    if let Some(t) = cx
+        .bundle
+        .annotation(crate::openshift::VERSIONS_ANNOTATION)
+        .and_then(Target::declared)
+    {
+        return t;
+    }
+    let min = cx
+        .bundle
+        .csv()
+        .and_then(|(_, c)| str_at(c, &["spec", "minKubeVersion"]))
+        .and_then(parse_kube_version);
+    let source = format!(
+        "spec.minKubeVersion is {}",
+        min.as_ref().map(ToString::to_string).unwrap_or_default()
+    );
+    Target::one(min, source)
+}
+
 pub(super) fn check(cx: &mut Ctx<'_>) {
     let csv = cx.bundle.csv();
-    let target = match &cx.opts.k8s_version {
-        Some(v) => Target {
-            version: Some(v.clone()),
-            source: "--k8s-version",
-        },
-        None => Target {
-            version: csv
-                .and_then(|(_, c)| str_at(c, &["spec", "minKubeVersion"]))
-                .and_then(parse_kube_version),
-            source: "spec.minKubeVersion",
-        },
-    };
+    let target = target(cx);
     let docs: Vec<_> = cx.bundle.first_docs().collect();
     for (file, doc) in docs {
         let (Some(api_node), Some(kind)) = (field(doc, &["apiVersion"]), kind_of(doc)) else {
@@ -482,7 +553,7 @@ fn review_versions(
         .filter(|v| *v == "v1" || *v == "v1beta1")
         .collect();
     let old_target = target
-        .version
+        .oldest
         .as_ref()
         .is_some_and(|v| (v.major, v.minor) < REVIEW_V1_SINCE);
     let (sev, msg, help) = if known.is_empty() {
@@ -497,13 +568,8 @@ fn review_versions(
         (
             Error,
             format!(
-                "{owner} lists only v1 for {api}, which Kubernetes serves since 1.16; {} is {}",
-                target.source,
-                target
-                    .version
-                    .as_ref()
-                    .map(ToString::to_string)
-                    .unwrap_or_default()
+                "{owner} lists only v1 for {api}, which Kubernetes serves since 1.16; {}",
+                target.source
             ),
             "add v1beta1 after v1, or raise the minimum Kubernetes version to 1.16".to_string(),
         )

@@ -127,6 +127,9 @@ pub struct Options {
     /// The Kubernetes version the bundle must run on (`--k8s-version`): APIs removed at or
     /// before it are errors.
     pub k8s_version: Option<semver::Version>,
+    /// Where `k8s_version` comes from, as messages name it (`--openshift-version 4.21 is
+    /// Kubernetes 1.34`); default `--k8s-version`.
+    pub k8s_version_from: Option<String>,
     /// Suite names or codes (`--select`); empty means every default suite. operator-sdk's
     /// selectors (`suite=operatorframework`, `name=community`) are accepted too.
     pub select: Vec<String>,

@@ -33,6 +33,9 @@ pub struct Options {
     pub policy: Policy,
     /// The target Kubernetes range (`--k8s-version`, else the policy's `k8sVersion`).
     pub target: Option<K8sRange>,
+    /// Where `target` comes from when it is not `--k8s-version`, as messages name its newest
+    /// release (`the newest Kubernetes of --openshift-version 4.16-4.21`).
+    pub target_from: Option<String>,
 }
 
 /// Every code of the upgrade checks (the API codes belong to the bundle suites).
@@ -60,6 +63,7 @@ pub fn check_bundle_after(f: &Facts<'_>, before: &[&Facts<'_>], opts: &Options) 
     crdver::bundle(f, &mut out);
     let apis = crate::checks::bundle::Options {
         k8s_version: opts.target.as_ref().map(|r| r.max.clone()),
+        k8s_version_from: opts.target_from.clone(),
         // The removal table, and what makes the other checks blind: files that do not parse
         // (BND001) and a missing or second CSV (BND004).
         select: vec!["deprecated-apis".into(), "BND001".into(), "BND004".into()],

@@ -74,6 +74,11 @@ pub enum BundleCmd {
         /// it are errors, later removals warnings.
         #[arg(long, value_name = "X.Y")]
         k8s_version: Option<String>,
+        /// OpenShift version the bundle must run on (e.g. 4.21), as the Kubernetes version it
+        /// ships (4.21 is 1.34). Without either flag, the bundle's com.redhat.openshift.versions
+        /// annotation (v4.12, =v4.14, v4.12-v4.16) gives the range, else spec.minKubeVersion.
+        #[arg(long, value_name = "X.Y", conflicts_with = "k8s_version")]
+        openshift_version: Option<String>,
         /// Run only these suites or codes (comma-separated or repeated): bundle, csv, crd,
         /// deprecated-apis, operatorhub, good-practices, olm, all, or codes such as CSV005.
         #[arg(long, value_delimiter = ',', value_name = "SUITE|CODE")]
@@ -233,6 +238,7 @@ pub fn run(cmd: BundleCmd) -> u8 {
             dirs,
             strict,
             k8s_version,
+            openshift_version,
             select,
             select_optional,
             optional_values,
@@ -276,6 +282,29 @@ pub fn run(cmd: BundleCmd) -> u8 {
                     return EXIT_USAGE;
                 }
             };
+            let (k8s_version, k8s_version_from) = match openshift_version {
+                None => (k8s_version, None),
+                Some(os) => match olmctl::openshift::kubernetes_range(&os) {
+                    Ok((k, hi)) if k == hi => (
+                        Some(semver::Version::new(k.0, k.1, 0)),
+                        Some(format!(
+                            "the Kubernetes release of --openshift-version {}",
+                            os.trim()
+                        )),
+                    ),
+                    Ok(_) => {
+                        crate::term::error(format_args!(
+                            "--openshift-version {}: give one release (e.g. 4.21); ranges are for the check commands",
+                            esc(os.trim())
+                        ));
+                        return EXIT_USAGE;
+                    }
+                    Err(e) => {
+                        crate::term::error(format_args!("--openshift-version: {e}"));
+                        return EXIT_USAGE;
+                    }
+                },
+            };
             // An empty OPERATOR_BUNDLE_CATEGORIES means the standard set, as upstream.
             let categories_file = categories_file.or_else(|| {
                 std::env::var_os("OPERATOR_BUNDLE_CATEGORIES")
@@ -294,6 +323,7 @@ pub fn run(cmd: BundleCmd) -> u8 {
             };
             let mut opts = Options {
                 k8s_version,
+                k8s_version_from,
                 select,
                 optional: select_optional,
                 categories,
