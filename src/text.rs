@@ -23,6 +23,21 @@
 use std::borrow::Cow;
 use std::fmt;
 
+/// Names a list of items in one phrase: all of them (`a, b, c`) when there are at most
+/// `shown + 1`, else the first `shown` and a count (`a, b and 12 more`).
+pub fn and_more<S: AsRef<str>>(items: &[S], shown: usize) -> String {
+    let names = |xs: &[S]| xs.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(", ");
+    if items.len() <= shown + 1 {
+        names(items)
+    } else {
+        format!(
+            "{} and {} more",
+            names(&items[..shown]),
+            items.len() - shown
+        )
+    }
+}
+
 /// Escapes text for HTML element content and attribute values.
 pub fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -85,6 +100,13 @@ pub fn esc<T: fmt::Display>(v: T) -> Esc<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_lists_are_cut_with_a_count() {
+        assert_eq!(and_more(&["a", "b", "c"], 2), "a, b, c");
+        assert_eq!(and_more(&["a", "b", "c", "d"], 2), "a, b and 2 more");
+        assert_eq!(and_more::<&str>(&[], 2), "");
+    }
 
     #[test]
     fn escapes_controls_and_bidi() {
