@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &[
         "diff", "serve", "template", "gate", "install", "catalog", "validate", "status",
     ],
-    &["codes", "build"],
+    &["codes", "build", "baseline"],
     &["sarif", "github", "codeclimate"],
 ];
 

@@ -7,20 +7,14 @@ use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use olmctl::diag::{Finding, Severity, render_json, render_summary, render_text};
-use olmctl::fbc::load::Loaded;
+use olmctl::diag::{Finding, Severity, render_summary};
 use olmctl::oci::deliver::Delivered;
 use olmctl::oci::events::{Events, Sink};
 use olmctl::oci::registry::PushReport;
 use olmctl::text::esc;
 use serde_json::json;
 
-use crate::term::{EXIT_FINDINGS, EXIT_OK, Output, Report, out, use_color};
-
-/// Prints a catalog's findings and returns the exit status: 1 when any is an error.
-pub fn catalog_findings(findings: &[Finding], loaded: &Loaded, report: Report) -> u8 {
-    findings_of(findings, &loaded.summary(), report, false)
-}
+use crate::term::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, Report, out, use_color};
 
 /// The directory a CI system names files from: `$var` when set (absolute), else the current
 /// directory.
@@ -35,38 +29,177 @@ fn base_dir(var: &str) -> Option<std::path::PathBuf> {
 /// and returns the exit status: 1 when an error-level finding exists (or, with `strict`, a
 /// warning), else 0.
 pub fn findings_of(findings: &[Finding], what: &str, report: Report, strict: bool) -> u8 {
-    let summary = olmctl::diag::Summary::of(findings);
-    let summary_line = || {
+    findings_known(findings, None, what, report, strict)
+}
+
+/// [`findings_of`] with the finding flags of the command line ([`FindingArgs`]): `--ignore`
+/// leaves codes out, `--write-baseline` writes the findings as the baseline instead (exit 0),
+/// `--baseline` shows the findings it accepts tagged `in baseline` and lets only the others
+/// fail. `pre[i]` tags the findings the command knows of itself (check-upgrades: those of the
+/// base catalog).
+pub fn findings_with(
+    findings: &[Finding],
+    pre: Option<(&[bool], &str)>,
+    args: &FindingArgs,
+    what: &str,
+    report: Report,
+    strict: bool,
+) -> u8 {
+    let ignore = match olmctl::codes::Ignore::parse(&args.ignore) {
+        Ok(i) => i,
+        Err(e) => {
+            crate::term::error(format_args!("--ignore {e}"));
+            return EXIT_USAGE;
+        }
+    };
+    let mut kept: Vec<Finding> = Vec::new();
+    let mut tags: Vec<Option<&str>> = Vec::new();
+    for (i, f) in findings.iter().enumerate() {
+        if ignore.keeps(f.code) {
+            kept.push(f.clone());
+            tags.push(
+                pre.filter(|(k, _)| k.get(i).copied().unwrap_or(false))
+                    .map(|p| p.1),
+            );
+        }
+    }
+    let cwd = std::env::current_dir().ok();
+    if let Some(w) = &args.write_baseline {
+        let target = match (w, &args.baseline) {
+            (Some(w), _) => w.clone(),
+            (None, Some(b)) => b.clone(),
+            (None, None) => {
+                crate::term::error("--write-baseline needs a FILE, or --baseline FILE");
+                return EXIT_USAGE;
+            }
+        };
+        let text = olmctl::baseline::render(&kept, cwd.as_deref());
+        if let Err(e) = std::fs::write(&target, text) {
+            crate::term::error(format_args!(
+                "--write-baseline {}: {e}",
+                esc(target.display())
+            ));
+            return EXIT_USAGE;
+        }
+        out(&format!(
+            "wrote {} finding{} to the baseline {} ({})\n",
+            kept.len(),
+            if kept.len() == 1 { "" } else { "s" },
+            esc(target.display()),
+            esc(what)
+        ));
+        return EXIT_OK;
+    }
+    if let Some(b) = &args.baseline {
+        let base = match olmctl::baseline::Baseline::read(b) {
+            Ok(x) => x,
+            Err(e) => {
+                crate::term::error(format_args!("--baseline {e}"));
+                return EXIT_USAGE;
+            }
+        };
+        // Findings the command knows already are not matched against the baseline.
+        let unknown: Vec<Finding> = kept
+            .iter()
+            .zip(&tags)
+            .filter(|(_, t)| t.is_none())
+            .map(|(f, _)| f.clone())
+            .collect();
+        let mut hits = base.known(&unknown, cwd.as_deref()).into_iter();
+        for t in tags.iter_mut().filter(|t| t.is_none()) {
+            if hits.next().unwrap_or(false) {
+                *t = Some("in baseline");
+            }
+        }
+    }
+    if tags.iter().all(Option::is_none) && pre.is_none() && args.baseline.is_none() {
+        return findings_of(&kept, what, report, strict);
+    }
+    findings_known(&kept, Some(&tags), what, report, strict)
+}
+
+/// The flags every command that reports findings takes.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct FindingArgs {
+    /// Leave out findings whose code is or starts with CODE (comma-separated or repeated; a
+    /// leading `!` is accepted, as in `--select '!CODE'`): `--ignore SCH012,SKW`.
+    #[arg(long, value_delimiter = ',', value_name = "CODE")]
+    pub ignore: Vec<String>,
+    /// Findings accepted earlier (a file `--write-baseline` wrote): only findings not in it
+    /// fail; those in it are shown tagged `in baseline`. Findings are matched by code, file path
+    /// (relative to the current directory), object and message, not by line.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<std::path::PathBuf>,
+    /// Write this run's findings (after --ignore) to FILE as the baseline, or to --baseline's
+    /// FILE when FILE is left out, and exit 0.
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
+    pub write_baseline: Option<Option<std::path::PathBuf>>,
+}
+
+/// [`findings_of`] with known findings: they are shown tagged (text), marked `unchanged`
+/// (JSON, SARIF), left out of GitHub annotations, counted apart in the summary line, and never
+/// fail the run.
+fn findings_known(
+    findings: &[Finding],
+    tags: Option<&[Option<&str>]>,
+    what: &str,
+    report: Report,
+    strict: bool,
+) -> u8 {
+    let known: Option<Vec<bool>> = tags.map(|t| {
+        (0..findings.len())
+            .map(|i| t.get(i).copied().flatten().is_some())
+            .collect()
+    });
+    let fresh = olmctl::diag::new_ones(findings, known.as_deref());
+    let summary = olmctl::diag::Summary::of(&fresh);
+    let summary_line = |text: bool| {
+        // `, 3 pre-existing, 12 in baseline`
+        let mut by_tag: std::collections::BTreeMap<&str, usize> = Default::default();
+        for t in tags.unwrap_or_default().iter().flatten() {
+            *by_tag.entry(t).or_insert(0) += 1;
+        }
+        let known_part: String = by_tag.iter().map(|(t, n)| format!(", {n} {t}")).collect();
+        let by_code = if text && fresh.len() > 1 {
+            format!("by code: {}\n", olmctl::diag::render_code_summary(&fresh))
+        } else {
+            String::new()
+        };
         format!(
-            "{}: {} ({})\n",
+            "{by_code}{}: {}{known_part} ({})\n",
             if summary.errors == 0 { "ok" } else { "failed" },
             render_summary(&summary),
             esc(what),
         )
     };
     match report {
-        Report::Json => out(&render_json(findings)),
+        Report::Json => out(&olmctl::diag::render_json_known(findings, known.as_deref())),
         Report::Text => {
-            let mut s = render_text(findings, use_color());
-            s.push_str(&summary_line());
+            let t = tags.unwrap_or_default();
+            let mut s = olmctl::diag::render_text_known(findings, t, use_color());
+            s.push_str(&summary_line(true));
             out(&s);
         }
         Report::Sarif => {
             let cwd = std::env::current_dir().ok();
-            out(&olmctl::sarif::render(findings, cwd.as_deref()));
+            out(&olmctl::sarif::render_known(
+                findings,
+                known.as_deref(),
+                cwd.as_deref(),
+            ));
         }
         Report::Github => {
             let base = base_dir("GITHUB_WORKSPACE");
-            let mut s = olmctl::github::render(findings, base.as_deref());
-            s.push_str(&summary_line());
+            let mut s = olmctl::github::render(&fresh, base.as_deref());
+            s.push_str(&summary_line(false));
             out(&s);
         }
         Report::Codeclimate => {
             let base = base_dir("CI_PROJECT_DIR");
-            out(&olmctl::codeclimate::render(findings, base.as_deref()));
+            out(&olmctl::codeclimate::render(&fresh, base.as_deref()));
         }
     }
-    exit_status(findings, strict)
+    exit_status(&fresh, strict)
 }
 
 /// 1 when an error-level finding exists (or, with `strict`, a warning), else 0.

@@ -78,6 +78,8 @@ pub struct Common {
     #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
     output: Report,
     #[command(flatten)]
+    findings: crate::report::FindingArgs,
+    #[command(flatten)]
     registry: RegistryArgs,
     #[command(flatten)]
     pull: PullArgs,
@@ -116,8 +118,8 @@ fn options(c: &Common) -> Result<Options, String> {
     Ok(Options { policy, target })
 }
 
-fn emit(findings: &[Finding], what: &str, report: Report) -> u8 {
-    crate::report::findings_of(findings, what, report, false)
+fn emit(findings: &[Finding], what: &str, c: &Common) -> u8 {
+    crate::report::findings_with(findings, None, &c.findings, what, c.output, false)
 }
 
 /// Reads bundles given as directories or image references; images are pulled into scratch
@@ -164,7 +166,7 @@ fn upgrade(old: &str, new: &str, c: &Common) -> u8 {
         n.name,
         n.version_str()
     );
-    emit(&findings, &what, c.output)
+    emit(&findings, &what, c)
 }
 
 /// Bundle name → where its contents are (a directory or an image reference still to read).
@@ -305,7 +307,7 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
         "{} edges checked, {} not checked, {} bundles",
         all.checked, all.unchecked, all.bundles
     );
-    emit(&all.findings, &what, c.output)
+    emit(&all.findings, &what, c)
 }
 
 fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
@@ -355,5 +357,5 @@ fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
         all.checked,
         all.unchecked
     );
-    emit(&all.findings, &what, c.output)
+    emit(&all.findings, &what, c)
 }
