@@ -312,16 +312,27 @@ pub fn check_upgrades(
         Err(c) => return c,
     };
     // A base or new catalog with files that do not load would hide regressions: their load
-    // errors are findings too. Those the base catalog has already (the same code, object and
-    // message at the same path below its root) are pre-existing: shown, not failing.
-    let old_errors = olmctl::checks::fbc::load_errors(&old);
+    // errors are findings too. Those both catalogs have (the same code, object and message at
+    // the same path below each root) are pre-existing: shown once, from the new catalog, and
+    // not failing. A base file that does not load while the new one does still fails: the
+    // users of its bundles were not compared.
     let old_root = std::path::absolute(&base).unwrap_or(base);
     let new_root = std::path::absolute(&new).unwrap_or(new);
-    let accepted = olmctl::baseline::Baseline::of(&old_errors, Some(&old_root));
-    let mut findings: Vec<(Finding, bool)> = old_errors.into_iter().map(|f| (f, true)).collect();
+    let old_errors = olmctl::checks::fbc::load_errors(&old);
     let new_errors = olmctl::checks::fbc::load_errors(&loaded);
-    let seen = accepted.known(&new_errors, Some(&new_root));
-    findings.extend(new_errors.into_iter().zip(seen));
+    let in_new = olmctl::baseline::Baseline::of(&new_errors, Some(&new_root));
+    let in_old = olmctl::baseline::Baseline::of(&old_errors, Some(&old_root));
+    let mut findings: Vec<(Finding, bool)> = Vec::new();
+    let old_also_new = in_new.known(&old_errors, Some(&old_root));
+    findings.extend(
+        old_errors
+            .into_iter()
+            .zip(old_also_new)
+            .filter(|(_, both)| !both)
+            .map(|(f, _)| (f, false)),
+    );
+    let new_also_old = in_old.known(&new_errors, Some(&new_root));
+    findings.extend(new_errors.into_iter().zip(new_also_old));
     for f in olmctl::checks::upgrades::check(&old.cfg, &loaded.cfg) {
         let pre = f.code == olmctl::checks::upgrades::STILL_STUCK.code;
         findings.push((f, pre));
