@@ -39,9 +39,55 @@ pub fn parse_policy(text: &str) -> Result<Policy, String> {
     Policy::parse_with(text, &find)
 }
 
+/// The codes a run leaves out (`--ignore CODE`, `--select '!CODE'`): each entry is a code or
+/// the start of codes (`SCH012`, `SKW`), in any case, as ruff's selectors are.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Ignore {
+    prefixes: Vec<String>,
+}
+
+impl Ignore {
+    /// Reads the entries (a leading `!` is dropped); one that starts no code is an error naming
+    /// the nearest code.
+    pub fn parse<S: AsRef<str>>(entries: &[S]) -> Result<Self, String> {
+        let all = all_codes();
+        let mut prefixes = Vec::new();
+        for e in entries {
+            let raw = e.as_ref().trim();
+            let p = raw.strip_prefix('!').unwrap_or(raw).to_ascii_uppercase();
+            if p.is_empty() {
+                continue;
+            }
+            if !all.iter().any(|c| c.code.starts_with(&p)) {
+                let guess = crate::text::nearest(&p, all.iter().map(|c| c.code));
+                return Err(format!(
+                    "{raw}: no code is or starts with {p}{} (see `olmctl codes`)",
+                    guess.map_or(String::new(), |g| format!("; did you mean {g}?"))
+                ));
+            }
+            prefixes.push(p);
+        }
+        Ok(Ignore { prefixes })
+    }
+
+    /// Whether findings with `code` are kept.
+    pub fn keeps(&self, code: &str) -> bool {
+        !self.prefixes.iter().any(|p| code.starts_with(p.as_str()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ignored_codes_and_prefixes() {
+        let i = Ignore::parse(&["!sch012", "SKW", ""]).expect("known");
+        assert!(!i.keeps("SCH012") && !i.keeps("SKW002"));
+        assert!(i.keeps("SCH014") && i.keeps("UPG001"));
+        let e = Ignore::parse(&["SCH0122"]).expect_err("unknown");
+        assert!(e.contains("did you mean SCH012?"), "{e}");
+    }
 
     #[test]
     fn every_gate_code_is_listed_with_its_summary() {

@@ -251,6 +251,9 @@ pub struct Finding {
     pub path: Option<String>,
     /// What to do about it, when there is something useful to say.
     pub help: Option<String>,
+    /// What follows from it, one line each: the consequences a finding that reports a cause
+    /// groups under it instead of reporting each on its own.
+    pub notes: Vec<String>,
 }
 
 impl Finding {
@@ -264,6 +267,9 @@ impl Finding {
         }
         if let Some(p) = &self.path {
             let _ = write!(s, "\nfield: {p}");
+        }
+        for n in &self.notes {
+            let _ = write!(s, "\nnote: {n}");
         }
         if let Some(h) = &self.help {
             let _ = write!(s, "\nhelp: {h}");
@@ -281,6 +287,7 @@ impl Finding {
             subject: Subject::default(),
             path: None,
             help: None,
+            notes: Vec::new(),
         }
     }
     /// Sets the JSON path of the field concerned.
@@ -317,8 +324,13 @@ impl Finding {
 /// Sorts findings by file, line, column, code, subject and message, and removes exact duplicates,
 /// so that output is stable whatever order checks ran in.
 pub fn sort_findings(findings: &mut Vec<Finding>) {
-    findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    findings.sort_by(compare_findings);
     findings.dedup();
+}
+
+/// The order [`sort_findings`] sorts by.
+pub fn compare_findings(a: &Finding, b: &Finding) -> std::cmp::Ordering {
+    a.sort_key().cmp(&b.sort_key())
 }
 
 /// Counts of findings per severity.
@@ -357,8 +369,18 @@ impl Summary {
 ///    = help: ...
 /// ```
 pub fn render_text(findings: &[Finding], color: bool) -> String {
+    render_text_known(findings, &[], color)
+}
+
+/// [`render_text`] with the findings a baseline accepts tagged after their code (`tags[i]` for
+/// `findings[i]`; missing entries are new): `error[UPG001] (pre-existing): ...`.
+pub fn render_text_known(findings: &[Finding], tags: &[Option<&str>], color: bool) -> String {
     let mut out = String::new();
-    for f in findings {
+    for (i, f) in findings.iter().enumerate() {
+        let tagged = match tags.get(i).copied().flatten() {
+            Some(t) => format!(" ({t})"),
+            None => String::new(),
+        };
         let (c0, c1) = if color {
             match f.severity {
                 Severity::Error => ("\x1b[1;31m", "\x1b[0m"),
@@ -370,7 +392,7 @@ pub fn render_text(findings: &[Finding], color: bool) -> String {
         };
         let _ = writeln!(
             out,
-            "{c0}{}[{}]{c1}: {}",
+            "{c0}{}[{}]{c1}{tagged}: {}",
             f.severity.as_str(),
             f.code,
             esc(&f.message)
@@ -385,12 +407,26 @@ pub fn render_text(findings: &[Finding], color: bool) -> String {
         if let Some(p) = &f.path {
             let _ = writeln!(out, "   = field: {}", esc(p));
         }
+        for n in &f.notes {
+            let _ = writeln!(out, "   = note: {}", esc(n));
+        }
         if let Some(h) = &f.help {
             let _ = writeln!(out, "   = help: {}", esc(h));
         }
         out.push('\n');
     }
     out
+}
+
+/// Per code, how many findings: `SCH012 795, SKW002 12` (by count, then code), for the end of
+/// long reports.
+pub fn render_code_summary<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> String {
+    let mut v: Vec<(&str, usize)> = code_counts(findings).into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    v.iter()
+        .map(|(c, n)| format!("{c} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The one-line summary printed after text findings.
@@ -422,24 +458,77 @@ struct JsonFinding<'a> {
     path: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     help: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    notes: &'a [String],
+    #[serde(rename = "baselineState", skip_serializing_if = "Option::is_none")]
+    baseline_state: Option<&'static str>,
 }
 
 #[derive(Serialize)]
 struct JsonReport<'a> {
     passed: bool,
-    summary: Summary,
+    summary: JsonSummary,
     findings: Vec<JsonFinding<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonSummary {
+    #[serde(flatten)]
+    counts: Summary,
+    /// Per code, how many (new) findings.
+    codes: std::collections::BTreeMap<&'static str, usize>,
+    /// How many findings the baseline accepts (left out of the counts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unchanged: Option<usize>,
 }
 
 /// Renders findings as one JSON document: `{passed, summary, findings: [...]}`.
 pub fn render_json(findings: &[Finding]) -> String {
-    let summary = Summary::of(findings);
+    render_json_known(findings, None)
+}
+
+/// How many findings of each code, by code.
+pub fn code_counts<'a>(
+    findings: impl IntoIterator<Item = &'a Finding>,
+) -> std::collections::BTreeMap<&'static str, usize> {
+    let mut m = std::collections::BTreeMap::new();
+    for f in findings {
+        *m.entry(f.code).or_insert(0) += 1;
+    }
+    m
+}
+
+/// The findings a baseline does not accept (`known[i]` false or missing for `findings[i]`).
+pub fn new_ones(findings: &[Finding], known: Option<&[bool]>) -> Vec<Finding> {
+    let is_known = |i: usize| known.and_then(|k| k.get(i).copied()).unwrap_or(false);
+    findings
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !is_known(*i))
+        .map(|(_, f)| f.clone())
+        .collect()
+}
+
+/// [`render_json`] against a baseline: `known[i]` says whether the baseline accepts
+/// `findings[i]`. Each finding then carries SARIF's `baselineState` (`new` or `unchanged`), the
+/// summary counts the new ones and says how many are `unchanged`, and `passed` looks at the new
+/// ones only.
+pub fn render_json_known(findings: &[Finding], known: Option<&[bool]>) -> String {
+    let is_known = |i: usize| known.and_then(|k| k.get(i).copied()).unwrap_or(false);
+    let fresh = new_ones(findings, known);
+    let counts = Summary::of(&fresh);
     let report = JsonReport {
-        passed: summary.errors == 0,
-        summary,
+        passed: counts.errors == 0,
+        summary: JsonSummary {
+            counts,
+            codes: code_counts(&fresh),
+            unchanged: known.map(|_| findings.len() - fresh.len()),
+        },
         findings: findings
             .iter()
-            .map(|f| JsonFinding {
+            .enumerate()
+            .map(|(i, f)| JsonFinding {
+                baseline_state: known.map(|_| if is_known(i) { "unchanged" } else { "new" }),
                 code: f.code,
                 severity: f.severity,
                 message: &f.message,
@@ -449,6 +538,7 @@ pub fn render_json(findings: &[Finding]) -> String {
                 subject: &f.subject,
                 path: f.path.as_deref(),
                 help: f.help.as_deref(),
+                notes: &f.notes,
             })
             .collect(),
     };

@@ -7,6 +7,7 @@
 #[macro_use]
 pub mod diag;
 
+pub mod baseline;
 pub mod build;
 pub mod bundle;
 pub mod catalog;

@@ -56,6 +56,18 @@ fn encode_segment(seg: &str) -> String {
 /// Renders `findings` as one SARIF log. File URIs are made relative to `base` (usually the
 /// current directory) where possible.
 pub fn render(findings: &[Finding], base: Option<&std::path::Path>) -> String {
+    render_known(findings, None, base)
+}
+
+/// [`render`] against a baseline: each result carries `baselineState` (`unchanged` when
+/// `known[i]`, else `new`). Every result carries `partialFingerprints["olmctl/v1"]`, the
+/// [`crate::baseline::fingerprint`] (file paths relative to `base`), which code-scanning UIs
+/// use to follow a result across line moves.
+pub fn render_known(
+    findings: &[Finding],
+    known: Option<&[bool]>,
+    base: Option<&std::path::Path>,
+) -> String {
     let mut codes: Vec<&'static str> = findings.iter().map(|f| f.code).collect();
     codes.sort_unstable();
     codes.dedup();
@@ -72,8 +84,13 @@ pub fn render(findings: &[Finding], base: Option<&std::path::Path>) -> String {
         .collect();
     let results: Vec<Value> = findings
         .iter()
-        .map(|f| {
+        .enumerate()
+        .map(|(i, f)| {
             let mut text = f.message.clone();
+            for n in &f.notes {
+                text.push_str("\nnote: ");
+                text.push_str(n);
+            }
             if let Some(h) = &f.help {
                 text.push_str("\nhelp: ");
                 text.push_str(h);
@@ -83,7 +100,16 @@ pub fn render(findings: &[Finding], base: Option<&std::path::Path>) -> String {
                 "ruleIndex": codes.binary_search(&f.code).unwrap_or(0),
                 "level": level(f.severity),
                 "message": {"text": text},
+                "partialFingerprints": {"olmctl/v1": crate::baseline::fingerprint(f, base)},
             });
+            if let Some(k) = known {
+                let state = if k.get(i).copied().unwrap_or(false) {
+                    "unchanged"
+                } else {
+                    "new"
+                };
+                r["baselineState"] = json!(state);
+            }
             if let Some(loc) = &f.location {
                 let mut region = serde_json::Map::new();
                 if loc.line > 0 {

@@ -23,6 +23,69 @@
 use std::borrow::Cow;
 use std::fmt;
 
+/// Names a list of items in one phrase: all of them (`a, b, c`) when there are at most
+/// `shown + 1`, else the first `shown` and a count (`a, b and 12 more`).
+pub fn and_more<S: AsRef<str>>(items: &[S], shown: usize) -> String {
+    let names = |xs: &[S]| xs.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(", ");
+    if items.len() <= shown + 1 {
+        names(items)
+    } else {
+        format!(
+            "{} and {} more",
+            names(&items[..shown]),
+            items.len() - shown
+        )
+    }
+}
+
+/// The Levenshtein distance between `a` and `b`, by characters.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The candidate closest to `key` by [`edit_distance`] when it is close enough to be a typo
+/// (at most a quarter of its length away, and at least 2 allowed), the first of equals; else
+/// the one sharing the longest start with it, letters and digits only, when that start is at
+/// least 4 characters and half the candidate (`cloud-native-postgres` → `cloudnative-pg`).
+pub fn nearest<'a>(key: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let candidates: Vec<&str> = candidates.into_iter().filter(|c| *c != key).collect();
+    let close = candidates
+        .iter()
+        .map(|c| (edit_distance(key, c), *c))
+        .filter(|(d, c)| *d <= 2.max(c.chars().count() / 4) && *d < c.chars().count())
+        .min()
+        .map(|(_, c)| c);
+    close.or_else(|| {
+        let plain = |s: &str| -> Vec<char> {
+            s.chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|c| c.to_ascii_lowercase())
+                .collect()
+        };
+        let k = plain(key);
+        candidates
+            .iter()
+            .map(|c| {
+                let p = plain(c);
+                let common = k.iter().zip(&p).take_while(|(a, b)| a == b).count();
+                (common, p.len(), *c)
+            })
+            .filter(|(common, len, _)| *common >= 4 && *common * 2 >= *len)
+            .max_by(|a, b| a.0.cmp(&b.0).then(b.2.cmp(a.2)))
+            .map(|(_, _, c)| c)
+    })
+}
+
 /// Escapes text for HTML element content and attribute values.
 pub fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -85,6 +148,34 @@ pub fn esc<T: fmt::Display>(v: T) -> Esc<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nearest_names_a_likely_typo_only() {
+        let names = [
+            "victoriametrics-operator.v0.70.1",
+            "victoriametrics-operator.v0.68.4",
+        ];
+        assert_eq!(
+            nearest("victoriametrics-operator.v0.70.0", names),
+            Some("victoriametrics-operator.v0.70.1")
+        );
+        assert_eq!(nearest("banana", ["1.0.0", "2.0.0"]), None);
+        assert_eq!(
+            nearest(
+                "cloud-native-postgres",
+                ["clife", "cloudnative-pg", "hulft"]
+            ),
+            Some("cloudnative-pg")
+        );
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn long_lists_are_cut_with_a_count() {
+        assert_eq!(and_more(&["a", "b", "c"], 2), "a, b, c");
+        assert_eq!(and_more(&["a", "b", "c", "d"], 2), "a, b and 2 more");
+        assert_eq!(and_more::<&str>(&[], 2), "");
+    }
 
     #[test]
     fn escapes_controls_and_bidi() {

@@ -121,6 +121,69 @@ fn graph003_stranded_and_graph004_skipped_in_chain() {
 }
 
 #[test]
+fn graph004_z_stream_pattern_is_quiet() {
+    // The certified index's z-stream channels (hulft, dell, nutanix): every release replaces
+    // the same base and skips the ones in between. Nothing replaces the skipped entries, the
+    // walk from the head never visits them, and every user reaches the head.
+    let f = lint(&catalog(
+        &["1.0.0", "1.1.0", "1.2.0", "1.3.0"],
+        &[
+            ("1.0.0", "", &[], ""),
+            ("1.1.0", "1.0.0", &[], ""),
+            ("1.2.0", "1.0.0", &["1.1.0"], ""),
+            ("1.3.0", "1.0.0", &["1.1.0", "1.2.0"], ""),
+        ],
+    ));
+    assert!(f.is_empty(), "{f:#?}");
+}
+
+#[test]
+fn graph004_names_the_users_a_skipped_entry_leaves_behind() {
+    // v2 is skipped by v3 and is off the chain (v3 replaces nothing): its `replaces v1` is
+    // the only edge from v1, and OLM v0 ignores it.
+    let f = lint(&catalog(
+        V3,
+        &[
+            ("1.0.0", "", &[], ""),
+            ("2.0.0", "1.0.0", &[], ""),
+            ("3.0.0", "", &["2.0.0"], ""),
+        ],
+    ));
+    let g: Vec<&Finding> = f.iter().filter(|x| x.code == "GRAPH004").collect();
+    assert_eq!(g.len(), 1, "{f:#?}");
+    let m = &g[0].message;
+    assert!(m.contains("foo.v2.0.0 is skipped by foo.v3.0.0:"), "{m}");
+    assert!(!m.contains("replaces chain"), "{m}");
+    assert!(m.contains("users on foo.v1.0.0"), "{m}");
+    assert!(m.contains("never reach the head foo.v3.0.0"), "{m}");
+    // On the chain, the message says so.
+    let f = lint(&catalog(
+        V3,
+        &[
+            ("1.0.0", "", &[], ""),
+            ("2.0.0", "1.0.0", &[], ""),
+            ("3.0.0", "2.0.0", &["2.0.0"], ""),
+        ],
+    ));
+    let g: Vec<&Finding> = f.iter().filter(|x| x.code == "GRAPH004").collect();
+    assert!(
+        g[0].message
+            .contains("sits in the replaces chain from the head"),
+        "{g:#?}"
+    );
+    // A skipped entry on the chain whose users are named by the head too: nobody relies on it.
+    let f = lint(&catalog(
+        V3,
+        &[
+            ("1.0.0", "", &[], ""),
+            ("2.0.0", "1.0.0", &[], ""),
+            ("3.0.0", "2.0.0", &["2.0.0", "1.0.0"], ""),
+        ],
+    ));
+    assert!(codes_for(&f, "GRAPH004").is_empty(), "{f:#?}");
+}
+
+#[test]
 fn graph005_invalid_skip_range() {
     let f = lint(&catalog(
         V3,

@@ -30,7 +30,7 @@ const LAYERS: &[&[&str]] = &[
     &[
         "diff", "serve", "template", "gate", "install", "catalog", "validate", "status",
     ],
-    &["codes", "build", "manage"],
+    &["codes", "build", "manage", "baseline"],
     &["sarif", "github", "codeclimate"],
 ];
 

@@ -6,20 +6,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use olmctl::diag::{Finding, Severity, render_json, render_summary, render_text};
-use olmctl::fbc::load::Loaded;
+use olmctl::diag::{Finding, Severity, render_summary, render_text};
 use olmctl::oci::deliver::Delivered;
 use olmctl::oci::events::{Events, Sink};
 use olmctl::oci::registry::PushReport;
 use olmctl::text::esc;
 use serde_json::json;
 
-use crate::term::{EXIT_FINDINGS, EXIT_OK, Output, Report, out, use_color};
-
-/// Prints a catalog's findings and returns the exit status: 1 when any is an error.
-pub fn catalog_findings(findings: &[Finding], loaded: &Loaded, report: Report) -> u8 {
-    findings_of(findings, &loaded.summary(), report, false)
-}
+use crate::term::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, Report, out, use_color};
 
 /// The directory a CI system names files from: `$var` when set (absolute), else the current
 /// directory.
@@ -34,31 +28,177 @@ fn base_dir(var: &str) -> Option<std::path::PathBuf> {
 /// and returns the exit status: 1 when an error-level finding exists (or, with `strict`, a
 /// warning), else 0.
 pub fn findings_of(findings: &[Finding], what: &str, report: Report, strict: bool) -> u8 {
-    let summary = olmctl::diag::Summary::of(findings);
-    let summary_line = || summary_line(&summary, what);
+    findings_known(findings, None, what, report, strict)
+}
+
+/// [`findings_of`] with the finding flags of the command line ([`FindingArgs`]): `--ignore`
+/// leaves codes out, `--write-baseline` writes the findings as the baseline instead (exit 0),
+/// `--baseline` shows the findings it accepts tagged `in baseline` and lets only the others
+/// fail. `pre[i]` tags the findings the command knows of itself (check-upgrades: those of the
+/// base catalog).
+pub fn findings_with(
+    findings: &[Finding],
+    pre: Option<(&[bool], &str)>,
+    args: &FindingArgs,
+    what: &str,
+    report: Report,
+    strict: bool,
+) -> u8 {
+    let ignore = match olmctl::codes::Ignore::parse(&args.ignore) {
+        Ok(i) => i,
+        Err(e) => {
+            crate::term::error(format_args!("--ignore {e}"));
+            return EXIT_USAGE;
+        }
+    };
+    let mut kept: Vec<Finding> = Vec::new();
+    let mut tags: Vec<Option<&str>> = Vec::new();
+    for (i, f) in findings.iter().enumerate() {
+        if ignore.keeps(f.code) {
+            kept.push(f.clone());
+            tags.push(
+                pre.filter(|(k, _)| k.get(i).copied().unwrap_or(false))
+                    .map(|p| p.1),
+            );
+        }
+    }
+    let cwd = std::env::current_dir().ok();
+    if let Some(w) = &args.write_baseline {
+        let target = match (w, &args.baseline) {
+            (Some(w), _) => w.clone(),
+            (None, Some(b)) => b.clone(),
+            (None, None) => {
+                crate::term::error("--write-baseline needs a FILE, or --baseline FILE");
+                return EXIT_USAGE;
+            }
+        };
+        let text = olmctl::baseline::render(&kept, cwd.as_deref());
+        if let Err(e) = std::fs::write(&target, text) {
+            crate::term::error(format_args!(
+                "--write-baseline {}: {e}",
+                esc(target.display())
+            ));
+            return EXIT_USAGE;
+        }
+        out(&format!(
+            "wrote {} finding{} to the baseline {} ({})\n",
+            kept.len(),
+            if kept.len() == 1 { "" } else { "s" },
+            esc(target.display()),
+            esc(what)
+        ));
+        return EXIT_OK;
+    }
+    if let Some(b) = &args.baseline {
+        let base = match olmctl::baseline::Baseline::read(b) {
+            Ok(x) => x,
+            Err(e) => {
+                crate::term::error(format_args!("--baseline {e}"));
+                return EXIT_USAGE;
+            }
+        };
+        // Findings the command knows already are not matched against the baseline.
+        let unknown: Vec<Finding> = kept
+            .iter()
+            .zip(&tags)
+            .filter(|(_, t)| t.is_none())
+            .map(|(f, _)| f.clone())
+            .collect();
+        let mut hits = base.known(&unknown, cwd.as_deref()).into_iter();
+        for t in tags.iter_mut().filter(|t| t.is_none()) {
+            if hits.next().unwrap_or(false) {
+                *t = Some("in baseline");
+            }
+        }
+    }
+    if tags.iter().all(Option::is_none) && pre.is_none() && args.baseline.is_none() {
+        return findings_of(&kept, what, report, strict);
+    }
+    findings_known(&kept, Some(&tags), what, report, strict)
+}
+
+/// The flags every command that reports findings takes.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct FindingArgs {
+    /// Leave out findings whose code is or starts with CODE (comma-separated or repeated; a
+    /// leading `!` is accepted, as in `--select '!CODE'`): `--ignore SCH012,SKW`.
+    #[arg(long, value_delimiter = ',', value_name = "CODE")]
+    pub ignore: Vec<String>,
+    /// Findings accepted earlier (a file `--write-baseline` wrote): only findings not in it
+    /// fail; those in it are shown tagged `in baseline`. Findings are matched by code, file path
+    /// (relative to the current directory), object and message, not by line.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<std::path::PathBuf>,
+    /// Write this run's findings (after --ignore) to FILE as the baseline, or to --baseline's
+    /// FILE when FILE is left out, and exit 0.
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
+    pub write_baseline: Option<Option<std::path::PathBuf>>,
+}
+
+/// [`findings_of`] with known findings: they are shown tagged (text), marked `unchanged`
+/// (JSON, SARIF), left out of GitHub annotations, counted apart in the summary line, and never
+/// fail the run.
+fn findings_known(
+    findings: &[Finding],
+    tags: Option<&[Option<&str>]>,
+    what: &str,
+    report: Report,
+    strict: bool,
+) -> u8 {
+    let known: Option<Vec<bool>> = tags.map(|t| {
+        (0..findings.len())
+            .map(|i| t.get(i).copied().flatten().is_some())
+            .collect()
+    });
+    let fresh = olmctl::diag::new_ones(findings, known.as_deref());
+    let summary = olmctl::diag::Summary::of(&fresh);
+    let summary_line = |text: bool| {
+        // `, 3 pre-existing, 12 in baseline`
+        let mut by_tag: std::collections::BTreeMap<&str, usize> = Default::default();
+        for t in tags.unwrap_or_default().iter().flatten() {
+            *by_tag.entry(t).or_insert(0) += 1;
+        }
+        let known_part: String = by_tag.iter().map(|(t, n)| format!(", {n} {t}")).collect();
+        let by_code = if text && fresh.len() > 1 {
+            format!("by code: {}\n", olmctl::diag::render_code_summary(&fresh))
+        } else {
+            String::new()
+        };
+        format!(
+            "{by_code}{}: {}{known_part} ({})\n",
+            if summary.errors == 0 { "ok" } else { "failed" },
+            render_summary(&summary),
+            esc(what),
+        )
+    };
     match report {
-        Report::Json => out(&render_json(findings)),
+        Report::Json => out(&olmctl::diag::render_json_known(findings, known.as_deref())),
         Report::Text => {
-            let mut s = render_text(findings, use_color());
-            s.push_str(&summary_line());
+            let t = tags.unwrap_or_default();
+            let mut s = olmctl::diag::render_text_known(findings, t, use_color());
+            s.push_str(&summary_line(true));
             out(&s);
         }
         Report::Sarif => {
             let cwd = std::env::current_dir().ok();
-            out(&olmctl::sarif::render(findings, cwd.as_deref()));
+            out(&olmctl::sarif::render_known(
+                findings,
+                known.as_deref(),
+                cwd.as_deref(),
+            ));
         }
         Report::Github => {
             let base = base_dir("GITHUB_WORKSPACE");
-            let mut s = olmctl::github::render(findings, base.as_deref());
-            s.push_str(&summary_line());
+            let mut s = olmctl::github::render(&fresh, base.as_deref());
+            s.push_str(&summary_line(false));
             out(&s);
         }
         Report::Codeclimate => {
             let base = base_dir("CI_PROJECT_DIR");
-            out(&olmctl::codeclimate::render(findings, base.as_deref()));
+            out(&olmctl::codeclimate::render(&fresh, base.as_deref()));
         }
     }
-    exit_status(findings, strict)
+    exit_status(&fresh, strict)
 }
 
 /// 1 when an error-level finding exists (or, with `strict`, a warning), else 0.
@@ -72,8 +212,9 @@ pub fn exit_status(findings: &[Finding], strict: bool) -> u8 {
 /// Findings of many inputs (bundles, packages) printed as each input is checked, in input
 /// order: text and GitHub output print an input's findings and a summary line of its own at
 /// once (with more than one input) and the total at the end; JSON, SARIF and Code Climate are
-/// one document, printed at the end. A progress bar counts the inputs on stderr when
-/// [`crate::term::show_progress`].
+/// one document, printed at the end, and so is every format with `--baseline` or
+/// `--write-baseline` (a finding is matched against the whole baseline). `--ignore` applies to
+/// each input. A progress bar counts the inputs on stderr when [`crate::term::show_progress`].
 pub struct Stream {
     report: Report,
     strict: bool,
@@ -81,15 +222,29 @@ pub struct Stream {
     bar: Option<ProgressBar>,
     summary: olmctl::diag::Summary,
     failing: bool,
-    /// Every finding, for the formats printed as one document.
-    kept: Vec<Finding>,
+    ignore: olmctl::codes::Ignore,
+    /// The finding flags, when a baseline makes the output one document.
+    whole: Option<FindingArgs>,
+    /// Every finding kept: for the per-code summary and the formats printed as one document.
+    all: Vec<Finding>,
     /// Inputs that could not be read: the exit status is 2.
     unread: usize,
 }
 
 impl Stream {
-    /// A stream of `inputs` inputs of `noun` (`bundle`: the bar reads `3/1112 bundles`).
-    pub fn new(report: Report, strict: bool, inputs: usize, noun: &str) -> Self {
+    /// A stream of `inputs` inputs of `noun` (`bundle`: the bar reads `3/1112 bundles`) with
+    /// the command line's finding flags; a bad `--ignore` is the error (printed: exit 2).
+    pub fn new(
+        report: Report,
+        strict: bool,
+        inputs: usize,
+        noun: &str,
+        args: &FindingArgs,
+    ) -> Result<Self, u8> {
+        let ignore = olmctl::codes::Ignore::parse(&args.ignore).map_err(|e| {
+            crate::term::error(format_args!("--ignore {e}"));
+            EXIT_USAGE
+        })?;
         let bar = (crate::term::show_progress() && inputs > 1).then(|| {
             let bar =
                 ProgressBar::with_draw_target(Some(inputs as u64), ProgressDrawTarget::stderr());
@@ -102,16 +257,20 @@ impl Stream {
             bar.tick();
             bar
         });
-        Stream {
+        let whole =
+            (args.baseline.is_some() || args.write_baseline.is_some()).then(|| args.clone());
+        Ok(Stream {
             report,
             strict,
             inputs,
             bar,
             summary: olmctl::diag::Summary::default(),
             failing: false,
-            kept: Vec::new(),
+            ignore,
+            whole,
+            all: Vec::new(),
             unread: 0,
-        }
+        })
     }
 
     /// Says on the progress bar which input is being checked.
@@ -139,30 +298,31 @@ impl Stream {
         }
     }
 
-    /// Counts `findings`, prints them in the streamed formats (then a summary line naming
-    /// `line`, if any) or keeps them for the document.
-    fn record(&mut self, findings: Vec<Finding>, line: Option<&str>) {
-        let s = olmctl::diag::Summary::of(&findings);
-        self.summary.errors += s.errors;
-        self.summary.warnings += s.warnings;
-        self.summary.infos += s.infos;
-        self.failing |= exit_status(&findings, self.strict) != EXIT_OK;
-        let mut text = match self.report {
-            Report::Text => render_text(&findings, use_color()),
-            Report::Github => {
-                olmctl::github::render(&findings, base_dir("GITHUB_WORKSPACE").as_deref())
+    /// Counts `findings` (those `--ignore` keeps), prints them in the streamed formats (then a
+    /// summary line naming `line`, if any) and keeps them.
+    fn record(&mut self, mut findings: Vec<Finding>, line: Option<&str>) {
+        findings.retain(|f| self.ignore.keeps(f.code));
+        let streamed = self.whole.is_none() && matches!(self.report, Report::Text | Report::Github);
+        if streamed {
+            let s = olmctl::diag::Summary::of(&findings);
+            self.summary.errors += s.errors;
+            self.summary.warnings += s.warnings;
+            self.summary.infos += s.infos;
+            self.failing |= exit_status(&findings, self.strict) != EXIT_OK;
+            let mut text = match self.report {
+                Report::Github => {
+                    olmctl::github::render(&findings, base_dir("GITHUB_WORKSPACE").as_deref())
+                }
+                _ => render_text(&findings, use_color()),
+            };
+            if let Some(name) = line {
+                text.push_str(&summary_line(&s, name));
             }
-            _ => {
-                self.kept.extend(findings);
-                return;
+            if !text.is_empty() {
+                self.print(&text);
             }
-        };
-        if let Some(name) = line {
-            text.push_str(&summary_line(&s, name));
         }
-        if !text.is_empty() {
-            self.print(&text);
-        }
+        self.all.extend(findings);
     }
 
     /// An input that could not be read: `error: ...` on stderr, the others go on.
@@ -182,32 +342,30 @@ impl Stream {
         self.record(findings, None);
     }
 
-    /// Prints the total (`what` names what was checked) or the whole document, and returns
-    /// the exit status: 2 when an input could not be read, else 1 on errors (with `strict`,
-    /// warnings), else 0.
+    /// Prints the total (`what` names what was checked; text adds the per-code summary) or
+    /// the whole document, and returns the exit status: 2 when an input could not be read,
+    /// else 1 on errors (with `strict`, warnings) not in the baseline, else 0.
     pub fn finish(self, what: &str) -> u8 {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
-        match self.report {
-            Report::Text | Report::Github => out(&summary_line(&self.summary, what)),
-            Report::Json => out(&render_json(&self.kept)),
-            Report::Sarif => {
-                let cwd = std::env::current_dir().ok();
-                out(&olmctl::sarif::render(&self.kept, cwd.as_deref()));
+        let code = match (&self.whole, self.report) {
+            (None, Report::Text | Report::Github) => {
+                let mut s = String::new();
+                if self.report == Report::Text && self.all.len() > 1 {
+                    s = format!(
+                        "by code: {}\n",
+                        olmctl::diag::render_code_summary(&self.all)
+                    );
+                }
+                s.push_str(&summary_line(&self.summary, what));
+                out(&s);
+                if self.failing { EXIT_FINDINGS } else { EXIT_OK }
             }
-            Report::Codeclimate => {
-                let base = base_dir("CI_PROJECT_DIR");
-                out(&olmctl::codeclimate::render(&self.kept, base.as_deref()));
-            }
-        }
-        if self.unread > 0 {
-            crate::term::EXIT_USAGE
-        } else if self.failing {
-            EXIT_FINDINGS
-        } else {
-            EXIT_OK
-        }
+            (None, _) => findings_of(&self.all, what, self.report, self.strict),
+            (Some(args), _) => findings_with(&self.all, None, args, what, self.report, self.strict),
+        };
+        if self.unread > 0 { EXIT_USAGE } else { code }
     }
 }
 

@@ -80,11 +80,16 @@ fn removing_a_middle_edge_reports_the_stranded_versions() {
     assert_eq!(e.replaces, "kube-green.v0.4.1");
     e.replaces.clear();
     let f = check(&old, &new);
-    let all = versions(&[
-        "0.3.0", "0.3.1", "0.4.0", "0.4.1", "0.5.0", "0.5.1", "0.5.2", "0.6.0", "0.7.0", "0.7.1",
-    ]);
-    assert_eq!(stranded(&f, "OLM v0"), all);
-    assert!(f.iter().all(|x| x.message.contains("<no single head>")));
+    // The cause once (UPG007, the second head), the stranded users listed under it.
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0].code, "UPG007");
+    assert!(f[0].message.contains("kube-green.v0.4.1"), "{f:#?}");
+    assert!(
+        f[0].notes[0].starts_with(
+            "OLM v0: users on kube-green.v0.3.0, kube-green.v0.3.1, kube-green.v0.4.0 and 7 more"
+        ),
+        "{f:#?}"
+    );
     let (o, n) = (write(&old), write(&new));
     let out = std::process::Command::new(crate::common::olmctl_bin())
         .args(["catalog", "check-upgrades", "-o", "json", "--base"])
@@ -112,6 +117,78 @@ fn removing_a_middle_edge_reports_the_stranded_versions() {
     );
     assert!(stranded(&f, "OLM v1").is_empty(), "{f:#?}");
     assert!(f.iter().all(|x| x.code == "UPG001"), "{f:#?}");
+}
+
+/// The first-day case: one typo in a `replaces` of the certified index's
+/// victoriametrics-operator (`v0.70.0` for `v0.70.1`). One error names the missing bundle and
+/// suggests the entry; findings the base catalog has already are pre-existing and do not fail.
+#[test]
+fn a_replaces_typo_is_reported_once_with_a_suggestion() {
+    let src = common::shared_fixtures()
+        .join("first-day/catalogs/v4.21/victoriametrics-operator/catalog.yaml");
+    let text = std::fs::read_to_string(&src).expect("fixture");
+    let typo = text.replacen(
+        "replaces: victoriametrics-operator.v0.70.1",
+        "replaces: victoriametrics-operator.v0.70.0",
+        1,
+    );
+    assert_ne!(typo, text);
+    // Both catalogs get the same file that does not load: pre-existing.
+    let broken = "schema: olm.package\nname: [oops\n";
+    let base = common::write_tree(&[
+        ("victoriametrics-operator/catalog.yaml", &text),
+        ("zz/broken.yaml", broken),
+    ]);
+    let new = common::write_tree(&[
+        ("victoriametrics-operator/catalog.yaml", &typo),
+        ("zz/broken.yaml", broken),
+    ]);
+    let run = |format: &str| {
+        std::process::Command::new(crate::common::olmctl_bin())
+            .args(["catalog", "check-upgrades", "-o", format, "--base"])
+            .arg(base.path())
+            .arg(new.path())
+            .output()
+            .expect("run")
+    };
+    let out = run("json");
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let fresh: Vec<&serde_json::Value> = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["baselineState"] == "new")
+        .collect();
+    assert_eq!(fresh.len(), 1, "{v:#}");
+    assert_eq!(fresh[0]["code"], "UPG006");
+    let msg = fresh[0]["message"].as_str().expect("message");
+    assert!(
+        msg.contains("replaces victoriametrics-operator.v0.70.0"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("did you mean victoriametrics-operator.v0.70.1?"),
+        "{msg}"
+    );
+    let notes = fresh[0]["notes"].to_string();
+    assert!(!notes.contains("<no single head>"), "{notes}");
+    assert!(
+        !notes.contains("users on victoriametrics-operator.v0.74.1"),
+        "{notes}"
+    );
+    assert_eq!(v["summary"]["errors"].as_u64(), Some(1));
+    assert!(v["summary"]["unchanged"].as_u64() >= Some(1), "{v:#}");
+    // Without the typo only the pre-existing findings remain: exit 0.
+    let same = std::process::Command::new(crate::common::olmctl_bin())
+        .args(["catalog", "check-upgrades", "--base"])
+        .arg(base.path())
+        .arg(base.path())
+        .output()
+        .expect("run");
+    let text_out = String::from_utf8_lossy(&same.stdout);
+    assert_eq!(same.status.code(), Some(0), "{text_out}");
+    assert!(text_out.contains("] (pre-existing): "), "{text_out}");
 }
 
 #[test]

@@ -192,24 +192,10 @@ pub fn suggest(key: &str, fields: &[&'static str]) -> Option<&'static str> {
     let k = key.to_ascii_lowercase();
     fields
         .iter()
-        .map(|f| (edit_distance(&k, &f.to_ascii_lowercase()), *f))
+        .map(|f| (crate::text::edit_distance(&k, &f.to_ascii_lowercase()), *f))
         .filter(|(d, f)| *d <= 2.max(f.len() / 4) && *d < f.len())
         .min()
         .map(|(_, f)| f)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

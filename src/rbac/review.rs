@@ -257,6 +257,7 @@ pub fn review(
             subject: cx.subject.clone(),
             path,
             help: help.map(str::to_string),
+            notes: Vec::new(),
         }
     };
     let mut foreign = BTreeSet::new();

@@ -87,6 +87,8 @@ pub struct Common {
     #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
     output: Report,
     #[command(flatten)]
+    findings: crate::report::FindingArgs,
+    #[command(flatten)]
     registry: RegistryArgs,
     #[command(flatten)]
     pull: PullArgs,
@@ -142,8 +144,8 @@ fn options(c: &Common) -> Result<Options, String> {
     })
 }
 
-fn emit(findings: &[Finding], what: &str, report: Report) -> u8 {
-    crate::report::findings_of(findings, what, report, false)
+fn emit(findings: &[Finding], what: &str, c: &Common) -> u8 {
+    crate::report::findings_with(findings, None, &c.findings, what, c.output, false)
 }
 
 /// Reads bundles given as directories or image references; images are pulled into scratch
@@ -192,7 +194,7 @@ fn upgrade(old: &str, new: &str, c: &Common) -> u8 {
         n.name,
         n.version_str()
     );
-    emit(&findings, &what, c.output)
+    emit(&findings, &what, c)
 }
 
 /// Bundle name → where its contents are (a directory or an image reference still to read).
@@ -417,7 +419,7 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
             // Catalog files that do not load may hold the bundles looked for: shown first.
             let load = olmctl::checks::fbc::load_errors(&loaded);
             if !load.is_empty() {
-                emit(&load, "catalog files not loaded", c.output);
+                emit(&load, "catalog files not loaded", c);
             }
             let mut lines = lines.iter();
             crate::term::error(lines.next().map_or("", String::as_str));
@@ -469,7 +471,7 @@ fn catalog(dir: &Path, bundles: Option<&Path>, package: Option<&str>, c: &Common
         "{} edges checked, {} not checked, {} bundles",
         all.checked, all.unchecked, all.bundles
     );
-    emit(&all.findings, &what, c.output)
+    emit(&all.findings, &what, c)
 }
 
 fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
@@ -492,7 +494,11 @@ fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
         .as_ref()
         .map(|l| olmctl::graph::CatalogGraphs::build(&l.cfg, None));
     // Each package's findings are printed as it is checked, in the order given.
-    let mut stream = crate::report::Stream::new(c.output, false, packages.len(), "package");
+    let mut stream =
+        match crate::report::Stream::new(c.output, false, packages.len(), "package", &c.findings) {
+            Ok(s) => s,
+            Err(code) => return code,
+        };
     let (mut bundles, mut checked, mut unchecked, mut from_catalog) = (0, 0, 0, 0);
     for pkg in packages {
         let name = pkg.display().to_string();

@@ -6,7 +6,7 @@ codes! {
     CYCLE = "GRAPH001", Error, "The upgrade edges form a cycle, or an entry replaces itself.";
     HEADS = "GRAPH002", Error, "A channel has several heads; OLM v0 needs one replacement chain.";
     STRANDED = "GRAPH003", Error, "An entry is neither on the replaces chain from the head nor skipped.";
-    SKIPPED_IN_CHAIN = "GRAPH004", Warning, "A skipped entry sits inside the replaces chain: OLM v0 ignores its edges, so users below it depend on other entries.";
+    SKIPPED_IN_CHAIN = "GRAPH004", Warning, "Users rely on a skipped entry's edges: OLM v0 never lands on a skipped entry and ignores its replaces, skips and skipRange, so the users they name never reach the head.";
     BAD_SKIP_RANGE = "GRAPH005", Error, "A skipRange does not parse; OLM v0 silently ignores it.";
     SKIP_RANGE_ABOVE = "GRAPH006", Warning, "A skipRange admits versions at or above the bundle's own version.";
     DOWNGRADE = "GRAPH007", Warning, "A replaces or skips edge goes to a lower version (OLM v1 never takes it).";

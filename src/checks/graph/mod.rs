@@ -111,11 +111,6 @@ fn channel(g: &ChannelGraph<'_>, sink: &mut Sink) {
                 subj(n),
             );
         }
-        // A skipped entry that the chain runs through: OLM v0 ignores its own edges.
-        if g.graph[n].skipped && !e.replaces.is_empty() && g.node(&e.replaces).is_some() {
-            sink.push(&SKIPPED_IN_CHAIN, format!("{} is skipped but sits in the replaces chain (replaces {}): OLM v0 never lands on it and ignores its edges", e.name, e.replaces), &f, p, subj(n))
-                .help = Some("name the older bundles directly from an entry that is not skipped (skips are not transitive)".into());
-        }
         if !e.skip_range.is_empty() {
             match &g.ranges[n.index()] {
                 None => {
@@ -175,6 +170,7 @@ fn channel(g: &ChannelGraph<'_>, sink: &mut Sink) {
     }
     let Some(head) = g.head else { return };
     let (out0, out1) = (outcomes(g, Semantics::V0), outcomes(g, Semantics::V1));
+    skipped_edges_relied_on(g, head, out0, sink);
     for n in g.graph.node_indices() {
         if n == head {
             continue;
@@ -209,6 +205,91 @@ fn channel(g: &ChannelGraph<'_>, sink: &mut Sink) {
                 subj(n),
             );
         }
+    }
+}
+
+/// GRAPH004: a skipped entry whose edges some users rely on. OLM v0 orders a channel by walking
+/// `replaces` from the head and drops every skipped entry from that order (operator-lifecycle-manager
+/// `pkg/controller/registry/resolver/resolver.go`, `sortChannel`); only entries of the order are
+/// upgrade candidates, so a skipped entry's own `replaces`, `skips` and `skipRange` never take
+/// anybody anywhere. That is harmless, and the ordinary z-stream pattern (every release replaces
+/// the same base and skips the ones in between), as long as the users those edges name reach the
+/// head some other way: the check fires only for the entries a skipped entry names that OLM v0
+/// leaves short of the head, and says whether the walk from the head runs through the entry.
+fn skipped_edges_relied_on(
+    g: &ChannelGraph<'_>,
+    head: NodeIndex,
+    out0: &[crate::graph::path::Outcome],
+    sink: &mut Sink,
+) {
+    // The entries the walk from the head along `replaces` visits, skipped ones included.
+    let mut on_chain = HashSet::new();
+    let mut cur = head;
+    while on_chain.insert(cur) {
+        match g.node(&g.entry(cur).replaces) {
+            Some(next) => cur = next,
+            None => break,
+        }
+    }
+    let mut skippers: HashMap<&str, Vec<&str>> = HashMap::new();
+    for e in &g.source.entries {
+        for s in &e.skips {
+            skippers
+                .entry(s.as_str())
+                .or_default()
+                .push(e.name.as_str());
+        }
+    }
+    for n in g.graph.node_indices().filter(|&n| g.graph[n].skipped) {
+        let e = g.entry(n);
+        let named = g
+            .graph
+            .neighbors_directed(n, petgraph::Direction::Incoming)
+            .chain(g.range_sources(n));
+        let mut stuck: Vec<NodeIndex> = named
+            .filter(|&y| y != n && out0[y.index()].stop != Stop::Head)
+            .collect();
+        stuck.sort_by(|&a, &b| g.graph[a].name.cmp(&g.graph[b].name));
+        stuck.dedup();
+        let Some(&first) = stuck.first() else {
+            continue;
+        };
+        let by = skippers
+            .get(e.name.as_str())
+            .map(|v| {
+                let mut v = v.clone();
+                v.sort_unstable();
+                v.dedup();
+                v.join(", ")
+            })
+            .unwrap_or_default();
+        let where_ = if on_chain.contains(&n) {
+            " and sits in the replaces chain from the head"
+        } else {
+            ""
+        };
+        let users = crate::text::and_more(
+            &stuck
+                .iter()
+                .map(|&y| g.graph[y].name.as_str())
+                .collect::<Vec<_>>(),
+            3,
+        );
+        let end = &g.graph[out0[first.index()].end].name;
+        let (f, p) = at(g, n);
+        sink.push(
+            &SKIPPED_IN_CHAIN,
+            format!(
+                "{} is skipped by {by}{where_}: OLM v0 never lands on it and ignores its edges, so users on {users}, which it names, never reach the head {} (users on {} stop at {end})",
+                e.name, g.graph[head].name, g.graph[first].name
+            ),
+            &f,
+            p,
+            Subject::entry(&g.package, &g.channel, &e.name),
+        )
+        .help = Some(format!(
+            "name {users} from an entry that is not skipped (such as {by}): skips are not transitive"
+        ));
     }
 }
 

@@ -19,8 +19,9 @@
 //! - What only loosens validation but OLM v1's preflight refuses is SCH014, a warning the policy
 //!   (`--preflight olmv1`) turns into an error: a CEL rule removed, `exclusiveMaximum` or
 //!   `exclusiveMinimum` removed, `type: string` becoming int-or-string, a field missing from a
-//!   higher served version (crdify compares it with an empty schema), and a change inside an
-//!   `additionalProperties` schema (crdify's unhandled diff sees it on the parent too).
+//!   higher served version (crdify compares it with an empty schema), a change inside an
+//!   `additionalProperties` schema (crdify's unhandled diff sees it on the parent too), and
+//!   `x-kubernetes-list-type` going between absent and `atomic` (its default).
 //! - Whatever else differs is one SCH012 per property, as crdify's "unhandled changes found", but
 //!   spelled as a key-by-key diff of the JSON values rather than a dump of the Go struct.
 //!
@@ -650,15 +651,44 @@ properties:
         );
     }
 
+    /// Issue 40: 795 SCH012 errors on the certified index for `x-kubernetes-list-type: <none> ->
+    /// "atomic"`, the default: a SCH014 (OLM v1's preflight only), either way.
+    #[test]
+    fn atomic_list_type_against_none_is_preflight_only() {
+        for (o, n) in [
+            ("", "x-kubernetes-list-type: atomic"),
+            ("x-kubernetes-list-type: atomic", ""),
+        ] {
+            let kw = |k: &str| {
+                if k.is_empty() {
+                    "type: array".to_string()
+                } else {
+                    format!("type: array, {k}")
+                }
+            };
+            let d = one(&x(&kw(o)), &x(&kw(n)));
+            assert!(
+                d.starts_with("^.spec.x SCH014 unhandled changes found: x-kubernetes-list-type: "),
+                "{d}"
+            );
+            assert!(d.contains("atomic is the default"), "{d}");
+        }
+        let d = one(
+            &x("type: array, x-kubernetes-list-type: atomic"),
+            &x("type: array, x-kubernetes-list-type: set"),
+        );
+        assert!(d.starts_with("^.spec.x SCH012"), "{d}");
+    }
+
     #[test]
     fn unhandled_changes_are_a_field_level_diff() {
         assert_eq!(
             one(
-                &x("type: string, format: date, x-kubernetes-list-type: atomic"),
+                &x("type: string, format: date, x-kubernetes-list-type: set"),
                 &x("type: string, format: date-time, x-kubernetes-preserve-unknown-fields: true")
             ),
             "^.spec.x SCH012 unhandled changes found: format: \"date\" -> \"date-time\"; \
-             x-kubernetes-list-type: \"atomic\" -> <none>; \
+             x-kubernetes-list-type: \"set\" -> <none>; \
              x-kubernetes-preserve-unknown-fields: <none> -> true"
         );
         // Long values are cut.

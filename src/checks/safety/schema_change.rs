@@ -19,7 +19,7 @@ codes! {
     CEL = "SCH011", Error, "x-kubernetes-validations (CEL) rules were added or changed: existing objects may fail the new rules (crdify reports these as unhandled).";
     UNHANDLED = "SCH012", Error, "Any other schema change (crdify unhandled), shown as a field-level diff.";
     TOO_DEEP = "SCH013", Error, "A schema nests deeper than the comparison limit and differs below it: the change is not compared, so it is reported rather than passed.";
-    PREFLIGHT_ONLY = "SCH014", Warning, "A change OLM v1's CRD preflight (crdify) refuses although it only loosens validation (a CEL rule or exclusiveMaximum/exclusiveMinimum removed, string to int-or-string, a field missing from a higher served version, a change inside additionalProperties reported on its parent): an error with --preflight olmv1.";
+    PREFLIGHT_ONLY = "SCH014", Warning, "A change OLM v1's CRD preflight (crdify) refuses although it only loosens validation (a CEL rule or exclusiveMaximum/exclusiveMinimum removed, string to int-or-string, a field missing from a higher served version, a change inside additionalProperties reported on its parent, x-kubernetes-list-type between absent and atomic, its default): an error with --preflight olmv1.";
 }
 
 /// Knobs of the comparison (OLM v1's preflight settings are the defaults).

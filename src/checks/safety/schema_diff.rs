@@ -447,7 +447,32 @@ fn check_cel(c: &mut Cmp) -> Shaped {
     Ok(())
 }
 
+/// `x-kubernetes-list-type` absent on one side and `atomic` on the other: atomic is the
+/// default for lists (apiextensions' structural schema, `x-kubernetes-list-type`: "Defaults to
+/// atomic"), so neither the API server nor any client sees a change. crdify has no comparator
+/// for it and reports it as unhandled, which OLM v1's preflight refuses
+/// (operator-controller `internal/operator-controller/rukpak/preflights/crdupgradesafety/
+/// crdupgradesafety.go`, `defaultConfig`: `UnhandledEnforcement: EnforcementPolicyError`):
+/// SCH014, like the other changes only that preflight refuses. Other list-type changes
+/// (`atomic` to `set` or `map`, and back) change how apply merges lists and stay SCH012.
+fn check_list_type(c: &mut Cmp) {
+    let (o, n) = c.pair("x-kubernetes-list-type");
+    let atomic = |x: Option<&Node>| x.and_then(Node::as_str) == Some("atomic");
+    if (o.is_none() && atomic(n)) || (atomic(o) && n.is_none()) {
+        c.handled.insert("x-kubernetes-list-type");
+        c.report(
+            &PREFLIGHT_ONLY,
+            format!(
+                "unhandled changes found: x-kubernetes-list-type: {} -> {} (atomic is the default: no change for the API server or any client; crdify reports it as unhandled)",
+                shown(o),
+                shown(n)
+            ),
+        );
+    }
+}
+
 fn check_unhandled(c: &mut Cmp) {
+    check_list_type(c);
     let (old, new) = (c.old.sorted_entries(), c.new.sorted_entries());
     let keys: BTreeSet<&str> = old.iter().chain(&new).map(|e| e.key.as_str()).collect();
     let mut parts = Vec::new();

@@ -40,9 +40,14 @@ pub fn edge(old: &Facts<'_>, new: &Facts<'_>, policy: &Policy, out: &mut Vec<Fin
             finding(&NOT_UPWARDS, new, pos, format!("the version does not go up: {ov} -> {nv}"))
                 .help("an upgrade must go to a higher version; fix the edge (replaces, skips, skipRange) or the version"),
         );
-    } else if nv.major > ov.major && !policy.allow_major_upgrades {
+    } else if nv.major > ov.major
+        && !policy.allow_major_upgrades
+        && !(is_calver(ov) && is_calver(nv))
+    {
+        // The old version is left out of the message: one new bundle reached over many
+        // edges (a skipRange fan-in) is then one finding naming every old bundle.
         out.push(
-            finding(&MAJOR_HOP, new, pos, format!("crosses major version {} -> {} ({ov} -> {nv})", ov.major, nv.major))
+            finding(&MAJOR_HOP, new, pos, format!("crosses major version {} -> {} (to {nv})", ov.major, nv.major))
                 .help("a major version may break users; if this edge is intended, set allowMajorUpgrades: true in the policy file"),
         );
     }
@@ -62,6 +67,15 @@ pub fn edge(old: &Facts<'_>, new: &Facts<'_>, policy: &Policy, out: &mut Vec<Fin
                 .help("OLM v0 does not consider minKubeVersion when it resolves: users on clusters older than the new minimum are upgraded into a CSV that stays Pending; raise it in a minor or major release"),
         );
     }
+}
+
+/// Whether `v` is a calendar version: its major is a year (`2024.1`, or `24.11` and `25.3.0` with
+/// a month-like minor, 1 to 12), as portworx, stackable and airlock number their releases. A
+/// new year is no breaking-change signal there, so crossing one is not a major hop (SKW002);
+/// the other skew rules apply as to any version.
+pub fn is_calver(v: &Version) -> bool {
+    (2000..=2099).contains(&v.major)
+        || ((20..=99).contains(&v.major) && (1..=12).contains(&v.minor))
 }
 
 /// `minKubeVersion` as OLM reads it: an optional `v`, then a semantic version.

@@ -525,11 +525,7 @@ pub fn check_package_edges(
         }
     }
     for ((to, _), (mut f, v1_only, froms)) in grouped {
-        let shown = if froms.len() <= 4 {
-            froms.join(", ")
-        } else {
-            format!("{} and {} more", froms[..3].join(", "), froms.len() - 3)
-        };
+        let shown = crate::text::and_more(&froms, 2);
         f.message = format!("{shown} -> {to}: {}", f.message);
         if v1_only {
             f.message

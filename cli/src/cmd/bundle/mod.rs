@@ -80,7 +80,8 @@ pub enum BundleCmd {
         #[arg(long, value_name = "X.Y", conflicts_with = "k8s_version")]
         openshift_version: Option<String>,
         /// Run only these suites or codes (comma-separated or repeated): bundle, csv, crd,
-        /// deprecated-apis, operatorhub, good-practices, olm, all, or codes such as CSV005.
+        /// deprecated-apis, operatorhub, good-practices, olm, all, or codes such as CSV005;
+        /// `!CODE` leaves a code (or the codes it starts) out, as --ignore does.
         #[arg(long, value_delimiter = ',', value_name = "SUITE|CODE")]
         select: Vec<String>,
         /// Optional suites (or codes) to run besides the selection: objects, community, or
@@ -102,6 +103,8 @@ pub enum BundleCmd {
         /// Output format.
         #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
         output: Report,
+        #[command(flatten)]
+        findings: crate::report::FindingArgs,
     },
 }
 
@@ -245,7 +248,12 @@ pub fn run(cmd: BundleCmd) -> u8 {
             categories_file,
             registry,
             output,
+            mut findings,
         } => {
+            // `--select '!CODE'`: a code left out, as --ignore.
+            let (negated, select): (Vec<String>, Vec<String>) =
+                select.into_iter().partition(|s| s.trim().starts_with('!'));
+            findings.ignore.extend(negated);
             let mut k8s_version = k8s_version;
             let mut index_file = None;
             for kv in &optional_values {
@@ -334,7 +342,7 @@ pub fn run(cmd: BundleCmd) -> u8 {
                 crate::term::error(e);
                 return EXIT_USAGE;
             }
-            validate(&dirs, opts, Some(&registry), strict, output)
+            validate(&dirs, opts, Some(&registry), strict, output, &findings)
         }
     }
 }
@@ -361,6 +369,7 @@ fn generate(opts: &olmctl::bundle::generate::Options, out: &std::path::Path) -> 
         None,
         false,
         Report::Text,
+        &crate::report::FindingArgs::default(),
     )
 }
 
@@ -388,6 +397,7 @@ fn validate(
     registry: Option<&crate::args::RegistryArgs>,
     strict: bool,
     output: Report,
+    args: &crate::report::FindingArgs,
 ) -> u8 {
     // The registries are asked (and --password-stdin read) only when ARC checks run.
     let reg = match registry
@@ -405,7 +415,10 @@ fn validate(
         Ok(rt) => rt,
         Err(code) => return code,
     };
-    let mut stream = crate::report::Stream::new(output, strict, dirs.len(), "bundle");
+    let mut stream = match crate::report::Stream::new(output, strict, dirs.len(), "bundle", args) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     if let Some(d) = dirs.first() {
         stream.checking(&d.display().to_string());
     }

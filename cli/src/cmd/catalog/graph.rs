@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use crate::args::{GraphFormat, SemanticsArg};
 use crate::term::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Output, Report, out};
+use olmctl::diag::Finding;
 use olmctl::graph::path::{Semantics, Stop, UpgradePath, parse_installed, resolve};
 use olmctl::graph::{CatalogGraphs, ChannelGraph, render};
 use olmctl::text::esc;
@@ -11,15 +12,12 @@ use olmctl::text::esc;
 /// Finds the channel graph for `package`/`channel` (default channel when `None`).
 fn channel_graph<'g, 'a>(
     graphs: &'g CatalogGraphs<'a>,
+    all_packages: &[&str],
     package: &str,
     channel: Option<&str>,
 ) -> Result<&'g ChannelGraph<'a>, String> {
     let Some(chans) = graphs.packages.get(package) else {
-        let known: Vec<&str> = graphs.packages.keys().map(String::as_str).collect();
-        return Err(format!(
-            "package `{package}` is not in the catalog (packages: {})",
-            known.join(", ")
-        ));
+        return Err(not_a_package(package, all_packages));
     };
     let name = match channel {
         Some(c) => c.to_string(),
@@ -38,6 +36,42 @@ fn channel_graph<'g, 'a>(
             known.join(", ")
         )
     })
+}
+
+/// `package `x` is not in the catalog (did you mean `y`?; packages: a, b and 40 more)`.
+fn not_a_package(package: &str, all: &[&str]) -> String {
+    let guess = olmctl::text::nearest(package, all.iter().copied())
+        .map_or(String::new(), |g| format!("did you mean `{g}`? "));
+    let list = if all.is_empty() {
+        "none".to_string()
+    } else {
+        olmctl::text::and_more(all, 20)
+    };
+    format!("package `{package}` is not in the catalog ({guess}packages: {list})")
+}
+
+/// Refuses a `--from` that names neither an entry of the package nor a version (`banana`):
+/// exit 2 with the nearest entry. A version, or a `name.vX.Y.Z`, that the package lacks is
+/// taken as a bundle outside the catalog (a pruned one), as OLM resolves an installed CSV by
+/// its name and version whether the catalog still has it or not.
+fn check_from(graphs: &CatalogGraphs<'_>, g: &ChannelGraph<'_>, from: &str) -> Result<(), String> {
+    let installed = parse_installed(g, from);
+    let entries: Vec<&str> = graphs
+        .packages
+        .get(&g.package)
+        .into_iter()
+        .flat_map(|c| c.values())
+        .flat_map(|c| c.graph.node_weights().map(|e| e.name.as_str()))
+        .collect();
+    if installed.version.is_some() || entries.contains(&from) {
+        return Ok(());
+    }
+    let guess = olmctl::text::nearest(from, entries.iter().copied())
+        .map_or(String::new(), |n| format!(" (did you mean `{n}`?)"));
+    Err(format!(
+        "--from `{from}` is neither a bundle of package `{}` nor a version{guess}: give a CSV name or a version such as 1.2.3",
+        g.package
+    ))
 }
 
 fn path_text(p: &UpgradePath) -> String {
@@ -98,13 +132,25 @@ pub fn path(
         Err(c) => return c,
     };
     let graphs = CatalogGraphs::build(&loaded.cfg, Some(package));
-    let g = match channel_graph(&graphs, package, channel) {
+    let mut all: Vec<&str> = loaded
+        .cfg
+        .packages
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    let g = match channel_graph(&graphs, &all, package, channel) {
         Ok(g) => g,
         Err(e) => {
             crate::term::error(e);
             return EXIT_USAGE;
         }
     };
+    if let Err(e) = check_from(&graphs, g, from) {
+        crate::term::error(e);
+        return EXIT_USAGE;
+    }
     let target = match to {
         Some(t) => match parse_installed(g, t)
             .name
@@ -122,7 +168,35 @@ pub fn path(
         },
         None => None,
     };
-    let p = resolve(g, parse_installed(g, from), semantics.into(), target);
+    let sem: Semantics = semantics.into();
+    let p = resolve(g, parse_installed(g, from), sem, target);
+    // A target the path passes by: OLM v0 never upgrades to a skipped entry (sortChannel drops
+    // it from the channel order; it installs one only as a Subscription's startingCSV).
+    if let Some(t) = target
+        && p.stop != Stop::Target
+    {
+        let name = &g.graph[t].name;
+        let skippers: Vec<&str> = g
+            .source
+            .entries
+            .iter()
+            .filter(|e| e.skips.iter().any(|s| s == name))
+            .map(|e| e.name.as_str())
+            .collect();
+        let why = if sem == Semantics::V0 && !skippers.is_empty() {
+            format!(
+                "it is skipped by {}: OLM v0 never upgrades to a skipped entry (it installs one only as a Subscription's startingCSV)",
+                olmctl::text::and_more(&skippers, 3)
+            )
+        } else {
+            format!("the path from {} does not go through it", p.from)
+        };
+        crate::term::error(format_args!(
+            "--to `{}`: not reachable as an upgrade target: {}",
+            esc(name),
+            esc(why)
+        ));
+    }
     match output {
         Output::Text => out(&path_text(&p)),
         Output::Json => out(&format!(
@@ -130,7 +204,7 @@ pub fn path(
             serde_json::to_string_pretty(&p).unwrap_or_default()
         )),
     }
-    if matches!(p.stop, Stop::Head | Stop::Target) {
+    if p.stop == Stop::Target || (p.stop == Stop::Head && target.is_none()) {
         EXIT_OK
     } else {
         EXIT_FINDINGS
@@ -212,7 +286,7 @@ pub fn graph(
     }
 }
 
-pub fn lint(dirs: &[PathBuf], output: Report) -> u8 {
+pub fn lint(dirs: &[PathBuf], output: Report, args: &crate::report::FindingArgs) -> u8 {
     let loaded = match crate::inputs::catalog(dirs) {
         Ok(l) => l,
         Err(c) => return c,
@@ -220,23 +294,58 @@ pub fn lint(dirs: &[PathBuf], output: Report) -> u8 {
     let mut findings = olmctl::checks::fbc::load_errors(&loaded);
     findings.extend(olmctl::checks::graph::lint(&loaded.cfg));
     olmctl::diag::sort_findings(&mut findings);
-    crate::report::catalog_findings(&findings, &loaded, output)
+    crate::report::findings_with(&findings, None, args, &loaded.summary(), output, false)
 }
 
-pub fn check_upgrades(base: PathBuf, new: PathBuf, output: Report) -> u8 {
-    let old = match crate::inputs::catalog(&[base]) {
+pub fn check_upgrades(
+    base: PathBuf,
+    new: PathBuf,
+    output: Report,
+    args: &crate::report::FindingArgs,
+) -> u8 {
+    let old = match crate::inputs::catalog(std::slice::from_ref(&base)) {
         Ok(l) => l,
         Err(c) => return c,
     };
-    let loaded = match crate::inputs::catalog(&[new]) {
+    let loaded = match crate::inputs::catalog(std::slice::from_ref(&new)) {
         Ok(l) => l,
         Err(c) => return c,
     };
     // A base or new catalog with files that do not load would hide regressions: their load
-    // errors are findings too.
-    let mut findings = olmctl::checks::fbc::load_errors(&old);
-    findings.extend(olmctl::checks::fbc::load_errors(&loaded));
-    findings.extend(olmctl::checks::upgrades::check(&old.cfg, &loaded.cfg));
-    olmctl::diag::sort_findings(&mut findings);
-    crate::report::catalog_findings(&findings, &loaded, output)
+    // errors are findings too. Those both catalogs have (the same code, object and message at
+    // the same path below each root) are pre-existing: shown once, from the new catalog, and
+    // not failing. A base file that does not load while the new one does still fails: the
+    // users of its bundles were not compared.
+    let old_root = std::path::absolute(&base).unwrap_or(base);
+    let new_root = std::path::absolute(&new).unwrap_or(new);
+    let old_errors = olmctl::checks::fbc::load_errors(&old);
+    let new_errors = olmctl::checks::fbc::load_errors(&loaded);
+    let in_new = olmctl::baseline::Baseline::of(&new_errors, Some(&new_root));
+    let in_old = olmctl::baseline::Baseline::of(&old_errors, Some(&old_root));
+    let mut findings: Vec<(Finding, bool)> = Vec::new();
+    let old_also_new = in_new.known(&old_errors, Some(&old_root));
+    findings.extend(
+        old_errors
+            .into_iter()
+            .zip(old_also_new)
+            .filter(|(_, both)| !both)
+            .map(|(f, _)| (f, false)),
+    );
+    let new_also_old = in_old.known(&new_errors, Some(&new_root));
+    findings.extend(new_errors.into_iter().zip(new_also_old));
+    for f in olmctl::checks::upgrades::check(&old.cfg, &loaded.cfg) {
+        let pre = f.code == olmctl::checks::upgrades::STILL_STUCK.code;
+        findings.push((f, pre));
+    }
+    findings.sort_by(|a, b| olmctl::diag::compare_findings(&a.0, &b.0));
+    findings.dedup_by(|a, b| a.0 == b.0);
+    let (findings, known): (Vec<Finding>, Vec<bool>) = findings.into_iter().unzip();
+    crate::report::findings_with(
+        &findings,
+        Some((&known, "pre-existing")),
+        args,
+        &loaded.summary(),
+        output,
+        false,
+    )
 }

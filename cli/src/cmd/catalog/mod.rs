@@ -37,6 +37,8 @@ pub enum CatalogCmd {
         /// Output format.
         #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
         output: Report,
+        #[command(flatten)]
+        findings: crate::report::FindingArgs,
     },
     /// Serve OLM's registry gRPC API (api.Registry, health, reflection) from a catalog, as
     /// `opm serve` does in a CatalogSource pod, and/or catalogd's HTTP API (OLM v1) with
@@ -98,14 +100,17 @@ pub enum CatalogCmd {
         output: Output,
     },
     /// The upgrade path a subscription follows from an installed bundle, one resolution per hop.
-    /// Exit 0 when it ends at the channel head (or --to), 1 when users get stuck earlier.
+    /// Exit 0 when it ends at the channel head (or --to), 1 when users get stuck earlier or
+    /// the path passes --to by (OLM v0 never upgrades to a skipped entry), 2 for a package or
+    /// --from the catalog does not have.
     Path {
         /// The catalog directory.
         dir: PathBuf,
         /// Package name.
         #[arg(long, short = 'p')]
         package: String,
-        /// Installed bundle: a CSV name or a version (need not be in the catalog).
+        /// Installed bundle: a CSV name or a version (need not be in the catalog; a name that is
+        /// neither an entry of the package nor carries a version is refused).
         #[arg(long)]
         from: String,
         /// Channel (default: the package's default channel).
@@ -131,6 +136,8 @@ pub enum CatalogCmd {
         /// Output format.
         #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
         output: Report,
+        #[command(flatten)]
+        findings: crate::report::FindingArgs,
     },
     /// What changed between two catalogs (directories or images), per package: bundles,
     /// channels, upgrade edges (replaces, skips, the entries a skipRange covers), head moves,
@@ -162,6 +169,8 @@ pub enum CatalogCmd {
         /// Output format.
         #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
         output: Report,
+        #[command(flatten)]
+        findings: crate::report::FindingArgs,
     },
     /// Render bundle directories and images as the `olm.bundle` blobs `opm render` writes for
     /// them (properties in opm's order and encoding, relatedImages), and catalog images as
@@ -403,7 +412,11 @@ impl From<ServeLimitArgs> for olmctl::serve::server::Limits {
 
 pub fn run(cmd: CatalogCmd) -> u8 {
     match cmd {
-        CatalogCmd::Validate { dirs, output } => validate(&dirs, output),
+        CatalogCmd::Validate {
+            dirs,
+            output,
+            findings,
+        } => validate(&dirs, output, &findings),
         CatalogCmd::Serve {
             catalog,
             port,
@@ -473,7 +486,11 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             semantics,
             output,
         ),
-        CatalogCmd::Lint { dirs, output } => graph::lint(&dirs, output),
+        CatalogCmd::Lint {
+            dirs,
+            output,
+            findings,
+        } => graph::lint(&dirs, output, &findings),
         CatalogCmd::Build {
             dir,
             catalogs_dir,
@@ -532,7 +549,12 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             registry,
             pull,
         } => diff::diff(&old, &new, output, &registry, &pull),
-        CatalogCmd::CheckUpgrades { base, dir, output } => graph::check_upgrades(base, dir, output),
+        CatalogCmd::CheckUpgrades {
+            base,
+            dir,
+            output,
+            findings,
+        } => graph::check_upgrades(base, dir, output, &findings),
         CatalogCmd::Render {
             bundles,
             registry,
@@ -604,13 +626,13 @@ fn serve(
     }
 }
 
-fn validate(dirs: &[PathBuf], output: Report) -> u8 {
+fn validate(dirs: &[PathBuf], output: Report, args: &crate::report::FindingArgs) -> u8 {
     let loaded = match crate::inputs::catalog(dirs) {
         Ok(l) => l,
         Err(c) => return c,
     };
     let findings = olmctl::checks::fbc::validate(&loaded);
-    crate::report::catalog_findings(&findings, &loaded, output)
+    crate::report::findings_with(&findings, None, args, &loaded.summary(), output, false)
 }
 
 fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8 {
