@@ -369,6 +369,7 @@ pub fn run(a: InstallArgs) -> u8 {
         approval,
         gate,
         poll_interval: a.poll_interval,
+        catalog_annotations: Default::default(),
     };
     if let Err(e) = i.check() {
         error(e);
