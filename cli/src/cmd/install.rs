@@ -12,6 +12,8 @@ use crate::term::{EXIT_OK, EXIT_USAGE, error, out};
 use olmctl::install::uninstall::Uninstall;
 use olmctl::install::{Catalog, Install};
 
+mod run_bundle;
+
 /// Cluster connection and waiting flags, shared by install and uninstall.
 #[derive(Debug, Args)]
 pub struct LiveArgs {
@@ -49,14 +51,19 @@ impl LiveArgs {
 /// `olmctl install` arguments.
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// The package to install.
+    /// The package to install (with --bundle: the bundle's, which it must match when given).
+    #[arg(
+        default_value = "",
+        hide_default_value = true,
+        required_unless_present = "bundle"
+    )]
     package: String,
     /// A catalog (index) image: a CatalogSource is created for it.
     #[arg(
         long,
         value_name = "IMAGE",
         conflicts_with = "catalog_source",
-        required_unless_present_any = ["catalog_source", "cluster_catalog"]
+        required_unless_present_any = ["catalog_source", "cluster_catalog", "bundle"]
     )]
     catalog: Option<String>,
     /// An existing CatalogSource to install from.
@@ -112,6 +119,8 @@ pub struct InstallArgs {
     /// (spec.serviceAccount.name; its RBAC: `olmctl bundle installer-rbac`).
     #[arg(long, value_name = "NAME", requires = "olmv1")]
     service_account: Option<String>,
+    #[command(flatten)]
+    one_bundle: run_bundle::BundleArgs,
     #[command(flatten)]
     live: LiveArgs,
 }
@@ -280,14 +289,7 @@ fn installer_rbac_v1(
     timeout: Duration,
 ) -> Result<Vec<serde_json::Value>, String> {
     use olmctl::oci::deliver::Want;
-    let registry = crate::args::RegistryArgs {
-        plain_http: false,
-        insecure: false,
-        username: None,
-        password_stdin: false,
-        retries: 4,
-        timeout,
-    };
+    let registry = crate::args::RegistryArgs::defaults(timeout);
     let pull = crate::args::PullArgs {
         platform: None,
         max_size: 2 << 30,
@@ -334,6 +336,9 @@ fn installer_rbac_v1(
 
 /// Runs `olmctl install`.
 pub fn run(a: InstallArgs) -> u8 {
+    if a.one_bundle.bundle.is_some() {
+        return run_bundle::run(a);
+    }
     if a.olmv1 {
         return run_v1(a);
     }
@@ -371,15 +376,20 @@ pub fn run(a: InstallArgs) -> u8 {
         poll_interval: a.poll_interval,
         catalog_annotations: Default::default(),
     };
+    apply(i, a.print, a.live)
+}
+
+/// Checks an OLM v0 install, then prints its manifests or applies them and follows OLM.
+fn apply(i: Install, print: bool, live: LiveArgs) -> u8 {
     if let Err(e) = i.check() {
         error(e);
         return EXIT_USAGE;
     }
-    if a.print {
+    if print {
         out(&i.yaml());
         return EXIT_OK;
     }
-    let (connection, waiting) = a.live.split();
+    let (connection, waiting) = live.split();
     crate::cluster::run_install(InstallRequest {
         install: i,
         connection,
