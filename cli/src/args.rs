@@ -42,6 +42,21 @@ pub struct RegistryArgs {
     pub timeout: Duration,
 }
 
+impl RegistryArgs {
+    /// The flags' defaults, with `timeout`: for commands that read images without offering
+    /// the registry flags (or offering some of them).
+    pub fn defaults(timeout: Duration) -> RegistryArgs {
+        RegistryArgs {
+            plain_http: false,
+            insecure: false,
+            username: None,
+            password_stdin: false,
+            retries: 4,
+            timeout,
+        }
+    }
+}
+
 /// Flags for pulling.
 #[derive(Debug, Clone, Args)]
 pub struct PullArgs {

@@ -64,7 +64,7 @@ enum Command {
     /// Install a package through OLM: CatalogSource, OperatorGroup, Subscription (and an
     /// UpgradePolicy with --gate); --print writes them for `kubectl apply` or GitOps.
     #[command(disable_version_flag = true)]
-    Install(install::InstallArgs),
+    Install(Box<install::InstallArgs>),
     /// Uninstall a package OLM installed: its Subscription and CSV (and, when asked, its CRDs
     /// and the CatalogSource `olmctl install` created).
     #[command(disable_version_flag = true)]
@@ -224,7 +224,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Check(c) => cmd::check::run(c),
         Command::Gate(c) => cmd::gate::run(c),
         Command::Image(c) => cmd::image::run(c),
-        Command::Install(a) => cmd::install::run(a),
+        Command::Install(a) => cmd::install::run(*a),
         Command::Uninstall(a) => cmd::install::run_uninstall(a),
         Command::Status(a) => cmd::status::run(a),
         Command::Packages(a) => cmd::manage::packages(a),

@@ -261,6 +261,7 @@ fn check_install(package: &str, channel: &str, ns: &str, source: Option<&str>, p
         approval: "Automatic".into(),
         gate: None,
         poll_interval: poll.into(),
+        catalog_annotations: Default::default(),
     };
     assert_eq!(documents(&stdout(&o)), want.manifests());
     0

@@ -4,6 +4,7 @@
 //! the same options give the same manifests, which `install --print` writes for GitOps.
 
 pub mod olmv1;
+pub mod one_bundle;
 pub mod progress;
 pub mod starting_csv;
 pub mod uninstall;
@@ -51,6 +52,9 @@ pub struct Install {
     pub gate: Option<Value>,
     /// Poll interval of a catalog image given by tag.
     pub poll_interval: String,
+    /// Annotations of the CatalogSource created for an image (`install --bundle` records its
+    /// bundle: [`one_bundle::BUNDLE_ANNOTATION`]).
+    pub catalog_annotations: std::collections::BTreeMap<String, String>,
 }
 
 /// The CatalogSource name for a package's catalog image.
@@ -188,11 +192,15 @@ impl Install {
             if !image.contains("@sha256:") {
                 spec["updateStrategy"] = json!({"registryPoll": {"interval": self.poll_interval}});
             }
-            out.push(json!({
+            let mut cs = json!({
                 "apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
                 "metadata": {"name": source, "namespace": source_ns},
                 "spec": spec,
-            }));
+            });
+            if !self.catalog_annotations.is_empty() {
+                cs["metadata"]["annotations"] = json!(self.catalog_annotations);
+            }
+            out.push(cs);
         }
         if self.operator_group {
             let mut spec = json!({});
@@ -275,6 +283,7 @@ mod tests {
             approval: "Automatic".into(),
             gate: None,
             poll_interval: "30m".into(),
+            catalog_annotations: Default::default(),
         }
     }
 

@@ -7,7 +7,8 @@
 //! 3. every CSV of the package in the namespace (a failed upgrade leaves two; OLM's garbage
 //!    collection then removes the Deployments, RBAC and Services they own);
 //! 4. with `--delete-crds`: the CRDs, which have no custom resource left;
-//! 5. with `--delete-catalog-source`: the CatalogSource, when `olmctl install` created it.
+//! 5. with `--delete-catalog-source`: the CatalogSource, when `olmctl install` created it;
+//!    without it too when `install --bundle` created it (a one-bundle catalog).
 //!
 //! Without `--delete-crds`, custom resources that carry finalizers are named in a warning:
 //! once the operator is gone nothing removes those finalizers, and they block the deletion
@@ -420,7 +421,17 @@ impl Uninstall {
                     .collect(),
             );
         }
-        if self.delete_catalog_source {
+        // The one-bundle catalog `install --bundle` made serves nothing else: it goes with the
+        // Subscription, as operator-sdk's `cleanup` deletes the CatalogSource `run bundle` made
+        // (internal/olm/operator/uninstall.go, `Uninstall.Run`).
+        let one_bundle = found.catalog_source.as_ref().is_some_and(|cs| {
+            s(cs, "/spec/publisher") == PUBLISHER
+                && cs
+                    .pointer("/metadata/annotations")
+                    .and_then(|a| a.get(super::one_bundle::BUNDLE_ANNOTATION))
+                    .is_some()
+        });
+        if self.delete_catalog_source || one_bundle {
             match &found.catalog_source {
                 Some(cs) if s(cs, "/spec/publisher") == PUBLISHER => phases.push(vec![
                     Deletion::olm(
@@ -703,6 +714,34 @@ mod tests {
         assert_eq!(
             notes[1],
             "CRDs kept (and their custom resources): gadgets.example.com, widgets.example.com; --delete-crds deletes them"
+        );
+    }
+
+    #[test]
+    fn a_one_bundle_catalog_goes_without_the_flag_and_only_it() {
+        let mut f = found();
+        let cs = |annotations: Value| {
+            json!({"metadata": {"name": "p-catalog", "namespace": "olm", "annotations": annotations},
+            "spec": {"publisher": PUBLISHER}})
+        };
+        f.catalog_source = Some(cs(
+            json!({super::super::one_bundle::BUNDLE_ANNOTATION: "reg/p-bundle:v1.0.0"}),
+        ));
+        let (phases, notes) = u(false, false).plan(&f);
+        assert_eq!(
+            described(&phases).last().unwrap(),
+            &vec!["CatalogSource olm/p-catalog"]
+        );
+        assert!(
+            notes.iter().all(|n| !n.contains("CatalogSource")),
+            "{notes:?}"
+        );
+        // One `install --catalog` made stays without --delete-catalog-source.
+        f.catalog_source = Some(cs(json!({})));
+        let (phases, _) = u(false, false).plan(&f);
+        assert!(
+            phases.iter().flatten().all(|d| d.kind != "CatalogSource"),
+            "{phases:?}"
         );
     }
 

@@ -105,9 +105,8 @@ pub async fn run(cluster: &Cluster, req: &UninstallRequest, ui: &mut dyn Ui) -> 
         sub.pointer("/spec/source").and_then(Value::as_str),
         sub.pointer("/spec/sourceNamespace").and_then(Value::as_str),
     ) {
-        (Some(src), Some(sns)) if u.delete_catalog_source => {
-            api::get(&c, api::CATALOG_SOURCE, Some(sns), src).await?
-        }
+        // Read without --delete-catalog-source too: one `install --bundle` made goes anyway.
+        (Some(src), Some(sns)) => api::get(&c, api::CATALOG_SOURCE, Some(sns), src).await?,
         _ => None,
     };
     let (phases, notes) = u.plan(&found);

@@ -12,6 +12,8 @@ use crate::term::{EXIT_OK, EXIT_USAGE, error, out};
 use olmctl::install::uninstall::Uninstall;
 use olmctl::install::{Catalog, Install};
 
+mod run_bundle;
+
 /// Cluster connection and waiting flags, shared by install and uninstall.
 #[derive(Debug, Args)]
 pub struct LiveArgs {
@@ -49,14 +51,19 @@ impl LiveArgs {
 /// `olmctl install` arguments.
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// The package to install.
+    /// The package to install (with --bundle: the bundle's, which it must match when given).
+    #[arg(
+        default_value = "",
+        hide_default_value = true,
+        required_unless_present = "bundle"
+    )]
     package: String,
     /// A catalog (index) image: a CatalogSource is created for it.
     #[arg(
         long,
         value_name = "IMAGE",
         conflicts_with = "catalog_source",
-        required_unless_present_any = ["catalog_source", "cluster_catalog"]
+        required_unless_present_any = ["catalog_source", "cluster_catalog", "bundle"]
     )]
     catalog: Option<String>,
     /// An existing CatalogSource to install from.
@@ -120,6 +127,8 @@ pub struct InstallArgs {
     /// (spec.serviceAccount.name; its RBAC: `olmctl bundle installer-rbac`).
     #[arg(long, value_name = "NAME", requires = "olmv1")]
     service_account: Option<String>,
+    #[command(flatten)]
+    one_bundle: run_bundle::BundleArgs,
     #[command(flatten)]
     live: LiveArgs,
 }
@@ -325,6 +334,9 @@ fn installer_rbac_v1(
 
 /// Runs `olmctl install`.
 pub fn run(a: InstallArgs) -> u8 {
+    if a.one_bundle.bundle.is_some() {
+        return run_bundle::run(a);
+    }
     if a.olmv1 {
         return run_v1(a);
     }
@@ -342,7 +354,7 @@ pub fn run(a: InstallArgs) -> u8 {
     let approval = a
         .approval
         .unwrap_or_else(|| if pinning { "Manual" } else { "Automatic" }.into());
-    let mut i = Install {
+    let i = Install {
         package: a.package,
         catalog: match (a.catalog, a.catalog_source) {
             (Some(img), _) => Catalog::Image(img),
@@ -360,15 +372,22 @@ pub fn run(a: InstallArgs) -> u8 {
         approval,
         gate,
         poll_interval: a.poll_interval,
+        catalog_annotations: Default::default(),
     };
+    apply(i, a.print, a.live, a.catalog_dir.as_deref())
+}
+
+/// Checks an OLM v0 install, looks its `--version` up in the catalog at hand (`catalog_dir`,
+/// else the catalog image), then prints its manifests or applies them and follows OLM.
+fn apply(mut i: Install, print: bool, live: LiveArgs, catalog_dir: Option<&std::path::Path>) -> u8 {
     if let Err(e) = i.check() {
         error(e);
         return EXIT_USAGE;
     }
-    let timeout = a.live.timeout;
-    let (connection, waiting) = a.live.split();
+    let timeout = live.timeout;
+    let (connection, waiting) = live.split();
     if i.version.is_some() && i.starting_csv.is_none() {
-        match starting_csv(&i, a.catalog_dir.as_deref(), a.print, &connection, timeout) {
+        match starting_csv(&i, catalog_dir, print, &connection, timeout) {
             Ok(Some(csv)) => i.starting_csv = Some(csv),
             Ok(None) => {
                 if let Some(note) = i.guess_note() {
@@ -381,7 +400,7 @@ pub fn run(a: InstallArgs) -> u8 {
             }
         }
     }
-    if a.print {
+    if print {
         out(&i.yaml());
         return EXIT_OK;
     }
@@ -449,14 +468,7 @@ fn pulled_dir(
     want: olmctl::oci::deliver::Want,
     timeout: Duration,
 ) -> Result<(PathBuf, Vec<olmctl::oci::deliver::ScratchDir>), String> {
-    let registry = crate::args::RegistryArgs {
-        plain_http: false,
-        insecure: false,
-        username: None,
-        password_stdin: false,
-        retries: 4,
-        timeout,
-    };
+    let registry = crate::args::RegistryArgs::defaults(timeout);
     let pull = crate::args::PullArgs {
         platform: None,
         max_size: 2 << 30,

@@ -438,6 +438,7 @@ pub fn request(approval: &str, yes: bool) -> InstallRequest {
             approval: approval.into(),
             gate: None,
             poll_interval: "30m".into(),
+            catalog_annotations: Default::default(),
         },
         connection: Connection::default(),
         waiting: waiting(yes),

@@ -68,14 +68,7 @@ fn image_labels(
     image: &str,
     timeout: Duration,
 ) -> Result<std::collections::BTreeMap<String, String>, String> {
-    let registry = crate::args::RegistryArgs {
-        plain_http: false,
-        insecure: false,
-        username: None,
-        password_stdin: false,
-        retries: 4,
-        timeout,
-    };
+    let registry = crate::args::RegistryArgs::defaults(timeout);
     crate::inputs::image_labels(image, &registry)
 }
 
