@@ -33,6 +33,7 @@ pub mod olmv1;
 pub mod outdir;
 pub mod range;
 pub mod rbac;
+pub mod resolve;
 pub mod sarif;
 pub mod serve;
 pub mod status;
