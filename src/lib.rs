@@ -35,6 +35,7 @@ pub mod openshift;
 pub mod outdir;
 pub mod range;
 pub mod rbac;
+pub mod resolve;
 pub mod sarif;
 pub mod serve;
 pub mod status;

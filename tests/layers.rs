@@ -26,7 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["model"],
     &["graph"],
     &["bundle"],
-    &["checks", "oci", "olmv1", "rbac"],
+    &["checks", "oci", "olmv1", "rbac", "resolve"],
     &[
         "diff", "serve", "template", "gate", "install", "catalog", "validate", "status",
     ],
