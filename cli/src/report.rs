@@ -358,7 +358,17 @@ impl Stream {
                         olmctl::diag::render_code_summary(&self.all)
                     );
                 }
-                s.push_str(&summary_line(&self.summary, what));
+                if self.unread > 0 {
+                    // `failed: 0 errors, 0 warnings, 0 info, 1 not read (2 bundles)`
+                    s.push_str(&format!(
+                        "failed: {}, {} not read ({})\n",
+                        render_summary(&self.summary),
+                        self.unread,
+                        esc(what)
+                    ));
+                } else {
+                    s.push_str(&summary_line(&self.summary, what));
+                }
                 out(&s);
                 if self.failing { EXIT_FINDINGS } else { EXIT_OK }
             }
