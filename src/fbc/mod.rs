@@ -8,6 +8,7 @@ pub mod decode;
 pub mod emit_yaml;
 pub mod index;
 pub mod json;
+pub mod layout;
 pub mod lines;
 pub mod load;
 pub mod node;

@@ -1,5 +1,5 @@
 //! `catalog build OPERATOR_DIR`: every template/catalog pair of ci.yaml's
-//! `fbc.catalog_mapping` rendered to `<catalogs-dir>/<catalog>/<package>/catalog.yaml` (with the
+//! `fbc.catalog_mapping` rendered to `<catalogs-dir>/<catalog>/<operator-dir>/catalog.yaml` (with the
 //! csv-metadata migration from v4.17 on, as the community pipeline does), then validated and
 //! linted; with `check`, nothing is written and a committed catalog that differs from its
 //! template is reported.
@@ -38,7 +38,7 @@ pub enum Built {
     },
     /// The catalogs written, with the findings of validating and linting each.
     Written {
-        /// The package directories written (`<catalogs>/<catalog>/<package>`).
+        /// The package directories written (`<catalogs>/<catalog>/<operator-dir>`).
         written: Vec<PathBuf>,
         /// Their findings, sorted.
         findings: Vec<Finding>,
@@ -65,8 +65,11 @@ pub async fn build(b: &Build, events: &dyn Events) -> Result<Built, String> {
         .catalogs_dir
         .clone()
         .unwrap_or_else(|| dir.join("../../catalogs"));
-    // The package is the directory's name, as in the community pipeline: a template cannot
-    // write another package's catalog.
+    // The catalog goes under the operator directory's name, as the pipeline's Makefile writes
+    // it (`OPERATOR_NAME=$(shell basename $(PWD))`, `$(CATALOG_DIR)/<catalog>/$(OPERATOR_NAME)`):
+    // the package need not be named like it (certified-operators' isovalent-networking
+    // publishes package `clife`). opm reads any layout: a package is the `olm.package` blob's
+    // name, not its directory's (operator-registry alpha/declcfg/load.go, `WalkMetasFS`).
     let package_dir = std::fs::canonicalize(dir)
         .ok()
         .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -113,11 +116,15 @@ pub async fn build(b: &Build, events: &dyn Events) -> Result<Built, String> {
                     };
                     let cfg =
                         render(&docs[i].0, &docs[i].1, &dirs, level).map_err(|e| e.to_string())?;
-                    let named: Vec<&str> = cfg.packages.iter().map(|p| p.name.as_str()).collect();
-                    if named != [package_dir.as_str()] {
+                    // One template, one package: the directory holds one package's catalog.
+                    if cfg.packages.len() != 1 {
+                        let named: Vec<&str> =
+                            cfg.packages.iter().map(|p| p.name.as_str()).collect();
                         return Err(format!(
-                            "{}: renders package {} but the package directory is {package_dir}; nothing was written",
+                            "{}: renders {} packages ({}); the template of an operator directory \
+                             renders one package; nothing was written",
                             docs[i].0.display(),
+                            named.len(),
                             if named.is_empty() {
                                 "<none>".to_string()
                             } else {

@@ -73,7 +73,9 @@ pub enum CatalogCmd {
         #[command(flatten)]
         pull: PullArgs,
     },
-    /// Rewrite a catalog in opm's canonical form: one directory per package.
+    /// Rewrite a catalog in opm's canonical form: one directory per package, each package in
+    /// the directory it is in, whatever its name (opm reads any layout); a package leaving a
+    /// directory another package keeps is said on stderr.
     Fmt {
         /// The catalog directory.
         dir: PathBuf,
@@ -164,7 +166,8 @@ pub enum CatalogCmd {
     },
     /// Render bundle directories and images as the `olm.bundle` blobs `opm render` writes for
     /// them (properties in opm's order and encoding, relatedImages), and catalog images as
-    /// their FBC. Exit 2 when an input cannot be read or rendered.
+    /// their FBC. Exit 2 when an input cannot be read or rendered. For the Kubernetes objects
+    /// OLM v1 installs from a bundle, see `bundle render`.
     Render {
         /// Bundle directories (holding manifests/ and metadata/, or a bundle/ subdirectory),
         /// bundle images or catalog images. An argument that is not an existing path is an
@@ -243,7 +246,8 @@ pub enum CatalogCmd {
     },
     /// The whole publishing step of a community-operators package directory: every
     /// template/catalog pair of ci.yaml's fbc.catalog_mapping rendered to
-    /// <catalogs-dir>/<catalog>/<package>/catalog.yaml (bundle-object-to-csv-metadata from v4.17
+    /// <catalogs-dir>/<catalog>/<operator-dir>/catalog.yaml (under the operator directory's
+    /// name, as the pipeline writes it, whatever the package's name; bundle-object-to-csv-metadata from v4.17
     /// on, as the community pipeline does), then validated and linted. With --check nothing is
     /// written and exit 1 means a committed catalog differs from its template.
     Build {
@@ -281,8 +285,14 @@ pub enum CatalogCmd {
         /// Only this channel.
         #[arg(long, short = 'c')]
         channel: Option<String>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
+        /// Output format (`--format` is accepted too).
+        #[arg(
+            long = "output",
+            short = 'o',
+            visible_alias = "format",
+            value_enum,
+            default_value_t = GraphFormat::Text
+        )]
         format: GraphFormat,
         /// Mermaid: mark entries OLM v0 never upgrades to (skipped by a newer entry) and draw
         /// the edges v0 cannot take dashed red, as `opm alpha render-graph --draw-v0-semantics`.
@@ -618,7 +628,22 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
             return EXIT_FINDINGS;
         }
     }
-    let files = olmctl::fbc::write::canonical_files(&loaded.cfg, format);
+    // Each package stays in the directory it lives in, whatever its name (opm reads any
+    // layout); a package leaving a directory it shares is said, never done silently.
+    let layout = olmctl::fbc::layout::layout(&loaded.cfg, dir);
+    for m in &layout.moves {
+        eprintln!(
+            "note: package {} moves from {}/ to {}/ (one directory per package{})",
+            esc(&m.package),
+            esc(&m.from),
+            esc(&m.to),
+            m.kept_by
+                .as_deref()
+                .map(|k| format!("; {}/ holds package {}", esc(&m.from), esc(k)))
+                .unwrap_or_default()
+        );
+    }
+    let files = olmctl::fbc::write::canonical_files_in(&loaded.cfg, format, &layout);
     for (rel, _) in &files {
         if rel.components().count() > 2
             || rel
@@ -646,7 +671,8 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
             // Read as every input, and as the write would go (through no link).
             match olmctl::input::committed::read_committed(dir, rel) {
                 Ok(c) if c.as_deref() == Some(text.as_bytes()) => {}
-                Ok(_) => differ.push(dir.join(rel).display().to_string()),
+                Ok(None) => differ.push(format!("would create: {}", dir.join(rel).display())),
+                Ok(Some(_)) => differ.push(format!("would reformat: {}", dir.join(rel).display())),
                 Err(e) => {
                     crate::term::error(format_args!(
                         "{e}; --check compares the catalog with the regular file `olmctl \
@@ -660,13 +686,13 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
         differ.extend(
             existing
                 .difference(&wanted)
-                .map(|p| format!("{} (not a canonical file)", p.display())),
+                .map(|p| format!("would remove: {} (not a canonical file)", p.display())),
         );
         if differ.is_empty() {
             return EXIT_OK;
         }
         for d in differ {
-            eprintln!("would reformat: {}", esc(d));
+            eprintln!("{}", esc(d));
         }
         return EXIT_FINDINGS;
     }

@@ -64,7 +64,7 @@ pub fn run(
 }
 
 /// `catalog build OPERATOR_DIR`: every template/catalog pair of ci.yaml's
-/// `fbc.catalog_mapping` rendered to `<catalogs-dir>/<catalog>/<package>/catalog.yaml` (with the
+/// `fbc.catalog_mapping` rendered to `<catalogs-dir>/<catalog>/<operator-dir>/catalog.yaml` (with the
 /// csv-metadata migration from v4.17 on, as the community pipeline does), then validated and
 /// linted; with `check`, nothing is written and a committed catalog that differs from its
 /// template is a finding.

@@ -1,0 +1,232 @@
+//! The catalog commands on the certified-operators cases of `shared/fixtures/first-day`
+//! (issue 40): a package published under a directory not named after it (isovalent-networking
+//! holds package `clife`), and what opm users reach for.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::cli::{code, olmctl, p};
+use common::{copy_tree, shared_fixtures};
+use olmctl::bundle::load::str_at;
+use olmctl::bundle::render::{ObjectMode, render_dir};
+
+fn first_day() -> PathBuf {
+    shared_fixtures().join("first-day")
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The committed isovalent-networking catalog (package `clife`).
+fn isovalent_catalog() -> PathBuf {
+    first_day().join("catalogs/v4.21/isovalent-networking/catalog.yaml")
+}
+
+/// A `--bundles` map from every bundle image of the committed catalog to its fixture bundle
+/// directory (matched by the CSV name the directory renders).
+fn isovalent_map(at: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(isovalent_catalog()).expect("catalog");
+    let mut images = HashMap::new();
+    olmctl::fbc::yaml::parse_documents(&text, |n| {
+        if str_at(&n, &["schema"]) == Some("olm.bundle") {
+            images.insert(
+                str_at(&n, &["name"]).unwrap_or_default().to_string(),
+                str_at(&n, &["image"]).unwrap_or_default().to_string(),
+            );
+        }
+    })
+    .expect("yaml");
+    let mut map = String::new();
+    let ops = first_day().join("operators/isovalent-networking");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&ops)
+        .expect("operators")
+        .map(|e| e.expect("entry").path())
+        .filter(|d| d.join("manifests").is_dir())
+        .collect();
+    dirs.sort();
+    for d in dirs {
+        let r = render_dir(&d, "", ObjectMode::BundleObjects).expect("bundle renders");
+        if let Some(img) = images.remove(&r.name) {
+            map.push_str(&format!("{img}: {}\n", d.display()));
+        }
+    }
+    assert!(images.is_empty(), "bundles without a directory: {images:?}");
+    let file = at.join("map.yaml");
+    std::fs::write(&file, map).expect("map");
+    file
+}
+
+/// `operators/isovalent-networking` (its template) with ci.yaml mapping it to v4.21 only.
+fn isovalent_operator(root: &Path) -> PathBuf {
+    let op = root.join("operators/isovalent-networking");
+    copy_tree(
+        &first_day().join("operators/isovalent-networking/catalog-templates"),
+        &op.join("catalog-templates"),
+    );
+    std::fs::write(
+        op.join("ci.yaml"),
+        "fbc:\n  enabled: true\n  catalog_mapping:\n  - template_name: template.yaml\n    \
+         catalog_names: [v4.21]\n    type: olm.template.basic\n",
+    )
+    .expect("ci.yaml");
+    op
+}
+
+#[test]
+fn build_writes_a_package_under_its_operator_directory_whatever_its_name() {
+    let t = tempfile::tempdir().expect("tmp");
+    let op = isovalent_operator(t.path());
+    let map = isovalent_map(t.path());
+    // The committed catalog is current: --check passes.
+    let committed = first_day().join("catalogs");
+    let o = olmctl(&[
+        "catalog",
+        "build",
+        p(&op),
+        "--check",
+        "--catalogs-dir",
+        p(&committed),
+        "--bundles",
+        p(&map),
+    ]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    // Written: under isovalent-networking/, as the pipeline writes it, byte for byte.
+    let cats = t.path().join("catalogs");
+    let o = olmctl(&[
+        "catalog",
+        "build",
+        p(&op),
+        "--catalogs-dir",
+        p(&cats),
+        "--bundles",
+        p(&map),
+    ]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let written = cats.join("v4.21/isovalent-networking/catalog.yaml");
+    assert_eq!(
+        std::fs::read(&written).expect("written"),
+        std::fs::read(isovalent_catalog()).expect("committed")
+    );
+    assert!(!cats.join("v4.21/clife").exists(), "no directory renamed");
+}
+
+#[test]
+fn fmt_keeps_a_package_in_a_directory_not_named_after_it() {
+    let t = tempfile::tempdir().expect("tmp");
+    let cat = t.path().join("v4.21");
+    copy_tree(
+        &first_day().join("catalogs/v4.21/isovalent-networking"),
+        &cat.join("isovalent-networking"),
+    );
+    // Already canonical where it is.
+    let o = olmctl(&["catalog", "fmt", "--check", p(&cat)]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(err(&o), "");
+    // Rewritten in place: the same file in the same directory, nothing renamed.
+    let o = olmctl(&["catalog", "fmt", p(&cat)]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let files = olmctl::fbc::load::list_files(&cat).expect("list");
+    assert_eq!(files, [cat.join("isovalent-networking/catalog.yaml")]);
+    assert_eq!(
+        std::fs::read(&files[0]).expect("read"),
+        std::fs::read(isovalent_catalog()).expect("committed")
+    );
+    // A file in the directory that is not canonical: --check names files that exist (the
+    // one to remove) and the one it would create there.
+    let committed = std::fs::read_to_string(isovalent_catalog()).expect("committed");
+    std::fs::rename(&files[0], cat.join("isovalent-networking/clife.yaml")).expect("mv");
+    let o = olmctl(&["catalog", "fmt", "--check", p(&cat)]);
+    assert_eq!(code(&o), 1, "{}", err(&o));
+    let want = format!(
+        "would create: {}\nwould remove: {} (not a canonical file)\n",
+        cat.join("isovalent-networking/catalog.yaml").display(),
+        cat.join("isovalent-networking/clife.yaml").display()
+    );
+    assert_eq!(err(&o), want);
+    let o = olmctl(&["catalog", "fmt", p(&cat)]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(
+        std::fs::read_to_string(cat.join("isovalent-networking/catalog.yaml")).expect("read"),
+        committed
+    );
+    assert!(!cat.join("clife").exists());
+    let _ = stdout(&o);
+}
+
+#[test]
+fn fmt_says_when_a_package_leaves_a_shared_directory() {
+    let committed = std::fs::read_to_string(isovalent_catalog()).expect("committed");
+    // A second package in the same directory: one directory per package, the move is said.
+    let other = "---\nschema: olm.package\nname: zeta\n";
+    let t = common::write_tree(&[
+        ("isovalent-networking/catalog.yaml", &committed),
+        ("isovalent-networking/zeta.yaml", other),
+    ]);
+    let o = olmctl(&["catalog", "fmt", "--check", p(t.path())]);
+    assert_eq!(code(&o), 1, "{}", err(&o));
+    assert!(
+        err(&o).starts_with(
+            "note: package zeta moves from isovalent-networking/ to zeta/ (one directory per \
+             package; isovalent-networking/ holds package clife)\n"
+        ),
+        "{}",
+        err(&o)
+    );
+    let o = olmctl(&["catalog", "fmt", p(t.path())]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(err(&o).contains("note: package zeta moves"), "{}", err(&o));
+    assert!(t.path().join("zeta/catalog.yaml").is_file());
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("isovalent-networking/catalog.yaml")).expect("read"),
+        committed
+    );
+}
+
+#[test]
+fn graph_takes_its_format_as_o_and_output_as_every_command_does() {
+    let cat = first_day().join("catalogs/v4.21/hulft");
+    let by_format = olmctl(&["catalog", "graph", p(&cat), "--format", "mermaid"]);
+    assert_eq!(code(&by_format), 0, "{}", err(&by_format));
+    assert!(
+        stdout(&by_format).contains("graph LR"),
+        "{}",
+        stdout(&by_format)
+    );
+    for flag in ["-o", "--output"] {
+        let o = olmctl(&["catalog", "graph", p(&cat), flag, "mermaid"]);
+        assert_eq!(code(&o), 0, "{flag}: {}", err(&o));
+        assert_eq!(o.stdout, by_format.stdout, "{flag}");
+    }
+}
+
+#[test]
+fn bundle_render_needs_no_olmv1_flag_and_the_two_renders_name_each_other() {
+    let b = first_day().join("operators/isovalent-networking/v1.18.6-cee.2");
+    let with = olmctl(&[
+        "bundle",
+        "render",
+        p(&b),
+        "--olmv1",
+        "--install-namespace",
+        "ns",
+    ]);
+    assert_eq!(code(&with), 0, "{}", err(&with));
+    let without = olmctl(&["bundle", "render", p(&b), "--install-namespace", "ns"]);
+    assert_eq!(code(&without), 0, "{}", err(&without));
+    assert_eq!(without.stdout, with.stdout);
+    assert!(stdout(&without).contains("kind: Deployment"));
+    let help = stdout(&olmctl(&["bundle", "render", "--help"]));
+    assert!(help.contains("see `catalog render`"), "{help}");
+    let help = stdout(&olmctl(&["catalog", "render", "--help"]));
+    assert!(help.contains("see `bundle render`"), "{help}");
+    let help = stdout(&olmctl(&["bundle", "--help"]));
+    assert!(help.contains("Kubernetes objects"), "{help}");
+}
