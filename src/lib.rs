@@ -24,6 +24,7 @@ pub mod graph;
 pub mod imageref;
 pub mod input;
 pub mod install;
+pub mod linediff;
 pub mod markdown;
 pub mod model;
 pub mod names;

@@ -11,7 +11,7 @@ use std::path::Path;
 /// The layers, bottom first. A module may use only modules of lower layers.
 const LAYERS: &[&[&str]] = &[
     &[
-        "text", "gosort", "gojson", "range", "imageref", "outdir", "encoding",
+        "text", "gosort", "gojson", "range", "imageref", "outdir", "encoding", "linediff",
     ],
     &["markdown", "diag", "names"],
     &["input"],

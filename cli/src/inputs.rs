@@ -66,6 +66,31 @@ pub fn pull_to_dir(
     use crate::term::{EXIT_OK, Output, out};
     use olmctl::text::esc;
     let run = || -> Result<(), String> {
+        if let Some(oci) = olmctl::oci::transport::parse(image) {
+            // An OCI layout (oci:PATH[:REFERENCE]): read offline, nothing asked of a registry.
+            let oci = oci.map_err(|e| format!("{image}: {e}"))?;
+            let (_, digest) =
+                olmctl::oci::deliver::read_layout(image, &oci, dir, &pull_options(pull)?, want)
+                    .map_err(|e| format!("{image}: {e}"))?;
+            eprintln!(
+                "extracted {digest} from the OCI layout {} into {}",
+                esc(oci.dir.display()),
+                esc(dir.display())
+            );
+            match output {
+                Output::Text => out(&format!("{digest}\n")),
+                Output::Json => out(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "reference": image,
+                        "digest": digest,
+                        "dir": dir.display().to_string(),
+                    }))
+                    .unwrap_or_default()
+                )),
+            }
+            return Ok(());
+        }
         let r = olmctl::oci::registry::parse_ref(image)?;
         let opts = registry_options(reg_args, pull.max_size)?;
         let pull = pull_options(pull)?;

@@ -66,6 +66,11 @@ fn isovalent_map(at: &Path) -> PathBuf {
 
 /// `operators/isovalent-networking` (its template) with ci.yaml mapping it to v4.21 only.
 fn isovalent_operator(root: &Path) -> PathBuf {
+    isovalent_operator_for(root, "[v4.21]")
+}
+
+/// `operators/isovalent-networking` with ci.yaml mapping its template to `catalogs`.
+fn isovalent_operator_for(root: &Path, catalogs: &str) -> PathBuf {
     let op = root.join("operators/isovalent-networking");
     copy_tree(
         &first_day().join("operators/isovalent-networking/catalog-templates"),
@@ -73,8 +78,10 @@ fn isovalent_operator(root: &Path) -> PathBuf {
     );
     std::fs::write(
         op.join("ci.yaml"),
-        "fbc:\n  enabled: true\n  catalog_mapping:\n  - template_name: template.yaml\n    \
-         catalog_names: [v4.21]\n    type: olm.template.basic\n",
+        format!(
+            "fbc:\n  enabled: true\n  catalog_mapping:\n  - template_name: template.yaml\n    \
+         catalog_names: {catalogs}\n    type: olm.template.basic\n"
+        ),
     )
     .expect("ci.yaml");
     op
@@ -229,4 +236,202 @@ fn bundle_render_needs_no_olmv1_flag_and_the_two_renders_name_each_other() {
     assert!(help.contains("see `bundle render`"), "{help}");
     let help = stdout(&olmctl(&["bundle", "--help"]));
     assert!(help.contains("Kubernetes objects"), "{help}");
+}
+
+#[test]
+fn build_check_says_missing_and_shows_the_difference_as_a_unified_diff() {
+    let t = tempfile::tempdir().expect("tmp");
+    let op = isovalent_operator_for(t.path(), "[v4.20, v4.21]");
+    let map = isovalent_map(t.path());
+    // v4.20 has no catalog; v4.21's has one line edited by hand.
+    let cats = t.path().join("catalogs");
+    let committed = std::fs::read_to_string(isovalent_catalog()).expect("committed");
+    let edited = committed.replacen(
+        "  skipRange: '>=1.16.17-cee.1 <1.16.19-cee.1'\n",
+        "  skipRange: '>=1.16.0 <1.16.19-cee.1'\n",
+        1,
+    );
+    assert_ne!(edited, committed);
+    let v421 = cats.join("v4.21/isovalent-networking/catalog.yaml");
+    std::fs::create_dir_all(v421.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&v421, &edited).expect("write");
+    let o = olmctl(&[
+        "catalog",
+        "build",
+        p(&op),
+        "--check",
+        "--catalogs-dir",
+        p(&cats),
+        "--bundles",
+        p(&map),
+    ]);
+    assert_eq!(code(&o), 1, "{}", err(&o));
+    let template = op.join("catalog-templates/template.yaml");
+    let v420 = cats.join("v4.20/isovalent-networking/catalog.yaml");
+    let e = err(&o);
+    assert!(
+        e.contains(&format!(
+            "error: {} is missing: {} renders it\n",
+            v420.display(),
+            template.display()
+        )),
+        "{e}"
+    );
+    assert!(
+        e.contains(&format!(
+            "error: {} differs from what {} renders\n",
+            v421.display(),
+            template.display()
+        )),
+        "{e}"
+    );
+    assert!(e.contains("2 catalogs are out of date"), "{e}");
+    // The difference: the edited line of the committed file (line 46) back to the template's,
+    // with three lines of context, both sides named by the catalog's path.
+    let v = v421.display();
+    let want = [
+        format!("--- {v}"),
+        format!("+++ {v}"),
+        "@@ -43,7 +43,7 @@".into(),
+        " - name: clife.v1.16.17-cee.1".into(),
+        " - name: clife.v1.16.19-cee.1".into(),
+        "   replaces: clife.v1.16.17-cee.1".into(),
+        "-  skipRange: '>=1.16.0 <1.16.19-cee.1'".into(),
+        "+  skipRange: '>=1.16.17-cee.1 <1.16.19-cee.1'".into(),
+        " - name: clife.v1.16.20-cee.1".into(),
+        "   replaces: clife.v1.16.19-cee.1".into(),
+        "   skipRange: '>=1.16.17-cee.1 <1.16.20-cee.1'".into(),
+    ];
+    assert_eq!(stdout(&o), format!("{}\n", want.join("\n")));
+}
+
+#[test]
+fn images_are_read_from_the_oci_layouts_olmctl_writes_by_reference() {
+    let t = tempfile::tempdir().expect("tmp");
+    let bundle = first_day().join("operators/isovalent-networking/v1.18.6-cee.2");
+    let catalog = first_day().join("catalogs/v4.21/hulft");
+    let bl = t.path().join("bundles");
+    let cl = t.path().join("catalogs");
+    let o = olmctl(&[
+        "bundle",
+        "build",
+        p(&bundle),
+        "--tag",
+        "quay.io/x/clife-bundle:1.18.6",
+        "--oci-layout",
+        p(&bl),
+    ]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let o = olmctl(&[
+        "catalog",
+        "push",
+        p(&catalog),
+        "--tag",
+        "quay.io/x/cat:1.30.0",
+        "--oci-layout",
+        p(&cl),
+    ]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let by_tag = |layout: &Path, tag: &str| format!("oci:{}:{tag}", layout.display());
+    // A bundle: the same blob as its directory renders (neither has a registry name).
+    let dir = olmctl(&["catalog", "render", p(&bundle)]);
+    assert_eq!(code(&dir), 0, "{}", err(&dir));
+    for r in [
+        by_tag(&bl, "1.18.6"),
+        format!("oci:{}", bl.display()),
+        by_tag(&bl, "@0"),
+    ] {
+        let o = olmctl(&["catalog", "render", &r]);
+        assert_eq!(code(&o), 0, "{r}: {}", err(&o));
+        assert_eq!(stdout(&o), stdout(&dir), "{r}");
+    }
+    // A catalog: its FBC, as the directory renders through fmt's canonical form.
+    let o = olmctl(&["catalog", "render", &by_tag(&cl, "1.30.0"), "-o", "yaml"]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(
+        stdout(&o),
+        std::fs::read_to_string(catalog.join("catalog.yaml")).expect("committed")
+    );
+    // catalog pull and bundle unpack read them too.
+    let pulled = t.path().join("pulled");
+    let o = olmctl(&["catalog", "pull", &by_tag(&cl, "1.30.0"), p(&pulled)]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(
+        std::fs::read(pulled.join("hulft/catalog.yaml")).expect("pulled"),
+        std::fs::read(catalog.join("catalog.yaml")).expect("committed")
+    );
+    let unpacked = t.path().join("unpacked");
+    let o = olmctl(&["bundle", "unpack", &by_tag(&bl, "1.18.6"), p(&unpacked)]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(
+        unpacked
+            .join("manifests/clife.clusterserviceversion.yaml")
+            .is_file()
+    );
+    // A bundle is not a catalog; a name the layout does not hold, a directory that is no layout.
+    let o = olmctl(&[
+        "catalog",
+        "pull",
+        &by_tag(&bl, "1.18.6"),
+        p(&t.path().join("x")),
+    ]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        err(&o).contains("is a bundle image, not a catalog"),
+        "{}",
+        err(&o)
+    );
+    let o = olmctl(&["catalog", "render", &by_tag(&cl, "nope")]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        err(&o).contains("no single image named \"nope\""),
+        "{}",
+        err(&o)
+    );
+    let o = olmctl(&["catalog", "render", &by_tag(&catalog, "1")]);
+    assert_eq!(code(&o), 2);
+    assert!(err(&o).contains("not an OCI image layout"), "{}", err(&o));
+}
+
+#[test]
+fn help_names_what_the_readme_documents() {
+    let help = |args: &[&str]| stdout(&olmctl(args));
+    let template = help(&["catalog", "template", "--help"]);
+    for schema in [
+        "olm.template.basic",
+        "olm.semver",
+        "olm.template.substitutes",
+    ] {
+        assert!(template.contains(schema), "{schema}: {template}");
+    }
+    for args in [
+        &["catalog", "template", "--help"][..],
+        &["catalog", "build", "--help"][..],
+    ] {
+        let h = help(args);
+        let bundles = &h[h.find("--bundles <MAP.yaml>").expect("--bundles")..];
+        let bundles = &bundles[..bundles.find("\n\n").unwrap_or(bundles.len())];
+        assert!(bundles.contains("OCI image layout"), "{args:?}: {bundles}");
+    }
+    // Every key of the HTML report's URL fragment (what report.js reads from location.hash) is
+    // in its --help and in the README.
+    let js = std::fs::read_to_string(common::root().join("src/graph/report.js")).expect("js");
+    let keys: Vec<&str> = js
+        .split("h.get('")
+        .skip(1)
+        .filter_map(|s| s.split_once('\'').map(|(k, _)| k))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(keys, ["channel", "click", "lane", "package", "q"]);
+    let readme = std::fs::read_to_string(common::root().join("README.md")).expect("README");
+    let graph = help(&["catalog", "graph", "--help"]);
+    for k in keys {
+        let link = format!("{k}=");
+        assert!(
+            readme.contains(&format!("#{link}")) || readme.contains(&format!("&{link}")),
+            "{k}"
+        );
+        assert!(graph.contains(&link), "{k}: {graph}");
+    }
 }

@@ -30,11 +30,11 @@ pub struct Build {
 /// What it did.
 #[derive(Debug)]
 pub enum Built {
-    /// With `check`: the catalogs that differ from what their templates render (empty when all
-    /// are current).
+    /// With `check`: the catalogs that differ from what their templates render, or are
+    /// missing (empty when all are current).
     Checked {
-        /// One line per out-of-date catalog.
-        differs: Vec<String>,
+        /// One per out-of-date catalog, in ci.yaml's order.
+        stale: Vec<Stale>,
     },
     /// The catalogs written, with the findings of validating and linting each.
     Written {
@@ -43,6 +43,49 @@ pub enum Built {
         /// Their findings, sorted.
         findings: Vec<Finding>,
     },
+}
+
+/// A committed catalog that is not what its template renders (`catalog build --check`).
+#[derive(Debug, Clone)]
+pub struct Stale {
+    /// Where the catalog is (`<catalogs>/<catalog>/<operator-dir>/catalog.yaml`).
+    pub path: PathBuf,
+    /// The template that renders it.
+    pub template: PathBuf,
+    /// The committed file (`None`: missing).
+    pub committed: Option<Vec<u8>>,
+    /// What the template renders.
+    pub rendered: String,
+}
+
+impl Stale {
+    /// `PATH is missing: TEMPLATE renders it` or `PATH differs from what TEMPLATE renders`.
+    pub fn message(&self) -> String {
+        match self.committed {
+            None => format!(
+                "{} is missing: {} renders it",
+                self.path.display(),
+                self.template.display()
+            ),
+            Some(_) => format!(
+                "{} differs from what {} renders",
+                self.path.display(),
+                self.template.display()
+            ),
+        }
+    }
+
+    /// The unified diff from the committed catalog to the rendered one (from `/dev/null` when
+    /// missing), both sides named by the catalog's path, so `patch -p0` applies it.
+    pub fn diff(&self) -> String {
+        let path = self.path.display().to_string();
+        match &self.committed {
+            None => crate::linediff::unified("", &self.rendered, "/dev/null", &path),
+            Some(c) => {
+                crate::linediff::unified(&String::from_utf8_lossy(c), &self.rendered, &path, &path)
+            }
+        }
+    }
 }
 
 /// Runs `catalog build`; `events` hears each catalog written.
@@ -141,7 +184,7 @@ pub async fn build(b: &Build, events: &dyn Events) -> Result<Built, String> {
     }
     // Everything rendered: now compare or write.
     let mut written = Vec::new();
-    let mut differs = Vec::new();
+    let mut stale = Vec::new();
     for (i, catalog, rel, text) in outputs {
         if b.check {
             // Read as every input, and as the write below would go (through no link).
@@ -155,11 +198,12 @@ pub async fn build(b: &Build, events: &dyn Events) -> Result<Built, String> {
                     )
                 })?;
             if committed.as_deref() != Some(text.as_bytes()) {
-                differs.push(format!(
-                    "{} differs from what {} renders",
-                    catalogs_root.join(&rel).display(),
-                    docs[i].0.display()
-                ));
+                stale.push(Stale {
+                    path: catalogs_root.join(&rel),
+                    template: docs[i].0.clone(),
+                    committed,
+                    rendered: text,
+                });
             }
             continue;
         }
@@ -167,7 +211,7 @@ pub async fn build(b: &Build, events: &dyn Events) -> Result<Built, String> {
         written.push(catalogs_root.join(catalog).join(&package_dir));
     }
     if b.check {
-        return Ok(Built::Checked { differs });
+        return Ok(Built::Checked { stale });
     }
     // Validate and lint what was written (each catalog on its own: they are separate
     // indexes), as the pipeline does before it commits.

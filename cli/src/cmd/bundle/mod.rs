@@ -49,7 +49,7 @@ pub enum BundleCmd {
     /// Pull a bundle image and extract it into DIR (new or empty), checking every digest and
     /// refusing unsafe archive entries.
     Unpack {
-        /// The bundle image.
+        /// The bundle image (a registry reference, or oci:PATH[:TAG] for an OCI layout).
         image: String,
         /// Target directory (created when missing; must be empty).
         dir: PathBuf,

@@ -171,7 +171,8 @@ pub enum CatalogCmd {
     Render {
         /// Bundle directories (holding manifests/ and metadata/, or a bundle/ subdirectory),
         /// bundle images or catalog images. An argument that is not an existing path is an
-        /// image reference.
+        /// image reference: a registry's, or `oci:PATH[:TAG]` for an OCI image layout (as
+        /// skopeo names them; what `--oci-layout` writes).
         #[arg(required = true)]
         bundles: Vec<String>,
         #[command(flatten)]
@@ -202,7 +203,7 @@ pub enum CatalogCmd {
     Push(Box<PushArgs>),
     /// Pull a catalog image and extract its FBC (the configs directory) into DIR.
     Pull {
-        /// The catalog image.
+        /// The catalog image (a registry reference, or oci:PATH[:TAG] for an OCI layout).
         image: String,
         /// Target directory (created when missing; must be empty).
         dir: PathBuf,
@@ -214,8 +215,8 @@ pub enum CatalogCmd {
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
         output: Output,
     },
-    /// Render a catalog template (olm.template.basic or olm.semver, from the first document's
-    /// schema) to FBC on stdout, as `opm alpha render-template` does, in canonical form (what
+    /// Render a catalog template (olm.template.basic, olm.semver or olm.template.substitutes,
+    /// from the first document's schema) to FBC on stdout, as `opm alpha render-template` does, in canonical form (what
     /// `catalog fmt` writes). Bundle images come from --bundles first, then from the
     /// registry. Exit 2 on any template or bundle error, naming the file and line.
     #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -226,7 +227,8 @@ pub enum CatalogCmd {
         #[arg(required = true)]
         file: Option<PathBuf>,
         /// A YAML map from bundle image (exactly as the template writes it) to a bundle
-        /// directory, relative to the map file.
+        /// directory or an OCI image layout directory (the image picked by the reference's
+        /// digest, else its tag, else the only one), relative to the map file.
         #[arg(long, value_name = "MAP.yaml")]
         bundles: Option<PathBuf>,
         /// Where pulled bundles are cached by digest (default: $XDG_CACHE_HOME/olmctl/bundles,
@@ -249,21 +251,24 @@ pub enum CatalogCmd {
     /// <catalogs-dir>/<catalog>/<operator-dir>/catalog.yaml (under the operator directory's
     /// name, as the pipeline writes it, whatever the package's name; bundle-object-to-csv-metadata from v4.17
     /// on, as the community pipeline does), then validated and linted. With --check nothing is
-    /// written and exit 1 means a committed catalog differs from its template.
+    /// written and exit 1 means a committed catalog is missing or differs from its template.
     Build {
         /// The package directory (holding ci.yaml and catalog-templates/).
         dir: PathBuf,
         /// Where the catalogs are (default: <dir>/../../catalogs).
         #[arg(long, value_name = "DIR")]
         catalogs_dir: Option<PathBuf>,
-        /// A YAML map from bundle image to bundle directory (see `catalog template`).
+        /// A YAML map from bundle image to bundle directory or OCI image layout directory (see
+        /// `catalog template`).
         #[arg(long, value_name = "MAP.yaml")]
         bundles: Option<PathBuf>,
         /// Where pulled bundles are cached by digest (default: $XDG_CACHE_HOME/olmctl/bundles,
         /// else ~/.cache/olmctl/bundles).
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<PathBuf>,
-        /// Only compare: exit 1 when a committed catalog differs from its template.
+        /// Only compare: exit 1 when a committed catalog is missing or differs from what its
+        /// template renders (the difference printed on stdout as a unified diff, as `git
+        /// diff`).
         #[arg(long)]
         check: bool,
         #[command(flatten)]
@@ -853,7 +858,10 @@ fn render(
         ));
         return EXIT_USAGE;
     }
-    let any_image = inputs.iter().any(|s| olmctl::oci::deliver::is_image(s));
+    // A registry image names itself; a bundle read from an oci: layout has no registry name.
+    let registry_image =
+        |s: &str| olmctl::oci::deliver::is_image(s) && olmctl::oci::transport::parse(s).is_none();
+    let any_image = inputs.iter().any(|s| registry_image(s));
     if csv_metadata && images.is_empty() && !any_image {
         crate::term::error(
             "--csv-metadata needs --image (a bundle without an image must carry its manifests as olm.bundle.object)",
@@ -889,7 +897,8 @@ fn render(
                 }
                 continue;
             }
-            Some((Kind::Bundle, dir)) => (dir.clone(), input.as_str()),
+            Some((Kind::Bundle, dir)) if registry_image(input) => (dir.clone(), input.as_str()),
+            Some((Kind::Bundle, dir)) => (dir.clone(), ""),
             None => (PathBuf::from(input), ""),
         };
         let image = images.get(i).map(String::as_str).unwrap_or(default_image);
