@@ -42,3 +42,65 @@ pub fn load_whole(dirs: &[PathBuf]) -> Result<Loaded, NotWhole> {
         Err(NotWhole::Partial(errors))
     }
 }
+
+/// Keeps only the blobs of package `name` (its `olm.package`, channels, bundles,
+/// deprecations and other blobs naming it), as `opm alpha list channels|bundles INDEX PACKAGE`
+/// narrows the model (operator-registry alpha/action/list.go, `getPackages`); load problems are
+/// kept (a file that does not load may hold the package). An error names the package and
+/// the catalog's packages when no blob names it (opm: `package "x" not found`).
+pub fn only_package(loaded: &mut Loaded, name: &str) -> Result<(), String> {
+    let cfg = &mut loaded.cfg;
+    let found = cfg.packages.iter().any(|p| p.name == name)
+        || cfg.channels.iter().any(|c| c.package == name)
+        || cfg.bundles.iter().any(|b| b.package == name);
+    if !found {
+        let mut names: Vec<&str> = cfg.packages.iter().map(|p| p.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        return Err(format!(
+            "package {name:?} not found (packages: {})",
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        ));
+    }
+    cfg.packages.retain(|p| p.name == name);
+    cfg.channels.retain(|c| c.package == name);
+    cfg.bundles.retain(|b| b.package == name);
+    cfg.deprecations.retain(|d| d.package == name);
+    cfg.others.retain(|o| o.package == name);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+    use std::sync::Arc;
+
+    #[test]
+    fn only_package_keeps_its_blobs_and_names_the_others_when_missing() {
+        let mut loaded = Loaded::default();
+        let file: Arc<Path> = Path::new("/c/x.yaml").into();
+        let text = "schema: olm.package\nname: a\n---\nschema: olm.package\nname: b\n---\n\
+                    schema: olm.channel\npackage: b\nname: s\nentries: []\n---\n\
+                    schema: olm.bundle\npackage: a\nname: a.v1\nimage: x\n---\n\
+                    schema: custom\npackage: a\n";
+        assert!(crate::fbc::load::parse_text(text, &file, &mut loaded.cfg).is_empty());
+        let mut b = Loaded {
+            cfg: loaded.cfg.clone(),
+            ..Loaded::default()
+        };
+        only_package(&mut b, "b").expect("b");
+        assert_eq!(b.cfg.packages.len(), 1);
+        assert_eq!(b.cfg.channels.len(), 1);
+        assert!(b.cfg.bundles.is_empty() && b.cfg.others.is_empty());
+        only_package(&mut loaded, "a").expect("a");
+        assert_eq!(loaded.cfg.bundles.len(), 1);
+        assert_eq!(loaded.cfg.others.len(), 1);
+        let e = only_package(&mut loaded, "zz").expect_err("missing");
+        assert_eq!(e, "package \"zz\" not found (packages: a)");
+    }
+}

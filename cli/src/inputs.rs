@@ -18,6 +18,19 @@ pub fn catalog(dirs: &[PathBuf]) -> Result<Loaded, u8> {
     })
 }
 
+/// `loaded` narrowed to `package` when one is given (`-p/--package`,
+/// [`olmctl::catalog::only_package`]); an unknown package is a usage error (exit 2).
+pub fn narrowed(loaded: Result<Loaded, u8>, package: Option<&str>) -> Result<Loaded, u8> {
+    let mut loaded = loaded?;
+    if let Some(p) = package {
+        olmctl::catalog::only_package(&mut loaded, p).map_err(|e| {
+            error(olmctl::text::esc(e));
+            EXIT_USAGE
+        })?;
+    }
+    Ok(loaded)
+}
+
 /// Loads a catalog for a command that shows it ([`olmctl::catalog::load_whole`]): files that
 /// do not load are reported on stderr, as `validate` reports them, with exit status 1.
 pub fn whole_catalog(dirs: &[PathBuf]) -> Result<Loaded, u8> {

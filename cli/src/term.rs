@@ -76,3 +76,32 @@ pub fn or_usage<T>(r: Result<T, String>) -> Result<T, u8> {
         EXIT_USAGE
     })
 }
+
+/// Lines of cells aligned as Go's `text/tabwriter` aligns them with padding character ' ' and
+/// no flags (`tabwriter.NewWriter(w, minwidth, 0, padding, ' ', 0)`, as opm and kubectl print
+/// tables): every column but the last as wide as its widest cell plus `padding`, at least
+/// `minwidth`, counted in characters; the last cell unpadded.
+pub fn tabwrite(lines: &[Vec<String>], minwidth: usize, padding: usize) -> String {
+    let columns = lines.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            let widest = lines
+                .iter()
+                .filter_map(|l| l.get(i).map(|c| c.chars().count()))
+                .max();
+            (widest.unwrap_or(0) + padding).max(minwidth)
+        })
+        .collect();
+    let mut s = String::new();
+    for l in lines {
+        for (i, cell) in l.iter().enumerate() {
+            s.push_str(cell);
+            if i + 1 < l.len() {
+                let pad = widths[i] - cell.chars().count();
+                s.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        s.push('\n');
+    }
+    s
+}

@@ -435,3 +435,111 @@ fn help_names_what_the_readme_documents() {
         assert!(graph.contains(&link), "{k}: {graph}");
     }
 }
+
+/// Package foo (one channel, a replaces, a skip and a skipRange) and bar (a channel with two
+/// heads: an error for validate and lint).
+fn two_packages() -> tempfile::TempDir {
+    let bundle = |pkg: &str, name: &str| {
+        format!(
+            "---\nschema: olm.bundle\npackage: {pkg}\nname: {name}\nimage: quay.io/x/{name}:1\n\
+             properties:\n- type: olm.package\n  value:\n    packageName: {pkg}\n    version: {}\n",
+            name.rsplit(".v").next().expect("version")
+        )
+    };
+    let foo = format!(
+        "---\nschema: olm.package\nname: foo\ndefaultChannel: stable\n---\nschema: olm.channel\n\
+         package: foo\nname: stable\nentries:\n- name: foo.v1.1.0\n  replaces: foo.v1.0.0\n  \
+         skips: [foo.v0.9.0, foo.v0.9.1]\n  skipRange: '>=0.9.0 <1.1.0'\n- name: foo.v1.0.0\n{}{}",
+        bundle("foo", "foo.v1.0.0"),
+        bundle("foo", "foo.v1.1.0")
+    );
+    let bar = format!(
+        "---\nschema: olm.package\nname: bar\ndefaultChannel: beta\n---\nschema: olm.channel\n\
+         package: bar\nname: beta\nentries:\n- name: bar.v2.0.0\n- name: bar.v1.0.0\n{}{}",
+        bundle("bar", "bar.v1.0.0"),
+        bundle("bar", "bar.v2.0.0")
+    );
+    common::write_tree(&[("foo/catalog.yaml", &foo), ("bar/catalog.yaml", &bar)])
+}
+
+#[test]
+fn ls_lists_channels_and_bundles_as_opm_alpha_list_and_p_narrows_ls_lint_validate() {
+    let t = two_packages();
+    let d = p(t.path());
+    let o = olmctl(&["catalog", "ls", d, "--channels"]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(
+        stdout(&o),
+        "PACKAGE  CHANNEL  HEAD\n\
+         bar      beta     ERROR: multiple channel heads found in graph: bar.v1.0.0, bar.v2.0.0\n\
+         foo      stable   foo.v1.1.0\n"
+    );
+    let o = olmctl(&["catalog", "ls", d, "--bundles", "-p", "foo"]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    // Go's tabwriter (padding 2): each column but the last as wide as its widest cell + 2.
+    let row = |c: [&str; 7]| {
+        format!(
+            "{:<9}{:<9}{:<12}{:<12}{:<23}{:<16}{}\n",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6]
+        )
+    };
+    let want = [
+        row([
+            "PACKAGE",
+            "CHANNEL",
+            "BUNDLE",
+            "REPLACES",
+            "SKIPS",
+            "SKIP RANGE",
+            "IMAGE",
+        ]),
+        row([
+            "foo",
+            "stable",
+            "foo.v1.0.0",
+            "",
+            "",
+            "",
+            "quay.io/x/foo.v1.0.0:1",
+        ]),
+        row([
+            "foo",
+            "stable",
+            "foo.v1.1.0",
+            "foo.v1.0.0",
+            "foo.v0.9.0,foo.v0.9.1",
+            ">=0.9.0 <1.1.0",
+            "quay.io/x/foo.v1.1.0:1",
+        ]),
+    ];
+    assert_eq!(stdout(&o), want.concat());
+    let o = olmctl(&[
+        "catalog",
+        "ls",
+        d,
+        "--bundles",
+        "--package",
+        "foo",
+        "-o",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["bundles"][1]["skipRange"], ">=0.9.0 <1.1.0");
+    assert_eq!(v["bundles"][1]["skips"], "foo.v0.9.0,foo.v0.9.1");
+    let o = olmctl(&["catalog", "ls", d, "-p", "foo"]);
+    assert!(stdout(&o).starts_with("foo  "), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("bar"), "{}", stdout(&o));
+    // bar's two heads are errors; narrowed to foo there are none.
+    for cmd in ["lint", "validate"] {
+        assert_eq!(code(&olmctl(&["catalog", cmd, d])), 1, "{cmd}");
+        let o = olmctl(&["catalog", cmd, d, "-p", "foo"]);
+        assert_eq!(code(&o), 0, "{cmd}: {}", stdout(&o));
+        let o = olmctl(&["catalog", cmd, d, "-p", "nope"]);
+        assert_eq!(code(&o), 2, "{cmd}");
+        assert!(
+            err(&o).contains("package \"nope\" not found (packages: bar, foo)"),
+            "{}",
+            err(&o)
+        );
+    }
+}

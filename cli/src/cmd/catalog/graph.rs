@@ -212,8 +212,8 @@ pub fn graph(
     }
 }
 
-pub fn lint(dirs: &[PathBuf], output: Report) -> u8 {
-    let loaded = match crate::inputs::catalog(dirs) {
+pub fn lint(dirs: &[PathBuf], package: Option<&str>, output: Report) -> u8 {
+    let loaded = match crate::inputs::narrowed(crate::inputs::catalog(dirs), package) {
         Ok(l) => l,
         Err(c) => return c,
     };

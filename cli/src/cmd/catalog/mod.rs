@@ -33,6 +33,9 @@ pub enum CatalogCmd {
         /// Catalog directories (or files); several are composed like one catalog.
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
+        /// Only this package's blobs (exit 2 when the catalog has none).
+        #[arg(long, short = 'p')]
+        package: Option<String>,
         /// Output format.
         #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
         output: Report,
@@ -89,11 +92,23 @@ pub enum CatalogCmd {
         #[arg(long)]
         check: bool,
     },
-    /// List packages, default channels and channels with their head and entry count.
+    /// List packages, default channels and channels with their head and entry count; with
+    /// --channels or --bundles, the tables of `opm alpha list channels|bundles`.
     Ls {
         /// Catalog directories (or files).
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
+        /// Only this package (exit 2 when the catalog has none).
+        #[arg(long, short = 'p')]
+        package: Option<String>,
+        /// One row per channel, as `opm alpha list channels`: PACKAGE, CHANNEL, HEAD (sorted by
+        /// package and channel).
+        #[arg(long, conflicts_with = "bundles")]
+        channels: bool,
+        /// One row per channel entry, as `opm alpha list bundles`: PACKAGE, CHANNEL, BUNDLE,
+        /// REPLACES, SKIPS, SKIP RANGE, IMAGE (sorted by package, channel and bundle).
+        #[arg(long)]
+        bundles: bool,
         /// Output format.
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
         output: Output,
@@ -129,6 +144,9 @@ pub enum CatalogCmd {
         /// Catalog directories (or files).
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
+        /// Only this package's graphs (exit 2 when the catalog has none).
+        #[arg(long, short = 'p')]
+        package: Option<String>,
         /// Output format.
         #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
         output: Report,
@@ -408,7 +426,11 @@ impl From<ServeLimitArgs> for olmctl::serve::server::Limits {
 
 pub fn run(cmd: CatalogCmd) -> u8 {
     match cmd {
-        CatalogCmd::Validate { dirs, output } => validate(&dirs, output),
+        CatalogCmd::Validate {
+            dirs,
+            package,
+            output,
+        } => validate(&dirs, package.as_deref(), output),
         CatalogCmd::Serve {
             catalog,
             port,
@@ -460,7 +482,20 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             out,
             check,
         } => fmt(&dir, format, out.as_deref(), check),
-        CatalogCmd::Ls { dirs, output } => ls(&dirs, output),
+        CatalogCmd::Ls {
+            dirs,
+            package,
+            channels,
+            bundles,
+            output,
+        } => {
+            let table = match (channels, bundles) {
+                (true, _) => Some(LsTable::Channels),
+                (_, true) => Some(LsTable::Bundles),
+                _ => None,
+            };
+            ls(&dirs, package.as_deref(), table, output)
+        }
         CatalogCmd::Path {
             dir,
             package,
@@ -478,7 +513,11 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             semantics,
             output,
         ),
-        CatalogCmd::Lint { dirs, output } => graph::lint(&dirs, output),
+        CatalogCmd::Lint {
+            dirs,
+            package,
+            output,
+        } => graph::lint(&dirs, package.as_deref(), output),
         CatalogCmd::Build {
             dir,
             catalogs_dir,
@@ -606,8 +645,8 @@ fn serve(
     }
 }
 
-fn validate(dirs: &[PathBuf], output: Report) -> u8 {
-    let loaded = match crate::inputs::catalog(dirs) {
+fn validate(dirs: &[PathBuf], package: Option<&str>, output: Report) -> u8 {
+    let loaded = match crate::inputs::narrowed(crate::inputs::catalog(dirs), package) {
         Ok(l) => l,
         Err(c) => return c,
     };
@@ -790,11 +829,136 @@ fn listing(loaded: &Loaded) -> Vec<LsPackage> {
         .collect()
 }
 
-fn ls(dirs: &[PathBuf], output: Output) -> u8 {
-    let loaded = match crate::inputs::whole_catalog(dirs) {
+/// `ls --channels` / `ls --bundles`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LsTable {
+    Channels,
+    Bundles,
+}
+
+/// The rows of `opm alpha list channels|bundles` (operator-registry alpha/action/list.go,
+/// `ListChannels.Run`/`ListBundles.Run` and their `WriteColumns`): channels sorted by package
+/// and channel, bundles (one per channel entry) by package, channel and name; a channel's head
+/// by the model's `Channel.Head` (or its error text).
+fn list_table(loaded: &Loaded, table: LsTable) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let idx = Index::new(&loaded.cfg);
+    let mut rows = Vec::new();
+    for (pkg, view) in &idx.packages {
+        for (cname, cs) in &view.channels {
+            let entries = &cs[0].entries;
+            match table {
+                LsTable::Channels => {
+                    let head = match heads(entries) {
+                        Head::One(h) => h.to_string(),
+                        Head::None => "ERROR: no channel head found in graph".to_string(),
+                        Head::Many(v) => {
+                            format!(
+                                "ERROR: multiple channel heads found in graph: {}",
+                                v.join(", ")
+                            )
+                        }
+                    };
+                    rows.push(vec![pkg.to_string(), cname.to_string(), head]);
+                }
+                LsTable::Bundles => {
+                    let mut es: Vec<_> = entries.iter().collect();
+                    es.sort_by(|a, b| a.name.cmp(&b.name));
+                    for e in es {
+                        let image = view
+                            .bundles
+                            .get(e.name.as_str())
+                            .and_then(|b| b.first())
+                            .map(|b| b.image.clone())
+                            .unwrap_or_default();
+                        rows.push(vec![
+                            pkg.to_string(),
+                            cname.to_string(),
+                            e.name.clone(),
+                            e.replaces.clone(),
+                            e.skips.join(","),
+                            e.skip_range.clone(),
+                            image,
+                        ]);
+                    }
+                }
+            }
+        }
+    }
+    let header = match table {
+        LsTable::Channels => vec!["PACKAGE", "CHANNEL", "HEAD"],
+        LsTable::Bundles => vec![
+            "PACKAGE",
+            "CHANNEL",
+            "BUNDLE",
+            "REPLACES",
+            "SKIPS",
+            "SKIP RANGE",
+            "IMAGE",
+        ],
+    };
+    (header, rows)
+}
+
+fn ls(dirs: &[PathBuf], package: Option<&str>, table: Option<LsTable>, output: Output) -> u8 {
+    let loaded = match crate::inputs::narrowed(crate::inputs::whole_catalog(dirs), package) {
         Ok(l) => l,
         Err(c) => return c,
     };
+    if let Some(table) = table {
+        let (header, rows) = list_table(&loaded, table);
+        match output {
+            Output::Json => {
+                // Keys: the column names in camelCase.
+                let keys: Vec<String> = header
+                    .iter()
+                    .map(|h| {
+                        let mut k = String::new();
+                        for (i, w) in h.split(' ').enumerate() {
+                            let w = w.to_lowercase();
+                            if i == 0 {
+                                k.push_str(&w);
+                            } else {
+                                k.push_str(&w[..1].to_uppercase());
+                                k.push_str(&w[1..]);
+                            }
+                        }
+                        k
+                    })
+                    .collect();
+                let items: Vec<serde_json::Value> = rows
+                    .iter()
+                    .map(|r| {
+                        serde_json::Value::Object(
+                            keys.iter()
+                                .cloned()
+                                .zip(r.iter().map(|c| serde_json::Value::from(c.as_str())))
+                                .collect(),
+                        )
+                    })
+                    .collect();
+                let name = if table == LsTable::Channels {
+                    "channels"
+                } else {
+                    "bundles"
+                };
+                let v = serde_json::json!({ name: items });
+                out(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&v).unwrap_or_default()
+                ));
+            }
+            Output::Text => {
+                let mut lines = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+                lines.extend(
+                    rows.iter()
+                        .map(|r| r.iter().map(|c| esc(c).to_string()).collect()),
+                );
+                // opm's tabwriter: minwidth 0, padding 2.
+                out(&crate::term::tabwrite(&lines, 0, 2));
+            }
+        }
+        return EXIT_OK;
+    }
     let pkgs = listing(&loaded);
     match output {
         Output::Json => {
