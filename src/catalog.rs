@@ -74,6 +74,23 @@ pub fn only_package(loaded: &mut Loaded, name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// What `opm render` does to a catalog it reads (operator-registry alpha/action/render.go,
+/// `Render.Run`): every bundle's `olm.bundle.object` and `olm.csv.metadata` properties moved
+/// after the others (`moveBundleObjectsToEndOfPropertySlices`, order kept), its
+/// `relatedImages` sorted by image (opm's `sort.Slice`; stable here, so equal images keep
+/// their order).
+pub fn as_opm_renders(cfg: &mut crate::fbc::decl::DeclarativeConfig) {
+    for b in &mut cfg.bundles {
+        let is_object = |t: &str| t == "olm.bundle.object" || t == "olm.csv.metadata";
+        let (objects, mut others): (Vec<_>, Vec<_>) = std::mem::take(&mut b.properties)
+            .into_iter()
+            .partition(|p| is_object(&p.type_));
+        others.extend(objects);
+        b.properties = others;
+        b.related_images.sort_by(|x, y| x.image.cmp(&y.image));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +119,32 @@ mod tests {
         assert_eq!(loaded.cfg.others.len(), 1);
         let e = only_package(&mut loaded, "zz").expect_err("missing");
         assert_eq!(e, "package \"zz\" not found (packages: a)");
+    }
+
+    #[test]
+    fn as_opm_renders_moves_objects_last_and_sorts_related_images() {
+        let mut loaded = Loaded::default();
+        let file: Arc<Path> = Path::new("/c/x.yaml").into();
+        let text = "schema: olm.bundle\npackage: a\nname: a.v1\nimage: x\nproperties:\n\
+                    - type: olm.bundle.object\n  value: {data: e30=}\n\
+                    - type: olm.package\n  value: {packageName: a, version: 1.0.0}\n\
+                    - type: olm.csv.metadata\n  value: {}\n\
+                    - type: olm.gvk\n  value: {group: g, kind: K, version: v1}\n\
+                    relatedImages:\n- {name: z, image: quay.io/z}\n- {name: a, image: quay.io/a}\n";
+        assert!(crate::fbc::load::parse_text(text, &file, &mut loaded.cfg).is_empty());
+        as_opm_renders(&mut loaded.cfg);
+        let b = &loaded.cfg.bundles[0];
+        let types: Vec<&str> = b.properties.iter().map(|p| p.type_.as_str()).collect();
+        assert_eq!(
+            types,
+            [
+                "olm.package",
+                "olm.gvk",
+                "olm.bundle.object",
+                "olm.csv.metadata"
+            ]
+        );
+        let images: Vec<&str> = b.related_images.iter().map(|r| r.image.as_str()).collect();
+        assert_eq!(images, ["quay.io/a", "quay.io/z"]);
     }
 }

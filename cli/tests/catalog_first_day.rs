@@ -543,3 +543,40 @@ fn ls_lists_channels_and_bundles_as_opm_alpha_list_and_p_narrows_ls_lint_validat
         );
     }
 }
+
+#[test]
+fn render_passes_a_catalog_directory_through_as_opm_render_writes_it() {
+    // The certified catalogs were written by opm (render-template in the pipeline): opm's
+    // output for each directory is the committed file itself.
+    let v421 = first_day().join("catalogs/v4.21");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&v421)
+        .expect("v4.21")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs.len(), 5);
+    for d in &dirs {
+        let o = olmctl(&["catalog", "render", p(d), "-o", "yaml"]);
+        assert_eq!(code(&o), 0, "{}: {}", d.display(), err(&o));
+        assert_eq!(
+            o.stdout,
+            std::fs::read(d.join("catalog.yaml")).expect("committed"),
+            "{}",
+            d.display()
+        );
+    }
+    // JSON by default, as opm render: a stream of objects, the same blobs.
+    let o = olmctl(&["catalog", "render", p(&dirs[0])]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let objects: Vec<serde_json::Value> = serde_json::Deserializer::from_slice(&o.stdout)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .expect("a JSON stream");
+    let yaml = std::fs::read_to_string(dirs[0].join("catalog.yaml")).expect("committed");
+    assert_eq!(objects.len(), yaml.matches("\n---\n").count() + 1);
+    assert_eq!(objects[0]["schema"], "olm.package");
+    assert!(
+        stdout(&o).starts_with("{\n    \"schema\": \"olm.package\",\n"),
+        "4-space indent"
+    );
+}

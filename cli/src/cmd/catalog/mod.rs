@@ -188,7 +188,8 @@ pub enum CatalogCmd {
     /// OLM v1 installs from a bundle, see `bundle render`.
     Render {
         /// Bundle directories (holding manifests/ and metadata/, or a bundle/ subdirectory),
-        /// bundle images or catalog images. An argument that is not an existing path is an
+        /// catalog (FBC) directories (passed through as `opm render DIR` writes them), bundle
+        /// images or catalog images. An argument that is not an existing path is an
         /// image reference: a registry's, or `oci:PATH[:TAG]` for an OCI image layout (as
         /// skopeo names them; what `--oci-layout` writes).
         #[arg(required = true)]
@@ -1049,15 +1050,31 @@ fn render(
         }
     };
     let mut blobs = Vec::new();
+    // A catalog (an image's configs, or a directory that is no bundle) passes through as
+    // opm render writes it (alpha/action/render.go: declcfg.LoadFS, then Render.Run's
+    // reordering, then WriteJSON/WriteYAML's canonical order).
+    let catalog = |dir: &Path, blobs: &mut Vec<_>| -> Result<(), u8> {
+        let mut loaded = crate::inputs::whole_catalog(&[dir.to_path_buf()])?;
+        olmctl::catalog::as_opm_renders(&mut loaded.cfg);
+        for (_, nodes) in canonical(&loaded.cfg) {
+            blobs.extend(nodes);
+        }
+        Ok(())
+    };
     for (i, input) in inputs.iter().enumerate() {
+        let fbc_dir = pulled[i].is_none()
+            && Path::new(input).is_dir()
+            && olmctl::bundle::load::bundle_root(Path::new(input)).is_none();
+        if fbc_dir {
+            if let Err(c) = catalog(Path::new(input), &mut blobs) {
+                return c;
+            }
+            continue;
+        }
         let (dir, default_image) = match &pulled[i] {
             Some((Kind::Catalog(_), dir)) => {
-                let loaded = match crate::inputs::whole_catalog(std::slice::from_ref(dir)) {
-                    Ok(l) => l,
-                    Err(c) => return c,
-                };
-                for (_, nodes) in canonical(&loaded.cfg) {
-                    blobs.extend(nodes);
+                if let Err(c) = catalog(dir, &mut blobs) {
+                    return c;
                 }
                 continue;
             }
