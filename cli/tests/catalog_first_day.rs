@@ -580,3 +580,82 @@ fn render_passes_a_catalog_directory_through_as_opm_render_writes_it() {
         "4-space indent"
     );
 }
+
+#[test]
+fn generate_dockerfile_writes_opms_dockerfile_beside_the_catalog() {
+    let t = tempfile::tempdir().expect("tmp");
+    copy_tree(&first_day().join("catalogs/v4.21"), &t.path().join("v4.21"));
+    let dir = t.path().join("v4.21");
+    // opm's template (alpha/action/generate_dockerfile.go) for base and builder `foo` and the
+    // directory `v4.21`, with two labels (in key order; the last value of a key wins).
+    let want = "# The builder image is expected to contain\n\
+                # /bin/opm (with serve subcommand)\n\
+                FROM foo as builder\n\
+                \n\
+                # Copy FBC root into image at /configs and pre-populate serve cache\n\
+                ADD v4.21 /configs\n\
+                RUN [\"/bin/opm\", \"serve\", \"/configs\", \"--cache-dir=/tmp/cache\", \"--cache-only\"]\n\
+                \n\
+                FROM foo\n\
+                # The base image is expected to contain\n\
+                # /bin/opm (with serve subcommand) and /bin/grpc_health_probe\n\
+                \n\
+                # Configure the entrypoint and command\n\
+                ENTRYPOINT [\"/bin/opm\"]\n\
+                CMD [\"serve\", \"/configs\", \"--cache-dir=/tmp/cache\"]\n\
+                \n\
+                COPY --from=builder /configs /configs\n\
+                COPY --from=builder /tmp/cache /tmp/cache\n\
+                \n\
+                # Set FBC-specific label for the location of the FBC root directory\n\
+                # in the image\n\
+                LABEL operators.operatorframework.io.index.configs.v1=/configs\n\
+                \n\
+                # Set other custom labels\n\
+                LABEL \"key1\"=\"value1\"\n\
+                LABEL \"key2\"=\"value2\"\n";
+    let d = format!("{}/", dir.display());
+    let o = olmctl(&[
+        "catalog",
+        "generate",
+        "dockerfile",
+        &d,
+        "--binary-image",
+        "foo",
+        "-l",
+        "key2=value2,key1=x",
+        "--extra-labels",
+        "key1=value1",
+    ]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let file = t.path().join("v4.21.Dockerfile");
+    assert_eq!(std::fs::read_to_string(&file).expect("written"), want);
+    // Never over an existing file; the directory must exist.
+    let o = olmctl(&["catalog", "generate", "dockerfile", &d]);
+    assert_eq!(code(&o), 2);
+    assert!(err(&o).contains("file exists"), "{}", err(&o));
+    assert_eq!(std::fs::read_to_string(&file).expect("kept"), want);
+    let missing = t.path().join("nope");
+    let o = olmctl(&["catalog", "generate", "dockerfile", p(&missing)]);
+    assert_eq!(code(&o), 2);
+    assert!(!t.path().join("nope.Dockerfile").exists());
+    // The default image, -i for the base.
+    let o = olmctl(&[
+        "catalog",
+        "generate",
+        "dockerfile",
+        p(&dir.join("hulft")),
+        "-i",
+        "scratch",
+    ]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let text = std::fs::read_to_string(dir.join("hulft.Dockerfile")).expect("written");
+    assert!(
+        text.contains("FROM quay.io/operator-framework/opm:latest as builder\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("FROM scratch\n# OLMv0 CatalogSources"),
+        "{text}"
+    );
+}

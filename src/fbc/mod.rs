@@ -5,6 +5,7 @@
 
 pub mod decl;
 pub mod decode;
+pub mod dockerfile;
 pub mod emit_yaml;
 pub mod index;
 pub mod json;

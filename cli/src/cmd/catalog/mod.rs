@@ -298,6 +298,11 @@ pub enum CatalogCmd {
         #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
         output: Report,
     },
+    /// Generate artifacts for a catalog, as `opm generate` does.
+    Generate {
+        #[command(subcommand)]
+        what: GenerateCmd,
+    },
     /// Draw upgrade graphs.
     Graph {
         /// Catalog directories (or files).
@@ -361,6 +366,32 @@ pub struct PushArgs {
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
     output: Output,
+}
+
+/// `catalog generate` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum GenerateCmd {
+    /// Write the Dockerfile `opm generate dockerfile` writes for a catalog directory, byte for
+    /// byte, beside it as <DIR>.Dockerfile (refused when that file exists), for pipelines that
+    /// build catalog images with a Dockerfile (`catalog push` builds one without).
+    Dockerfile {
+        /// The catalog (FBC root) directory.
+        dir: String,
+        /// Image base to use to build catalog (`scratch` for a binary-less image).
+        #[arg(long, short = 'i', value_name = "IMAGE", default_value = olmctl::fbc::dockerfile::DEFAULT_IMAGE, conflicts_with = "binary_image")]
+        base_image: String,
+        /// Deprecated in opm for --base-image: the base image, and the builder image unless
+        /// --builder-image is given.
+        #[arg(long, value_name = "IMAGE")]
+        binary_image: Option<String>,
+        /// Image to use as a build stage (runs opm serve to fill the cache; not `scratch`).
+        #[arg(long, short = 'b', value_name = "IMAGE")]
+        builder_image: Option<String>,
+        /// Extra labels KEY=VALUE (repeatable, or comma-separated; the last value of a key
+        /// wins).
+        #[arg(long, short = 'l', value_name = "KEY=VALUE", value_delimiter = ',')]
+        extra_labels: Vec<String>,
+    },
 }
 
 /// `catalog template` subcommands.
@@ -603,6 +634,24 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             pull,
             output,
         } => crate::inputs::pull_to_dir(&image, &dir, &registry, &pull, output, Want::Catalog),
+        CatalogCmd::Generate {
+            what:
+                GenerateCmd::Dockerfile {
+                    dir,
+                    base_image,
+                    binary_image,
+                    builder_image,
+                    extra_labels,
+                },
+        } => generate_dockerfile(
+            &dir,
+            binary_image.as_deref().unwrap_or(&base_image),
+            builder_image
+                .as_deref()
+                .or(binary_image.as_deref())
+                .unwrap_or(olmctl::fbc::dockerfile::DEFAULT_IMAGE),
+            &extra_labels,
+        ),
         CatalogCmd::Graph {
             dirs,
             package,
@@ -1101,6 +1150,69 @@ fn render(
     let mut text = String::new();
     write_blobs(&blobs, format, &mut text);
     out(&text);
+    EXIT_OK
+}
+
+/// `catalog generate dockerfile` (opm's cmd/opm/generate/cmd.go `newDockerfileCmd`): the
+/// directory must exist, `<DIR>.Dockerfile` must not; labels parsed as opm's `parseLabels`.
+fn generate_dockerfile(dir: &str, base: &str, builder: &str, labels: &[String]) -> u8 {
+    use olmctl::fbc::dockerfile::{Spec, path_for, render};
+    let mut extra = std::collections::BTreeMap::new();
+    for l in labels {
+        let Some((k, v)) = l.split_once('=') else {
+            crate::term::error(format_args!(
+                "invalid label {:?}: expected KEY=VALUE",
+                esc(l)
+            ));
+            return EXIT_USAGE;
+        };
+        extra.insert(k.to_string(), v.to_string());
+    }
+    let (file, name) = path_for(dir);
+    if std::fs::symlink_metadata(&file).is_ok() {
+        crate::term::error(format_args!(
+            "{}: file exists (remove it to generate it again)",
+            esc(file.display())
+        ));
+        return EXIT_USAGE;
+    }
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            crate::term::error(format_args!(
+                "provided root path {:?} is not a directory",
+                esc(dir)
+            ));
+            return EXIT_USAGE;
+        }
+        Err(e) => {
+            crate::term::error(format_args!("{}: {e}", esc(dir)));
+            return EXIT_USAGE;
+        }
+    }
+    let text = match render(&Spec {
+        base_image: base,
+        builder_image: builder,
+        index_dir: &name,
+        extra_labels: &extra,
+    }) {
+        Ok(t) => t,
+        Err(e) => {
+            crate::term::error(esc(e));
+            return EXIT_USAGE;
+        }
+    };
+    // Created exclusively: never through a link, never over a file.
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&file)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+    if let Err(e) = written {
+        crate::term::error(format_args!("cannot write {}: {e}", esc(file.display())));
+        return EXIT_USAGE;
+    }
+    eprintln!("wrote {}", esc(file.display()));
     EXIT_OK
 }
 
