@@ -446,20 +446,23 @@ fn two_packages() -> tempfile::TempDir {
             name.rsplit(".v").next().expect("version")
         )
     };
-    let foo = format!(
+    let foo_text = format!(
         "---\nschema: olm.package\nname: foo\ndefaultChannel: stable\n---\nschema: olm.channel\n\
          package: foo\nname: stable\nentries:\n- name: foo.v1.1.0\n  replaces: foo.v1.0.0\n  \
          skips: [foo.v0.9.0, foo.v0.9.1]\n  skipRange: '>=0.9.0 <1.1.0'\n- name: foo.v1.0.0\n{}{}",
         bundle("foo", "foo.v1.0.0"),
         bundle("foo", "foo.v1.1.0")
     );
-    let bar = format!(
+    let bar_text = format!(
         "---\nschema: olm.package\nname: bar\ndefaultChannel: beta\n---\nschema: olm.channel\n\
          package: bar\nname: beta\nentries:\n- name: bar.v2.0.0\n- name: bar.v1.0.0\n{}{}",
         bundle("bar", "bar.v1.0.0"),
         bundle("bar", "bar.v2.0.0")
     );
-    common::write_tree(&[("foo/catalog.yaml", &foo), ("bar/catalog.yaml", &bar)])
+    common::write_tree(&[
+        ("foo/catalog.yaml", &foo_text),
+        ("bar/catalog.yaml", &bar_text),
+    ])
 }
 
 #[test]
