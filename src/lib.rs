@@ -25,6 +25,7 @@ pub mod graph;
 pub mod imageref;
 pub mod input;
 pub mod install;
+pub mod linediff;
 pub mod manage;
 pub mod markdown;
 pub mod model;

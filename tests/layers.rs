@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
         "outdir",
         "encoding",
         "openshift",
+        "linediff",
     ],
     &["markdown", "diag", "names"],
     &["input"],

@@ -233,7 +233,8 @@ pub enum GraphFormat {
     /// Nodes, typed edges and heads as JSON.
     Json,
     /// One self-contained HTML page: pick a package, search, click a version for its
-    /// properties and its OLM v0 and v1 paths to the head.
+    /// properties and its OLM v0 and v1 paths to the head (deep links:
+    /// #package=P&channel=C&q=TEXT&click=NAME&lane=C, see the README).
     Html,
 }
 

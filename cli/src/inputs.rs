@@ -18,6 +18,19 @@ pub fn catalog(dirs: &[PathBuf]) -> Result<Loaded, u8> {
     })
 }
 
+/// `loaded` narrowed to `package` when one is given (`-p/--package`,
+/// [`olmctl::catalog::only_package`]); an unknown package is a usage error (exit 2).
+pub fn narrowed(loaded: Result<Loaded, u8>, package: Option<&str>) -> Result<Loaded, u8> {
+    let mut loaded = loaded?;
+    if let Some(p) = package {
+        olmctl::catalog::only_package(&mut loaded, p).map_err(|e| {
+            error(olmctl::text::esc(e));
+            EXIT_USAGE
+        })?;
+    }
+    Ok(loaded)
+}
+
 /// Loads a catalog for a command that shows it ([`olmctl::catalog::load_whole`]): files that
 /// do not load are reported on stderr, as `validate` reports them, with exit status 1.
 pub fn whole_catalog(dirs: &[PathBuf]) -> Result<Loaded, u8> {
@@ -66,6 +79,31 @@ pub fn pull_to_dir(
     use crate::term::{EXIT_OK, Output, out};
     use olmctl::text::esc;
     let run = || -> Result<(), String> {
+        if let Some(oci) = olmctl::oci::transport::parse(image) {
+            // An OCI layout (oci:PATH[:REFERENCE]): read offline, nothing asked of a registry.
+            let oci = oci.map_err(|e| format!("{image}: {e}"))?;
+            let (_, digest) =
+                olmctl::oci::deliver::read_layout(image, &oci, dir, &pull_options(pull)?, want)
+                    .map_err(|e| format!("{image}: {e}"))?;
+            eprintln!(
+                "extracted {digest} from the OCI layout {} into {}",
+                esc(oci.dir.display()),
+                esc(dir.display())
+            );
+            match output {
+                Output::Text => out(&format!("{digest}\n")),
+                Output::Json => out(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "reference": image,
+                        "digest": digest,
+                        "dir": dir.display().to_string(),
+                    }))
+                    .unwrap_or_default()
+                )),
+            }
+            return Ok(());
+        }
         let r = olmctl::oci::registry::parse_ref(image)?;
         let opts = registry_options(reg_args, pull.max_size)?;
         let pull = pull_options(pull)?;

@@ -90,9 +90,8 @@ pub fn or_usage<T>(r: Result<T, String>) -> Result<T, u8> {
     })
 }
 
-/// Rows as kubectl-operator's tables print them (Go's `tabwriter.NewWriter(w, 3, 4, 2, ' ', 0)`:
-/// every column but the last as wide as its widest cell plus 2, at least 3, counted in
-/// characters), each cell escaped for the terminal.
+/// Rows as kubectl-operator's tables print them (Go's `tabwriter.NewWriter(w, 3, 4, 2, ' ', 0)`),
+/// each cell escaped for the terminal: [`tabwrite`] with minimum width 3 and padding 2.
 pub fn tab_table(lines: &[Vec<String>]) -> String {
     let lines: Vec<Vec<String>> = lines
         .iter()
@@ -102,23 +101,31 @@ pub fn tab_table(lines: &[Vec<String>]) -> String {
                 .collect()
         })
         .collect();
+    tabwrite(&lines, 3, 2)
+}
+
+/// Lines of cells aligned as Go's `text/tabwriter` aligns them with padding character ' ' and
+/// no flags (`tabwriter.NewWriter(w, minwidth, 0, padding, ' ', 0)`, as opm and kubectl print
+/// tables): every column but the last as wide as its widest cell plus `padding`, at least
+/// `minwidth`, counted in characters; the last cell unpadded.
+pub fn tabwrite(lines: &[Vec<String>], minwidth: usize, padding: usize) -> String {
     let columns = lines.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|i| {
             let widest = lines
                 .iter()
-                .filter_map(|l| l.get(i))
-                .map(|c| c.chars().count())
+                .filter_map(|l| l.get(i).map(|c| c.chars().count()))
                 .max();
-            (widest.unwrap_or(0) + 2).max(3)
+            (widest.unwrap_or(0) + padding).max(minwidth)
         })
         .collect();
     let mut s = String::new();
-    for l in &lines {
+    for l in lines {
         for (i, cell) in l.iter().enumerate() {
             s.push_str(cell);
             if i + 1 < l.len() {
-                s.extend(std::iter::repeat_n(' ', widths[i] - cell.chars().count()));
+                let pad = widths[i] - cell.chars().count();
+                s.extend(std::iter::repeat_n(' ', pad));
             }
         }
         s.push('\n');

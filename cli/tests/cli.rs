@@ -167,7 +167,16 @@ fn fmt_check_flags_unformatted() {
     )]);
     let o = olmctl(&["catalog", "fmt", "--check", p(src.path())]);
     assert_eq!(code(&o), 1);
-    assert!(String::from_utf8_lossy(&o.stderr).contains("would reformat"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    // The package stays in x/: the canonical file to create there and the file to remove.
+    assert!(
+        err.contains("would create: ") && err.contains("x/catalog.yaml"),
+        "{err}"
+    );
+    assert!(
+        err.contains("would remove: ") && err.contains("x/any-name.yml"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -381,6 +381,17 @@ fn hostile_runs(d: &str, empty: &str, pkg: &str) -> Vec<(&'static str, Vec<Strin
         ),
         ("lint github", vec!["catalog", "lint", d, "-o", "github"]),
         ("ls", vec!["catalog", "ls", d]),
+        ("ls channels", vec!["catalog", "ls", d, "--channels"]),
+        ("ls bundles", vec!["catalog", "ls", d, "--bundles"]),
+        ("ls package", vec!["catalog", "ls", d, "-p", EVIL]),
+        (
+            "generate dockerfile label",
+            vec!["catalog", "generate", "dockerfile", d, "-l", EVIL],
+        ),
+        (
+            "generate dockerfile dir",
+            vec!["catalog", "generate", "dockerfile", &evil_file],
+        ),
         ("lint", vec!["catalog", "lint", d]),
         (
             "check-upgrades",

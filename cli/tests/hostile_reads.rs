@@ -149,13 +149,13 @@ fn hostile(outside: &Path) -> Vec<(&'static str, Make<'_>, &'static str)> {
 #[test]
 fn check_modes_read_the_committed_catalog_through_the_input_layer() {
     let r = Repo::new();
-    // The controls: equal passes, missing or edited differs.
+    // The controls: equal passes, missing is said so.
     let o = r.build(&["--check"]);
     assert_eq!(o.bounded(RSS), 0, "{o:?}");
     std::fs::remove_file(r.catalog()).expect("rm");
     let o = r.build(&["--check"]);
     assert_eq!(o.bounded(RSS), 1, "{o:?}");
-    assert_mentions(&o, &["catalog.yaml differs"]);
+    assert_mentions(&o, &["catalog.yaml is missing"]);
     let outside = r.path("outside/catalog.yaml");
     let mut failed = Failures::default();
     for (what, make, needle) in hostile(&outside) {

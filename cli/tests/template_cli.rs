@@ -396,7 +396,8 @@ fn key_matching_duplicates_and_foreign_packages() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("key \"stable\" already set"), "{err}");
-    // catalog build: the package directory is `foo`, the template renders `demo`.
+    // catalog build: the package directory is `foo`, the template renders `demo`: written under
+    // foo/, as the pipeline writes it (opm reads any layout).
     let root = tempfile::tempdir().expect("tmp");
     let pkg = root.path().join("operators/foo");
     std::fs::create_dir_all(pkg.join("catalog-templates")).expect("mkdir");
@@ -404,21 +405,42 @@ fn key_matching_duplicates_and_foreign_packages() {
     let b = setup(BASIC);
     std::fs::write(pkg.join("catalog-templates/basic.yaml"), BASIC).expect("template");
     let cats = root.path().join("catalogs");
-    let o = olmctl(&[
-        "catalog",
-        "build",
-        &pkg.display().to_string(),
-        "--catalogs-dir",
-        &cats.display().to_string(),
-        "--bundles",
-        &p(b.path(), "map.yaml"),
-    ]);
+    let build = |extra: &[&str]| {
+        let mut args = vec![
+            "catalog".to_string(),
+            "build".into(),
+            pkg.display().to_string(),
+            "--catalogs-dir".into(),
+            cats.display().to_string(),
+            "--bundles".into(),
+            p(b.path(), "map.yaml"),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        olmctl(&args)
+    };
+    let o = build(&[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for c in ["v4.17", "v4.18"] {
+        let f = cats.join(c).join("foo/catalog.yaml");
+        let text = std::fs::read_to_string(&f).expect("written under foo/");
+        assert!(text.contains("name: demo\n"), "{text}");
+        assert!(!cats.join(c).join("demo").exists(), "{c}");
+    }
+    assert_eq!(build(&["--check"]).status.code(), Some(0));
+    // A template rendering two packages is refused before anything is written.
+    let two = format!("{BASIC}- schema: olm.package\n  name: other\n  defaultChannel: stable\n");
+    std::fs::write(pkg.join("catalog-templates/basic.yaml"), two).expect("template");
+    std::fs::remove_dir_all(&cats).expect("rm");
+    let o = build(&[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("renders package demo but the package directory is foo"),
-        "{err}"
-    );
+    assert!(err.contains("renders 2 packages (demo, other)"), "{err}");
     assert!(!cats.exists(), "nothing written");
     // A ci.yaml type that is not the template's schema.
     std::fs::write(pkg.join("ci.yaml"), "fbc:\n  catalog_mapping:\n  - template_name: basic.yaml\n    type: olm.semver\n    catalog_names: [v4.18]\n").expect("ci");

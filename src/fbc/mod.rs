@@ -5,9 +5,11 @@
 
 pub mod decl;
 pub mod decode;
+pub mod dockerfile;
 pub mod emit_yaml;
 pub mod index;
 pub mod json;
+pub mod layout;
 pub mod lines;
 pub mod load;
 pub mod node;

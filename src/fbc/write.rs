@@ -316,6 +316,16 @@ pub fn canonical_files(
     cfg: &DeclarativeConfig,
     format: Format,
 ) -> Vec<(std::path::PathBuf, String)> {
+    canonical_files_in(cfg, format, &super::layout::Layout::default())
+}
+
+/// [`canonical_files`] with each package under its directory in `layout`
+/// ([`super::layout::layout`]: the directory it already lives in) rather than its name.
+pub fn canonical_files_in(
+    cfg: &DeclarativeConfig,
+    format: Format,
+    layout: &super::layout::Layout,
+) -> Vec<(std::path::PathBuf, String)> {
     canonical(cfg)
         .into_iter()
         .map(|(pkg, nodes)| {
@@ -323,7 +333,7 @@ pub fn canonical_files(
             let rel = if pkg.is_empty() {
                 std::path::PathBuf::from(name)
             } else {
-                std::path::Path::new(&pkg).join(name)
+                std::path::Path::new(layout.dir(&pkg)).join(name)
             };
             let mut s = String::new();
             write_blobs(&nodes, format, &mut s);

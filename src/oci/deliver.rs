@@ -217,23 +217,7 @@ pub async fn pull_image(
         &pull.platform,
         dir,
         |img| {
-            let k = kind(image, &img.labels())?;
-            let sel = match (&k, want) {
-                (Kind::Catalog(p), Want::Catalog | Want::Any) => Select {
-                    prefix: Some(p.clone()),
-                },
-                (Kind::Bundle, Want::Bundle | Want::Any) => Select::default(),
-                (Kind::Bundle, Want::Catalog) => {
-                    return Err(format!(
-                        "{image} is a bundle image, not a catalog; use `olmctl bundle unpack`"
-                    ));
-                }
-                (Kind::Catalog(_), Want::Bundle) => {
-                    return Err(format!(
-                        "{image} is a catalog image, not a bundle; use `olmctl catalog pull`"
-                    ));
-                }
-            };
+            let (k, sel) = select_for(image, &img.labels(), want)?;
             found = Some(k);
             Ok(sel)
         },
@@ -246,8 +230,69 @@ pub async fn pull_image(
     Ok((found.ok_or("internal: image kind unknown")?, pulled))
 }
 
+/// What an image of `labels` is and the files read from it, when it is what `want` asks for.
+fn select_for(
+    image: &str,
+    labels: &BTreeMap<String, String>,
+    want: Want,
+) -> Result<(Kind, Select), String> {
+    let k = kind(image, labels)?;
+    let sel = match (&k, want) {
+        (Kind::Catalog(p), Want::Catalog | Want::Any) => Select {
+            prefix: Some(p.clone()),
+        },
+        (Kind::Bundle, Want::Bundle | Want::Any) => Select::default(),
+        (Kind::Bundle, Want::Catalog) => {
+            return Err(format!(
+                "{image} is a bundle image, not a catalog; use `olmctl bundle unpack`"
+            ));
+        }
+        (Kind::Catalog(_), Want::Bundle) => {
+            return Err(format!(
+                "{image} is a catalog image, not a bundle; use `olmctl catalog pull`"
+            ));
+        }
+    };
+    Ok((k, sel))
+}
+
+/// Reads the image an `oci:PATH[:REFERENCE]` input names ([`super::transport`]) out of its
+/// OCI layout into `dir`, offline, with the same checks and limits as a pull; returns what it
+/// was and its manifest digest.
+pub fn read_layout(
+    input: &str,
+    oci: &super::transport::LayoutRef,
+    dir: &Path,
+    pull: &PullOptions,
+    want: Want,
+) -> Result<(Kind, String), String> {
+    if !super::layout_read::is_layout(&oci.dir) {
+        return Err(format!(
+            "{}: not an OCI image layout (no oci-layout and index.json)",
+            oci.dir.display()
+        ));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut found = None;
+    let (digest, _) = super::layout_read::extract_picked(
+        &oci.dir,
+        oci.pick(),
+        dir,
+        Limits {
+            max_bytes: pull.max_size,
+            ..Limits::default()
+        },
+        |labels| {
+            let (k, sel) = select_for(input, labels, want)?;
+            found = Some(k);
+            Ok(sel)
+        },
+    )?;
+    Ok((found.ok_or("internal: image kind unknown")?, digest))
+}
+
 /// Whether a command-line input names an image rather than a local path (it does not exist
-/// on disk).
+/// on disk): a registry reference or an `oci:PATH[:REFERENCE]` layout.
 pub fn is_image(s: &str) -> bool {
     !Path::new(s).exists()
 }
@@ -273,15 +318,16 @@ pub async fn pull_inputs(
     } else {
         "no such file or directory"
     };
+    let layout_ref = |s: &str| super::transport::parse(s).filter(|_| is_image(s));
     let refs = inputs
         .iter()
-        .filter(|s| is_image(s))
+        .filter(|s| is_image(s) && layout_ref(s).is_none())
         .map(|s| {
             s.parse::<Reference>()
                 .map_err(|e| format!("{s}: {local}, and not an image reference ({e})"))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    if refs.is_empty() {
+    if !inputs.iter().any(|s| is_image(s)) {
         return Ok((pulled, scratch));
     }
     let rr: Vec<&Reference> = refs.iter().collect();
@@ -289,19 +335,36 @@ pub async fn pull_inputs(
         max_blob: pull.max_size,
         ..opts.clone()
     };
-    let reg = Registry::new(opts, &rr, &rr);
+    // A client only when a registry is asked (an oci: layout is read offline).
+    let reg = (!refs.is_empty()).then(|| Registry::new(opts, &rr, &rr));
     for (i, s) in inputs.iter().enumerate() {
         if !is_image(s) {
             continue;
         }
         let dir = ScratchDir::new();
-        let (kind, _) = pull_image(&reg, s, &dir.0, pull, want).await.map_err(|e| {
-            if names_registry(s) {
-                format!("{s}: {e}")
-            } else {
-                format!("{s}: {local}, and pulling it as an image failed: {e}")
-            }
-        })?;
+        let got = match (layout_ref(s), &reg) {
+            (Some(oci), _) => read_layout(
+                s,
+                &oci.map_err(|e| format!("{e} (and {local})"))?,
+                &dir.0,
+                pull,
+                want,
+            )
+            .map(|(k, _)| k)
+            .map_err(|e| format!("{s}: {e}")),
+            (None, Some(reg)) => pull_image(reg, s, &dir.0, pull, want)
+                .await
+                .map(|(k, _)| k)
+                .map_err(|e| {
+                    if names_registry(s) {
+                        format!("{s}: {e}")
+                    } else {
+                        format!("{s}: {local}, and pulling it as an image failed: {e}")
+                    }
+                }),
+            (None, None) => Err("internal: no registry client".to_string()),
+        };
+        let kind = got?;
         pulled[i] = Some((kind, dir.0.clone()));
         scratch.push(dir);
     }

@@ -67,6 +67,36 @@ pub fn extract(
     dest: &Path,
     limits: Limits,
 ) -> Result<(String, BTreeMap<String, String>), String> {
+    let pick = match (digest, tag) {
+        (Some(d), _) => Pick::Digest(d),
+        (None, Some(t)) => Pick::Name(t),
+        (None, None) => Pick::Only,
+    };
+    extract_picked(dir, pick, dest, limits, |_| Ok(Select::default()))
+}
+
+/// Which image of a layout's `index.json` to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick<'a> {
+    /// The image with this manifest digest (an entry, or an image of an index entry).
+    Digest(&'a str),
+    /// The entry whose `org.opencontainers.image.ref.name` is this.
+    Name(&'a str),
+    /// The entry at this position (containers-transports(5)'s `oci:PATH:@N`).
+    Index(usize),
+    /// The only entry.
+    Only,
+}
+
+/// [`extract`] with the image picked by `pick` and the files chosen from its labels by
+/// `select` (e.g. only a catalog's configs directory), before any layer is read.
+pub fn extract_picked(
+    dir: &Path,
+    pick: Pick<'_>,
+    dest: &Path,
+    limits: Limits,
+    select: impl FnOnce(&BTreeMap<String, String>) -> Result<Select, String>,
+) -> Result<(String, BTreeMap<String, String>), String> {
     let what = dir.display().to_string();
     if std::fs::read_dir(dest)
         .map(|mut d| d.next().is_some())
@@ -90,8 +120,8 @@ pub fn extract(
             .map(str::to_string)
     };
     let is_index = |mt: &str, m: &Value| media::is_index(mt) || m.get("manifests").is_some();
-    let (mut d, mut size, mut mt) = match (digest, tag) {
-        (Some(want), _) => {
+    let (mut d, mut size, mut mt) = match pick {
+        Pick::Digest(want) => {
             let mut found = None;
             for e in &entries {
                 let Some((ed, es, emt)) = descriptor(e) else {
@@ -115,7 +145,7 @@ pub fn extract(
             }
             found.ok_or_else(|| format!("{what}: no image with digest {want}"))?
         }
-        (None, Some(t)) => {
+        Pick::Name(t) => {
             let named: Vec<&Value> = entries
                 .iter()
                 .filter(|m| name_of(m).as_deref() == Some(t))
@@ -126,7 +156,13 @@ pub fn extract(
             }
             .ok_or_else(|| format!("{what}: no single image named {t:?} in index.json"))?
         }
-        (None, None) => match entries.as_slice() {
+        Pick::Index(i) => entries.get(i).and_then(descriptor).ok_or_else(|| {
+            format!(
+                "{what}: no image @{i} (index.json lists {} images)",
+                entries.len()
+            )
+        })?,
+        Pick::Only => match entries.as_slice() {
             [only] => descriptor(only),
             _ => None,
         }
@@ -150,6 +186,7 @@ pub fn extract(
         .ok_or_else(|| format!("{what}: manifest {d} has no config"))?;
     let config = json(&cd, &blob(dir, &cd, csize)?)?;
     let labels = super::registry::config_labels(&config);
+    let select = select(&labels)?;
     let diff_ids = super::registry::config_diff_ids(&config);
     let layers = manifest
         .get("layers")
@@ -173,7 +210,7 @@ pub fn extract(
             &format!("{what} layer {i} ({ld})"),
             Some(diff),
             dest,
-            &Select::default(),
+            &select,
             &mut budget,
         )?;
     }

@@ -24,3 +24,4 @@ pub mod net;
 pub mod platforms;
 pub mod pull;
 pub mod registry;
+pub mod transport;

@@ -1,5 +1,5 @@
 //! `catalog build OPERATOR_DIR`: every template/catalog pair of ci.yaml's
-//! `fbc.catalog_mapping` rendered to `<catalogs-dir>/<catalog>/<package>/catalog.yaml` (with the
+//! `fbc.catalog_mapping` rendered to `<catalogs-dir>/<catalog>/<operator-dir>/catalog.yaml` (with the
 //! csv-metadata migration from v4.17 on, as the community pipeline does), then validated and
 //! linted; with `check`, nothing is written and a committed catalog that differs from its
 //! template is reported.
@@ -30,19 +30,62 @@ pub struct Build {
 /// What it did.
 #[derive(Debug)]
 pub enum Built {
-    /// With `check`: the catalogs that differ from what their templates render (empty when all
-    /// are current).
+    /// With `check`: the catalogs that differ from what their templates render, or are
+    /// missing (empty when all are current).
     Checked {
-        /// One line per out-of-date catalog.
-        differs: Vec<String>,
+        /// One per out-of-date catalog, in ci.yaml's order.
+        stale: Vec<Stale>,
     },
     /// The catalogs written, with the findings of validating and linting each.
     Written {
-        /// The package directories written (`<catalogs>/<catalog>/<package>`).
+        /// The package directories written (`<catalogs>/<catalog>/<operator-dir>`).
         written: Vec<PathBuf>,
         /// Their findings, sorted.
         findings: Vec<Finding>,
     },
+}
+
+/// A committed catalog that is not what its template renders (`catalog build --check`).
+#[derive(Debug, Clone)]
+pub struct Stale {
+    /// Where the catalog is (`<catalogs>/<catalog>/<operator-dir>/catalog.yaml`).
+    pub path: PathBuf,
+    /// The template that renders it.
+    pub template: PathBuf,
+    /// The committed file (`None`: missing).
+    pub committed: Option<Vec<u8>>,
+    /// What the template renders.
+    pub rendered: String,
+}
+
+impl Stale {
+    /// `PATH is missing: TEMPLATE renders it` or `PATH differs from what TEMPLATE renders`.
+    pub fn message(&self) -> String {
+        match self.committed {
+            None => format!(
+                "{} is missing: {} renders it",
+                self.path.display(),
+                self.template.display()
+            ),
+            Some(_) => format!(
+                "{} differs from what {} renders",
+                self.path.display(),
+                self.template.display()
+            ),
+        }
+    }
+
+    /// The unified diff from the committed catalog to the rendered one (from `/dev/null` when
+    /// missing), both sides named by the catalog's path, so `patch -p0` applies it.
+    pub fn diff(&self) -> String {
+        let path = self.path.display().to_string();
+        match &self.committed {
+            None => crate::linediff::unified("", &self.rendered, "/dev/null", &path),
+            Some(c) => {
+                crate::linediff::unified(&String::from_utf8_lossy(c), &self.rendered, &path, &path)
+            }
+        }
+    }
 }
 
 /// Runs `catalog build`; `events` hears each catalog written.
@@ -65,8 +108,11 @@ pub async fn build(b: &Build, events: &dyn Events) -> Result<Built, String> {
         .catalogs_dir
         .clone()
         .unwrap_or_else(|| dir.join("../../catalogs"));
-    // The package is the directory's name, as in the community pipeline: a template cannot
-    // write another package's catalog.
+    // The catalog goes under the operator directory's name, as the pipeline's Makefile writes
+    // it (`OPERATOR_NAME=$(shell basename $(PWD))`, `$(CATALOG_DIR)/<catalog>/$(OPERATOR_NAME)`):
+    // the package need not be named like it (certified-operators' isovalent-networking
+    // publishes package `clife`). opm reads any layout: a package is the `olm.package` blob's
+    // name, not its directory's (operator-registry alpha/declcfg/load.go, `WalkMetasFS`).
     let package_dir = std::fs::canonicalize(dir)
         .ok()
         .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -113,11 +159,15 @@ pub async fn build(b: &Build, events: &dyn Events) -> Result<Built, String> {
                     };
                     let cfg =
                         render(&docs[i].0, &docs[i].1, &dirs, level).map_err(|e| e.to_string())?;
-                    let named: Vec<&str> = cfg.packages.iter().map(|p| p.name.as_str()).collect();
-                    if named != [package_dir.as_str()] {
+                    // One template, one package: the directory holds one package's catalog.
+                    if cfg.packages.len() != 1 {
+                        let named: Vec<&str> =
+                            cfg.packages.iter().map(|p| p.name.as_str()).collect();
                         return Err(format!(
-                            "{}: renders package {} but the package directory is {package_dir}; nothing was written",
+                            "{}: renders {} packages ({}); the template of an operator directory \
+                             renders one package; nothing was written",
                             docs[i].0.display(),
+                            named.len(),
                             if named.is_empty() {
                                 "<none>".to_string()
                             } else {
@@ -134,7 +184,7 @@ pub async fn build(b: &Build, events: &dyn Events) -> Result<Built, String> {
     }
     // Everything rendered: now compare or write.
     let mut written = Vec::new();
-    let mut differs = Vec::new();
+    let mut stale = Vec::new();
     for (i, catalog, rel, text) in outputs {
         if b.check {
             // Read as every input, and as the write below would go (through no link).
@@ -148,11 +198,12 @@ pub async fn build(b: &Build, events: &dyn Events) -> Result<Built, String> {
                     )
                 })?;
             if committed.as_deref() != Some(text.as_bytes()) {
-                differs.push(format!(
-                    "{} differs from what {} renders",
-                    catalogs_root.join(&rel).display(),
-                    docs[i].0.display()
-                ));
+                stale.push(Stale {
+                    path: catalogs_root.join(&rel),
+                    template: docs[i].0.clone(),
+                    committed,
+                    rendered: text,
+                });
             }
             continue;
         }
@@ -160,7 +211,7 @@ pub async fn build(b: &Build, events: &dyn Events) -> Result<Built, String> {
         written.push(catalogs_root.join(catalog).join(&package_dir));
     }
     if b.check {
-        return Ok(Built::Checked { differs });
+        return Ok(Built::Checked { stale });
     }
     // Validate and lint what was written (each catalog on its own: they are separate
     // indexes), as the pipeline does before it commits.

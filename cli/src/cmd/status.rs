@@ -137,23 +137,5 @@ fn table(rows: &[Row], with_namespace: bool) -> String {
     head.extend(HEADERS.iter().map(|h| h.to_string()));
     lines.push(head);
     lines.extend(rows.iter().map(|r| cells(r, with_namespace)));
-    let columns = lines[0].len();
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| {
-            let widest = lines.iter().map(|l| l[i].chars().count()).max();
-            (widest.unwrap_or(0) + 3).max(6)
-        })
-        .collect();
-    let mut s = String::new();
-    for l in &lines {
-        for (i, cell) in l.iter().enumerate() {
-            s.push_str(cell);
-            if i + 1 < columns {
-                let pad = widths[i] - cell.chars().count();
-                s.extend(std::iter::repeat_n(' ', pad));
-            }
-        }
-        s.push('\n');
-    }
-    s
+    crate::term::tabwrite(&lines, 6, 3)
 }

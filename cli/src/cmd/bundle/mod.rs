@@ -27,10 +27,11 @@ pub enum BundleCmd {
     /// `<repository>@<digest>`. The bundle is validated first; error-level findings stop the
     /// build unless --force.
     Build(Box<BuildArgs>),
-    /// Print the objects OLM v1 (operator-controller) applies for a bundle (--olmv1):
+    /// Print the Kubernetes objects OLM v1 (operator-controller) applies for a bundle:
     /// ServiceAccounts, RBAC with v1's generated names, CRDs, the bundle's other objects,
     /// Deployments, webhook configurations, Services and certificates, as its registry+v1
-    /// renderer makes them; or its reason to refuse the bundle (exit 1).
+    /// renderer makes them; or its reason to refuse the bundle (exit 1). For the bundle's
+    /// catalog entry (the olm.bundle blob `opm render` writes), see `catalog render`.
     #[command(disable_version_flag = true)]
     Render(Box<render::RenderArgs>),
     /// Review every right the bundle's RBAC grants (as OLM v0 creates it, or OLM v1 with
@@ -48,7 +49,7 @@ pub enum BundleCmd {
     /// Pull a bundle image and extract it into DIR (new or empty), checking every digest and
     /// refusing unsafe archive entries.
     Unpack {
-        /// The bundle image.
+        /// The bundle image (a registry reference, or oci:PATH[:TAG] for an OCI layout).
         image: String,
         /// Target directory (created when missing; must be empty).
         dir: PathBuf,

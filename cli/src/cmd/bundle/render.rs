@@ -1,4 +1,4 @@
-//! `olmctl bundle render BUNDLE --olmv1`: the objects OLM v1's operator-controller applies for a
+//! `olmctl bundle render BUNDLE [--olmv1]`: the objects OLM v1's operator-controller applies for a
 //! registry+v1 bundle ([`olmctl::olmv1::render::manifests`]), or its reason to refuse it.
 
 use clap::Args;
@@ -12,8 +12,9 @@ use crate::term::{EXIT_FINDINGS, EXIT_OK, out};
 pub struct RenderArgs {
     /// The bundle: a directory (holding manifests/ and metadata/) or a bundle image.
     bundle: String,
-    /// Render as OLM v1 (operator-controller) installs the bundle for a ClusterExtension.
-    #[arg(long, required = true)]
+    /// Render as OLM v1 (operator-controller) installs the bundle for a ClusterExtension:
+    /// the only mode, so the default (accepted for scripts that pass it).
+    #[arg(long)]
     olmv1: bool,
     /// The ClusterExtension's spec.namespace.
     #[arg(long, value_name = "NS")]

@@ -286,8 +286,13 @@ pub fn graph(
     }
 }
 
-pub fn lint(dirs: &[PathBuf], output: Report, args: &crate::report::FindingArgs) -> u8 {
-    let loaded = match crate::inputs::catalog(dirs) {
+pub fn lint(
+    dirs: &[PathBuf],
+    package: Option<&str>,
+    output: Report,
+    args: &crate::report::FindingArgs,
+) -> u8 {
+    let loaded = match crate::inputs::narrowed(crate::inputs::catalog(dirs), package) {
         Ok(l) => l,
         Err(c) => return c,
     };

@@ -34,6 +34,9 @@ pub enum CatalogCmd {
         /// Catalog directories (or files); several are composed like one catalog.
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
+        /// Only this package's blobs (exit 2 when the catalog has none).
+        #[arg(long, short = 'p')]
+        package: Option<String>,
         /// Output format.
         #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
         output: Report,
@@ -76,7 +79,9 @@ pub enum CatalogCmd {
         #[command(flatten)]
         pull: PullArgs,
     },
-    /// Rewrite a catalog in opm's canonical form: one directory per package.
+    /// Rewrite a catalog in opm's canonical form: one directory per package, each package in
+    /// the directory it is in, whatever its name (opm reads any layout); a package leaving a
+    /// directory another package keeps is said on stderr.
     Fmt {
         /// The catalog directory.
         dir: PathBuf,
@@ -90,11 +95,23 @@ pub enum CatalogCmd {
         #[arg(long)]
         check: bool,
     },
-    /// List packages, default channels and channels with their head and entry count.
+    /// List packages, default channels and channels with their head and entry count; with
+    /// --channels or --bundles, the tables of `opm alpha list channels|bundles`.
     Ls {
         /// Catalog directories (or files).
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
+        /// Only this package (exit 2 when the catalog has none).
+        #[arg(long, short = 'p')]
+        package: Option<String>,
+        /// One row per channel, as `opm alpha list channels`: PACKAGE, CHANNEL, HEAD (sorted by
+        /// package and channel).
+        #[arg(long, conflicts_with = "bundles")]
+        channels: bool,
+        /// One row per channel entry, as `opm alpha list bundles`: PACKAGE, CHANNEL, BUNDLE,
+        /// REPLACES, SKIPS, SKIP RANGE, IMAGE (sorted by package, channel and bundle).
+        #[arg(long)]
+        bundles: bool,
         /// Output format.
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
         output: Output,
@@ -133,6 +150,9 @@ pub enum CatalogCmd {
         /// Catalog directories (or files).
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
+        /// Only this package's graphs (exit 2 when the catalog has none).
+        #[arg(long, short = 'p')]
+        package: Option<String>,
         /// Output format.
         #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
         output: Report,
@@ -174,11 +194,14 @@ pub enum CatalogCmd {
     },
     /// Render bundle directories and images as the `olm.bundle` blobs `opm render` writes for
     /// them (properties in opm's order and encoding, relatedImages), and catalog images as
-    /// their FBC. Exit 2 when an input cannot be read or rendered.
+    /// their FBC. Exit 2 when an input cannot be read or rendered. For the Kubernetes objects
+    /// OLM v1 installs from a bundle, see `bundle render`.
     Render {
         /// Bundle directories (holding manifests/ and metadata/, or a bundle/ subdirectory),
-        /// bundle images or catalog images. An argument that is not an existing path is an
-        /// image reference.
+        /// catalog (FBC) directories (passed through as `opm render DIR` writes them), bundle
+        /// images or catalog images. An argument that is not an existing path is an
+        /// image reference: a registry's, or `oci:PATH[:TAG]` for an OCI image layout (as
+        /// skopeo names them; what `--oci-layout` writes).
         #[arg(required = true)]
         bundles: Vec<String>,
         #[command(flatten)]
@@ -209,7 +232,7 @@ pub enum CatalogCmd {
     Push(Box<PushArgs>),
     /// Pull a catalog image and extract its FBC (the configs directory) into DIR.
     Pull {
-        /// The catalog image.
+        /// The catalog image (a registry reference, or oci:PATH[:TAG] for an OCI layout).
         image: String,
         /// Target directory (created when missing; must be empty).
         dir: PathBuf,
@@ -221,8 +244,8 @@ pub enum CatalogCmd {
         #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
         output: Output,
     },
-    /// Render a catalog template (olm.template.basic or olm.semver, from the first document's
-    /// schema) to FBC on stdout, as `opm alpha render-template` does, in canonical form (what
+    /// Render a catalog template (olm.template.basic, olm.semver or olm.template.substitutes,
+    /// from the first document's schema) to FBC on stdout, as `opm alpha render-template` does, in canonical form (what
     /// `catalog fmt` writes). Bundle images come from --bundles first, then from the
     /// registry. Exit 2 on any template or bundle error, naming the file and line.
     #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -233,7 +256,8 @@ pub enum CatalogCmd {
         #[arg(required = true)]
         file: Option<PathBuf>,
         /// A YAML map from bundle image (exactly as the template writes it) to a bundle
-        /// directory, relative to the map file.
+        /// directory or an OCI image layout directory (the image picked by the reference's
+        /// digest, else its tag, else the only one), relative to the map file.
         #[arg(long, value_name = "MAP.yaml")]
         bundles: Option<PathBuf>,
         /// Where pulled bundles are cached by digest (default: $XDG_CACHE_HOME/olmctl/bundles,
@@ -253,23 +277,27 @@ pub enum CatalogCmd {
     },
     /// The whole publishing step of a community-operators package directory: every
     /// template/catalog pair of ci.yaml's fbc.catalog_mapping rendered to
-    /// <catalogs-dir>/<catalog>/<package>/catalog.yaml (bundle-object-to-csv-metadata from v4.17
+    /// <catalogs-dir>/<catalog>/<operator-dir>/catalog.yaml (under the operator directory's
+    /// name, as the pipeline writes it, whatever the package's name; bundle-object-to-csv-metadata from v4.17
     /// on, as the community pipeline does), then validated and linted. With --check nothing is
-    /// written and exit 1 means a committed catalog differs from its template.
+    /// written and exit 1 means a committed catalog is missing or differs from its template.
     Build {
         /// The package directory (holding ci.yaml and catalog-templates/).
         dir: PathBuf,
         /// Where the catalogs are (default: <dir>/../../catalogs).
         #[arg(long, value_name = "DIR")]
         catalogs_dir: Option<PathBuf>,
-        /// A YAML map from bundle image to bundle directory (see `catalog template`).
+        /// A YAML map from bundle image to bundle directory or OCI image layout directory (see
+        /// `catalog template`).
         #[arg(long, value_name = "MAP.yaml")]
         bundles: Option<PathBuf>,
         /// Where pulled bundles are cached by digest (default: $XDG_CACHE_HOME/olmctl/bundles,
         /// else ~/.cache/olmctl/bundles).
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<PathBuf>,
-        /// Only compare: exit 1 when a committed catalog differs from its template.
+        /// Only compare: exit 1 when a committed catalog is missing or differs from what its
+        /// template renders (the difference printed on stdout as a unified diff, as `git
+        /// diff`).
         #[arg(long)]
         check: bool,
         #[command(flatten)]
@@ -279,6 +307,11 @@ pub enum CatalogCmd {
         /// Output format of the findings.
         #[arg(long, short = 'o', value_enum, default_value_t = Report::Text)]
         output: Report,
+    },
+    /// Generate artifacts for a catalog, as `opm generate` does.
+    Generate {
+        #[command(subcommand)]
+        what: GenerateCmd,
     },
     /// Draw upgrade graphs.
     Graph {
@@ -291,8 +324,14 @@ pub enum CatalogCmd {
         /// Only this channel.
         #[arg(long, short = 'c')]
         channel: Option<String>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
+        /// Output format (`--format` is accepted too).
+        #[arg(
+            long = "output",
+            short = 'o',
+            visible_alias = "format",
+            value_enum,
+            default_value_t = GraphFormat::Text
+        )]
         format: GraphFormat,
         /// Mermaid: mark entries OLM v0 never upgrades to (skipped by a newer entry) and draw
         /// the edges v0 cannot take dashed red, as `opm alpha render-graph --draw-v0-semantics`.
@@ -346,6 +385,32 @@ pub struct PushArgs {
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
     output: Output,
+}
+
+/// `catalog generate` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum GenerateCmd {
+    /// Write the Dockerfile `opm generate dockerfile` writes for a catalog directory, byte for
+    /// byte, beside it as <DIR>.Dockerfile (refused when that file exists), for pipelines that
+    /// build catalog images with a Dockerfile (`catalog push` builds one without).
+    Dockerfile {
+        /// The catalog (FBC root) directory.
+        dir: String,
+        /// Image base to use to build catalog (`scratch` for a binary-less image).
+        #[arg(long, short = 'i', value_name = "IMAGE", default_value = olmctl::fbc::dockerfile::DEFAULT_IMAGE, conflicts_with = "binary_image")]
+        base_image: String,
+        /// Deprecated in opm for --base-image: the base image, and the builder image unless
+        /// --builder-image is given.
+        #[arg(long, value_name = "IMAGE")]
+        binary_image: Option<String>,
+        /// Image to use as a build stage (runs opm serve to fill the cache; not `scratch`).
+        #[arg(long, short = 'b', value_name = "IMAGE")]
+        builder_image: Option<String>,
+        /// Extra labels KEY=VALUE (repeatable, or comma-separated; the last value of a key
+        /// wins).
+        #[arg(long, short = 'l', value_name = "KEY=VALUE", value_delimiter = ',')]
+        extra_labels: Vec<String>,
+    },
 }
 
 /// `catalog template` subcommands.
@@ -414,9 +479,10 @@ pub fn run(cmd: CatalogCmd) -> u8 {
     match cmd {
         CatalogCmd::Validate {
             dirs,
+            package,
             output,
             findings,
-        } => validate(&dirs, output, &findings),
+        } => validate(&dirs, package.as_deref(), output, &findings),
         CatalogCmd::Serve {
             catalog,
             port,
@@ -468,7 +534,20 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             out,
             check,
         } => fmt(&dir, format, out.as_deref(), check),
-        CatalogCmd::Ls { dirs, output } => ls(&dirs, output),
+        CatalogCmd::Ls {
+            dirs,
+            package,
+            channels,
+            bundles,
+            output,
+        } => {
+            let table = match (channels, bundles) {
+                (true, _) => Some(LsTable::Channels),
+                (_, true) => Some(LsTable::Bundles),
+                _ => None,
+            };
+            ls(&dirs, package.as_deref(), table, output)
+        }
         CatalogCmd::Path {
             dir,
             package,
@@ -488,9 +567,10 @@ pub fn run(cmd: CatalogCmd) -> u8 {
         ),
         CatalogCmd::Lint {
             dirs,
+            package,
             output,
             findings,
-        } => graph::lint(&dirs, output, &findings),
+        } => graph::lint(&dirs, package.as_deref(), output, &findings),
         CatalogCmd::Build {
             dir,
             catalogs_dir,
@@ -583,6 +663,24 @@ pub fn run(cmd: CatalogCmd) -> u8 {
             pull,
             output,
         } => crate::inputs::pull_to_dir(&image, &dir, &registry, &pull, output, Want::Catalog),
+        CatalogCmd::Generate {
+            what:
+                GenerateCmd::Dockerfile {
+                    dir,
+                    base_image,
+                    binary_image,
+                    builder_image,
+                    extra_labels,
+                },
+        } => generate_dockerfile(
+            &dir,
+            binary_image.as_deref().unwrap_or(&base_image),
+            builder_image
+                .as_deref()
+                .or(binary_image.as_deref())
+                .unwrap_or(olmctl::fbc::dockerfile::DEFAULT_IMAGE),
+            &extra_labels,
+        ),
         CatalogCmd::Graph {
             dirs,
             package,
@@ -626,8 +724,13 @@ fn serve(
     }
 }
 
-fn validate(dirs: &[PathBuf], output: Report, args: &crate::report::FindingArgs) -> u8 {
-    let loaded = match crate::inputs::catalog(dirs) {
+fn validate(
+    dirs: &[PathBuf],
+    package: Option<&str>,
+    output: Report,
+    args: &crate::report::FindingArgs,
+) -> u8 {
+    let loaded = match crate::inputs::narrowed(crate::inputs::catalog(dirs), package) {
         Ok(l) => l,
         Err(c) => return c,
     };
@@ -653,7 +756,22 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
             return EXIT_FINDINGS;
         }
     }
-    let files = olmctl::fbc::write::canonical_files(&loaded.cfg, format);
+    // Each package stays in the directory it lives in, whatever its name (opm reads any
+    // layout); a package leaving a directory it shares is said, never done silently.
+    let layout = olmctl::fbc::layout::layout(&loaded.cfg, dir);
+    for m in &layout.moves {
+        eprintln!(
+            "note: package {} moves from {}/ to {}/ (one directory per package{})",
+            esc(&m.package),
+            esc(&m.from),
+            esc(&m.to),
+            m.kept_by
+                .as_deref()
+                .map(|k| format!("; {}/ holds package {}", esc(&m.from), esc(k)))
+                .unwrap_or_default()
+        );
+    }
+    let files = olmctl::fbc::write::canonical_files_in(&loaded.cfg, format, &layout);
     for (rel, _) in &files {
         if rel.components().count() > 2
             || rel
@@ -681,7 +799,8 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
             // Read as every input, and as the write would go (through no link).
             match olmctl::input::committed::read_committed(dir, rel) {
                 Ok(c) if c.as_deref() == Some(text.as_bytes()) => {}
-                Ok(_) => differ.push(dir.join(rel).display().to_string()),
+                Ok(None) => differ.push(format!("would create: {}", dir.join(rel).display())),
+                Ok(Some(_)) => differ.push(format!("would reformat: {}", dir.join(rel).display())),
                 Err(e) => {
                     crate::term::error(format_args!(
                         "{e}; --check compares the catalog with the regular file `olmctl \
@@ -695,13 +814,13 @@ fn fmt(dir: &Path, format: FmtFormat, out_dir: Option<&Path>, check: bool) -> u8
         differ.extend(
             existing
                 .difference(&wanted)
-                .map(|p| format!("{} (not a canonical file)", p.display())),
+                .map(|p| format!("would remove: {} (not a canonical file)", p.display())),
         );
         if differ.is_empty() {
             return EXIT_OK;
         }
         for d in differ {
-            eprintln!("would reformat: {}", esc(d));
+            eprintln!("{}", esc(d));
         }
         return EXIT_FINDINGS;
     }
@@ -794,11 +913,136 @@ fn listing(loaded: &Loaded) -> Vec<LsPackage> {
         .collect()
 }
 
-fn ls(dirs: &[PathBuf], output: Output) -> u8 {
-    let loaded = match crate::inputs::whole_catalog(dirs) {
+/// `ls --channels` / `ls --bundles`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LsTable {
+    Channels,
+    Bundles,
+}
+
+/// The rows of `opm alpha list channels|bundles` (operator-registry alpha/action/list.go,
+/// `ListChannels.Run`/`ListBundles.Run` and their `WriteColumns`): channels sorted by package
+/// and channel, bundles (one per channel entry) by package, channel and name; a channel's head
+/// by the model's `Channel.Head` (or its error text).
+fn list_table(loaded: &Loaded, table: LsTable) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let idx = Index::new(&loaded.cfg);
+    let mut rows = Vec::new();
+    for (pkg, view) in &idx.packages {
+        for (cname, cs) in &view.channels {
+            let entries = &cs[0].entries;
+            match table {
+                LsTable::Channels => {
+                    let head = match heads(entries) {
+                        Head::One(h) => h.to_string(),
+                        Head::None => "ERROR: no channel head found in graph".to_string(),
+                        Head::Many(v) => {
+                            format!(
+                                "ERROR: multiple channel heads found in graph: {}",
+                                v.join(", ")
+                            )
+                        }
+                    };
+                    rows.push(vec![pkg.to_string(), cname.to_string(), head]);
+                }
+                LsTable::Bundles => {
+                    let mut es: Vec<_> = entries.iter().collect();
+                    es.sort_by(|a, b| a.name.cmp(&b.name));
+                    for e in es {
+                        let image = view
+                            .bundles
+                            .get(e.name.as_str())
+                            .and_then(|b| b.first())
+                            .map(|b| b.image.clone())
+                            .unwrap_or_default();
+                        rows.push(vec![
+                            pkg.to_string(),
+                            cname.to_string(),
+                            e.name.clone(),
+                            e.replaces.clone(),
+                            e.skips.join(","),
+                            e.skip_range.clone(),
+                            image,
+                        ]);
+                    }
+                }
+            }
+        }
+    }
+    let header = match table {
+        LsTable::Channels => vec!["PACKAGE", "CHANNEL", "HEAD"],
+        LsTable::Bundles => vec![
+            "PACKAGE",
+            "CHANNEL",
+            "BUNDLE",
+            "REPLACES",
+            "SKIPS",
+            "SKIP RANGE",
+            "IMAGE",
+        ],
+    };
+    (header, rows)
+}
+
+fn ls(dirs: &[PathBuf], package: Option<&str>, table: Option<LsTable>, output: Output) -> u8 {
+    let loaded = match crate::inputs::narrowed(crate::inputs::whole_catalog(dirs), package) {
         Ok(l) => l,
         Err(c) => return c,
     };
+    if let Some(table) = table {
+        let (header, rows) = list_table(&loaded, table);
+        match output {
+            Output::Json => {
+                // Keys: the column names in camelCase.
+                let keys: Vec<String> = header
+                    .iter()
+                    .map(|h| {
+                        let mut k = String::new();
+                        for (i, w) in h.split(' ').enumerate() {
+                            let w = w.to_lowercase();
+                            if i == 0 {
+                                k.push_str(&w);
+                            } else {
+                                k.push_str(&w[..1].to_uppercase());
+                                k.push_str(&w[1..]);
+                            }
+                        }
+                        k
+                    })
+                    .collect();
+                let items: Vec<serde_json::Value> = rows
+                    .iter()
+                    .map(|r| {
+                        serde_json::Value::Object(
+                            keys.iter()
+                                .cloned()
+                                .zip(r.iter().map(|c| serde_json::Value::from(c.as_str())))
+                                .collect(),
+                        )
+                    })
+                    .collect();
+                let name = if table == LsTable::Channels {
+                    "channels"
+                } else {
+                    "bundles"
+                };
+                let v = serde_json::json!({ name: items });
+                out(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&v).unwrap_or_default()
+                ));
+            }
+            Output::Text => {
+                let mut lines = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+                lines.extend(
+                    rows.iter()
+                        .map(|r| r.iter().map(|c| esc(c).to_string()).collect()),
+                );
+                // opm's tabwriter: minwidth 0, padding 2.
+                out(&crate::term::tabwrite(&lines, 0, 2));
+            }
+        }
+        return EXIT_OK;
+    }
     let pkgs = listing(&loaded);
     match output {
         Output::Json => {
@@ -862,7 +1106,10 @@ fn render(
         ));
         return EXIT_USAGE;
     }
-    let any_image = inputs.iter().any(|s| olmctl::oci::deliver::is_image(s));
+    // A registry image names itself; a bundle read from an oci: layout has no registry name.
+    let registry_image =
+        |s: &str| olmctl::oci::deliver::is_image(s) && olmctl::oci::transport::parse(s).is_none();
+    let any_image = inputs.iter().any(|s| registry_image(s));
     if csv_metadata && images.is_empty() && !any_image {
         crate::term::error(
             "--csv-metadata needs --image (a bundle without an image must carry its manifests as olm.bundle.object)",
@@ -886,19 +1133,36 @@ fn render(
         }
     };
     let mut blobs = Vec::new();
+    // A catalog (an image's configs, or a directory that is no bundle) passes through as
+    // opm render writes it (alpha/action/render.go: declcfg.LoadFS, then Render.Run's
+    // reordering, then WriteJSON/WriteYAML's canonical order).
+    let catalog = |dir: &Path, blobs: &mut Vec<_>| -> Result<(), u8> {
+        let mut loaded = crate::inputs::whole_catalog(&[dir.to_path_buf()])?;
+        olmctl::catalog::as_opm_renders(&mut loaded.cfg);
+        for (_, nodes) in canonical(&loaded.cfg) {
+            blobs.extend(nodes);
+        }
+        Ok(())
+    };
     for (i, input) in inputs.iter().enumerate() {
+        let fbc_dir = pulled[i].is_none()
+            && Path::new(input).is_dir()
+            && olmctl::bundle::load::bundle_root(Path::new(input)).is_none();
+        if fbc_dir {
+            if let Err(c) = catalog(Path::new(input), &mut blobs) {
+                return c;
+            }
+            continue;
+        }
         let (dir, default_image) = match &pulled[i] {
             Some((Kind::Catalog(_), dir)) => {
-                let loaded = match crate::inputs::whole_catalog(std::slice::from_ref(dir)) {
-                    Ok(l) => l,
-                    Err(c) => return c,
-                };
-                for (_, nodes) in canonical(&loaded.cfg) {
-                    blobs.extend(nodes);
+                if let Err(c) = catalog(dir, &mut blobs) {
+                    return c;
                 }
                 continue;
             }
-            Some((Kind::Bundle, dir)) => (dir.clone(), input.as_str()),
+            Some((Kind::Bundle, dir)) if registry_image(input) => (dir.clone(), input.as_str()),
+            Some((Kind::Bundle, dir)) => (dir.clone(), ""),
             None => (PathBuf::from(input), ""),
         };
         let image = images.get(i).map(String::as_str).unwrap_or(default_image);
@@ -920,6 +1184,69 @@ fn render(
     let mut text = String::new();
     write_blobs(&blobs, format, &mut text);
     out(&text);
+    EXIT_OK
+}
+
+/// `catalog generate dockerfile` (opm's cmd/opm/generate/cmd.go `newDockerfileCmd`): the
+/// directory must exist, `<DIR>.Dockerfile` must not; labels parsed as opm's `parseLabels`.
+fn generate_dockerfile(dir: &str, base: &str, builder: &str, labels: &[String]) -> u8 {
+    use olmctl::fbc::dockerfile::{Spec, path_for, render};
+    let mut extra = std::collections::BTreeMap::new();
+    for l in labels {
+        let Some((k, v)) = l.split_once('=') else {
+            crate::term::error(format_args!(
+                "invalid label {:?}: expected KEY=VALUE",
+                esc(l)
+            ));
+            return EXIT_USAGE;
+        };
+        extra.insert(k.to_string(), v.to_string());
+    }
+    let (file, name) = path_for(dir);
+    if std::fs::symlink_metadata(&file).is_ok() {
+        crate::term::error(format_args!(
+            "{}: file exists (remove it to generate it again)",
+            esc(file.display())
+        ));
+        return EXIT_USAGE;
+    }
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            crate::term::error(format_args!(
+                "provided root path {:?} is not a directory",
+                esc(dir)
+            ));
+            return EXIT_USAGE;
+        }
+        Err(e) => {
+            crate::term::error(format_args!("{}: {e}", esc(dir)));
+            return EXIT_USAGE;
+        }
+    }
+    let text = match render(&Spec {
+        base_image: base,
+        builder_image: builder,
+        index_dir: &name,
+        extra_labels: &extra,
+    }) {
+        Ok(t) => t,
+        Err(e) => {
+            crate::term::error(esc(e));
+            return EXIT_USAGE;
+        }
+    };
+    // Created exclusively: never through a link, never over a file.
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&file)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+    if let Err(e) = written {
+        crate::term::error(format_args!("cannot write {}: {e}", esc(file.display())));
+        return EXIT_USAGE;
+    }
+    eprintln!("wrote {}", esc(file.display()));
     EXIT_OK
 }
 

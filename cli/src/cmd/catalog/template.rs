@@ -64,7 +64,7 @@ pub fn run(
 }
 
 /// `catalog build OPERATOR_DIR`: every template/catalog pair of ci.yaml's
-/// `fbc.catalog_mapping` rendered to `<catalogs-dir>/<catalog>/<package>/catalog.yaml` (with the
+/// `fbc.catalog_mapping` rendered to `<catalogs-dir>/<catalog>/<operator-dir>/catalog.yaml` (with the
 /// csv-metadata migration from v4.17 on, as the community pipeline does), then validated and
 /// linted; with `check`, nothing is written and a committed catalog that differs from its
 /// template is a finding.
@@ -97,15 +97,24 @@ pub fn build(
     })();
     match built {
         Err(e) => fail(e),
-        Ok(Built::Checked { differs }) => {
-            for d in &differs {
-                crate::term::error(d);
+        Ok(Built::Checked { stale }) => {
+            // The difference on stdout (a unified diff, as `git diff` shows it; a missing
+            // catalog is named, not printed whole), what is wrong on stderr.
+            let mut diffs = String::new();
+            for s in &stale {
+                crate::term::error(s.message());
+                if s.committed.is_some() {
+                    for line in s.diff().lines() {
+                        diffs.push_str(&format!("{}\n", olmctl::text::esc(line)));
+                    }
+                }
             }
-            if !differs.is_empty() {
+            out(&diffs);
+            if !stale.is_empty() {
                 eprintln!(
                     "error: {} catalog{} out of date: run `olmctl catalog build {}`",
-                    differs.len(),
-                    if differs.len() == 1 { " is" } else { "s are" },
+                    stale.len(),
+                    if stale.len() == 1 { " is" } else { "s are" },
                     olmctl::text::esc(dir.display())
                 );
                 return crate::term::EXIT_FINDINGS;
