@@ -89,8 +89,9 @@ fn a_bundle_directory_is_served_by_a_one_bundle_catalog_installed_and_uninstalle
         ("KUBECONFIG".to_string(), kc.display().to_string()),
         ("HOME".to_string(), dir.path().display().to_string()),
     ];
-    let bundle = fixture_operators().join("kube-green/0.7.1");
-    let install = |extra: &[&str]| {
+    let bundle = fixture_operators().join("kube-green/0.7.0");
+    let newer = fixture_operators().join("kube-green/0.7.1");
+    let install_of = |bundle: &std::path::Path, extra: &[&str]| {
         let mut args = vec![
             "install",
             "--bundle",
@@ -103,6 +104,7 @@ fn a_bundle_directory_is_served_by_a_one_bundle_catalog_installed_and_uninstalle
         args.extend_from_slice(extra);
         run(&env, &args)
     };
+    let install = |extra: &[&str]| install_of(&bundle, extra);
 
     // --print: the images are pushed, the manifests printed, the cluster untouched.
     let printed = install(&["--print"]);
@@ -132,7 +134,7 @@ fn a_bundle_directory_is_served_by_a_one_bundle_catalog_installed_and_uninstalle
     assert_eq!(
         docs[2]["spec"],
         json!({"name": "kube-green", "source": "kube-green-catalog", "sourceNamespace": "olm",
-               "channel": "alpha", "startingCSV": "kube-green.v0.7.1",
+               "channel": "alpha", "startingCSV": "kube-green.v0.7.0",
                "installPlanApproval": "Automatic"})
     );
 
@@ -146,8 +148,8 @@ fn a_bundle_directory_is_served_by_a_one_bundle_catalog_installed_and_uninstalle
         .collect();
     assert_eq!(schemas, ["olm.package", "olm.channel", "olm.bundle"]);
     assert_eq!(blobs[0]["defaultChannel"], "alpha");
-    assert_eq!(blobs[1]["entries"], json!([{"name": "kube-green.v0.7.1"}]));
-    assert_eq!(blobs[2]["name"], "kube-green.v0.7.1");
+    assert_eq!(blobs[1]["entries"], json!([{"name": "kube-green.v0.7.0"}]));
+    assert_eq!(blobs[2]["name"], "kube-green.v0.7.0");
     assert_eq!(blobs[2]["image"], bundle_image.as_str());
     // ... and the bundle is what the bundle image renders to.
     let from_image = run(&env, &["catalog", "render", &bundle_image, "-o", "json"]);
@@ -167,6 +169,72 @@ fn a_bundle_directory_is_served_by_a_one_bundle_catalog_installed_and_uninstalle
         .get(OLM, "subscriptions", "operators", "kube-green")
         .expect("Subscription");
     assert_eq!(sub["spec"], docs[2]["spec"]);
+
+    // Again without --upgrade: the CatalogSource is not changed.
+    let again = install_of(&newer, &["--no-wait"]);
+    assert_eq!(again.code, Some(2), "{again:?}");
+    assert!(again.stderr.contains("pass --upgrade"), "{again:?}");
+    assert_eq!(
+        api.get(OLM, "catalogsources", "olm", "kube-green-catalog")
+            .unwrap()["spec"]["image"],
+        catalog.as_str()
+    );
+
+    // --upgrade to 0.7.1 (run bundle-upgrade): the catalog holds both bundles, the new one
+    // replacing the old, and the CatalogSource points at it and records both.
+    let upgraded = install_of(&newer, &["--upgrade", "--no-wait"]);
+    assert_eq!(upgraded.code, Some(0), "{upgraded:?}");
+    let live = api
+        .get(OLM, "catalogsources", "olm", "kube-green-catalog")
+        .expect("CatalogSource");
+    let catalog2 = live["spec"]["image"].as_str().unwrap().to_string();
+    assert!(catalog2.starts_with(&catalog_repo), "{catalog2}");
+    assert_ne!(catalog2, catalog);
+    let recorded: Vec<&str> = live["metadata"]["annotations"]["olmctl.dev/bundle"]
+        .as_str()
+        .unwrap()
+        .split(',')
+        .collect();
+    assert_eq!(recorded.len(), 2, "{recorded:?}");
+    assert_eq!(recorded[0], bundle_image.as_str());
+    assert!(
+        recorded[1].starts_with(&format!("{registry}/kube-green-bundle@sha256:")),
+        "{recorded:?}"
+    );
+    let rendered = run(&env, &["catalog", "render", &catalog2, "-o", "json"]);
+    assert_eq!(rendered.code, Some(0), "{rendered:?}");
+    let blobs = json_blobs(&rendered.stdout);
+    assert_eq!(blobs.len(), 4, "{blobs:?}");
+    assert_eq!(blobs[0]["defaultChannel"], "alpha");
+    assert_eq!(
+        blobs[1]["entries"],
+        json!([{"name": "kube-green.v0.7.0"},
+               {"name": "kube-green.v0.7.1", "replaces": "kube-green.v0.7.0"}])
+    );
+    assert_eq!(blobs[2]["image"], recorded[0]);
+    assert_eq!(blobs[3]["name"], "kube-green.v0.7.1");
+    assert_eq!(blobs[3]["image"], recorded[1]);
+    // The Subscription is as the first install made it: OLM follows the channel from there.
+    let sub = api
+        .get(OLM, "subscriptions", "operators", "kube-green")
+        .expect("Subscription");
+    assert_eq!(sub["spec"], docs[2]["spec"]);
+
+    // --upgrade to a bundle not newer than the last is refused, naming both, before anything
+    // is pushed or changed.
+    let older = install_of(&bundle, &["--upgrade", "--no-wait"]);
+    assert_eq!(older.code, Some(2), "{older:?}");
+    assert!(
+        older.stderr.contains(
+            "kube-green.v0.7.0 (version 0.7.0) is not newer than kube-green.v0.7.1 (version 0.7.1)"
+        ),
+        "{older:?}"
+    );
+    assert_eq!(
+        api.get(OLM, "catalogsources", "olm", "kube-green-catalog")
+            .unwrap(),
+        live
+    );
 
     // uninstall deletes the CatalogSource it made, without --delete-catalog-source.
     let gone = run(&env, &["uninstall", "kube-green", "-n", "operators"]);

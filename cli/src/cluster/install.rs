@@ -199,7 +199,8 @@ pub async fn run(cluster: &Cluster, req: &InstallRequest, ui: &mut dyn Ui) -> Re
     }
 }
 
-/// An object that exists: unchanged when its spec is ours, else its spec is merged with ours.
+/// An object that exists: unchanged when its spec and annotations are ours, else they are merged
+/// with ours.
 /// A role's `rules` and a binding's `subjects` (they have no spec) are replaced by ours.
 pub(super) async fn apply_existing(
     c: &Calls,
@@ -220,15 +221,30 @@ pub(super) async fn apply_existing(
             return Ok("configured");
         }
     }
-    let Some(spec) = desired.get("spec") else {
-        return Ok("unchanged");
-    };
-    let mut merged = live.clone();
-    json_patch::merge(&mut merged["spec"], spec);
-    if merged.get("spec") == live.get("spec") {
+    // Our annotations (the bundles `install --bundle` records) are merged as the spec is.
+    let annotations = desired
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .filter(|want| {
+            want.iter().any(|(k, v)| {
+                live.pointer("/metadata/annotations").and_then(|a| a.get(k)) != Some(v)
+            })
+        });
+    let mut patch = json!({});
+    if let Some(a) = annotations {
+        patch["metadata"] = json!({ "annotations": a });
+    }
+    if let Some(spec) = desired.get("spec") {
+        let mut merged = live.clone();
+        json_patch::merge(&mut merged["spec"], spec);
+        if merged.get("spec") != live.get("spec") {
+            patch["spec"] = spec.clone();
+        }
+    }
+    if patch.as_object().is_none_or(|p| p.is_empty()) {
         return Ok("unchanged");
     }
-    api::merge(c, r, ns, name, &json!({"spec": spec})).await?;
+    api::merge(c, r, ns, name, &patch).await?;
     Ok("configured")
 }
 

@@ -132,6 +132,25 @@ fn read_object(
     })
 }
 
+/// A CatalogSource read from the cluster (`None`: there is none), for `install --bundle` to
+/// find the catalog an earlier run made; a failed read is an error, unlike [`read_object`].
+pub fn catalog_source(
+    connection: &Connection,
+    namespace: &str,
+    name: &str,
+    timeout: std::time::Duration,
+) -> Result<Option<serde_json::Value>, String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let cluster = connect::client(connection).await?;
+        let c = api::Calls::new(&cluster, timeout);
+        api::get(&c, api::CATALOG_SOURCE, Some(namespace), name).await
+    })
+}
+
 /// The image a CatalogSource serves (`spec.image`), read from the cluster; `None` when it
 /// cannot be read or the source has no image (a ConfigMap or address source).
 pub fn catalog_source_image(

@@ -4,6 +4,15 @@
 //! given. The one-bundle catalog ([`olmctl::install::one_bundle`]) is built on an opm base image
 //! and pushed daemonless (`catalog push --base-image`), and installed from a CatalogSource that
 //! names it by digest, as `install --catalog` installs.
+//!
+//! `--upgrade` is operator-sdk's `run bundle-upgrade` (internal/olm/operator/bundleupgrade/
+//! upgrade.go, `Upgrade.Run`; internal/olm/operator/registry/index_image.go, `UpdateCatalog`):
+//! the CatalogSource an earlier `install --bundle` made is read, the bundles its annotation
+//! records are pulled and rendered again with the new one into one channel, each replacing the
+//! one before it, and the catalog is pushed and the CatalogSource pointed at it (by digest),
+//! so that OLM upgrades the Subscription. Without `--upgrade`, such a CatalogSource is not
+//! changed: as `run bundle` fails on the CatalogSource it would create, and `run bundle-upgrade`
+//! is the command that changes it.
 
 use clap::Args;
 
@@ -11,9 +20,12 @@ use super::InstallArgs;
 use crate::args::{PullArgs, RegistryArgs};
 use crate::term::{EXIT_FINDINGS, EXIT_USAGE, error};
 use olmctl::build::{CatalogSpec, Refused};
-use olmctl::install::one_bundle::{BUNDLE_ANNOTATION, DEFAULT_BASE_IMAGE, OneBundle};
-use olmctl::install::{Catalog, Install};
+use olmctl::install::one_bundle::{
+    BUNDLE_ANNOTATION, DEFAULT_BASE_IMAGE, OneBundle, chain_fbc, check_newer, record, recorded,
+};
+use olmctl::install::{Catalog, Install, catalog_source_name};
 use olmctl::oci::deliver::{Dest, ScratchDir, Want};
+use olmctl::oci::registry::Options as RegistryOptions;
 
 /// The flags of `install --bundle`.
 #[derive(Debug, Args)]
@@ -43,44 +55,37 @@ pub struct BundleArgs {
     /// With --bundle: do not verify the registries' TLS certificates.
     #[arg(long, requires = "bundle")]
     insecure: bool,
+    /// With --bundle, as operator-sdk run bundle-upgrade: add the bundle to the catalog of the
+    /// CatalogSource <package>-catalog an earlier `install --bundle` made (the bundles its
+    /// annotation olmctl.dev/bundle lists), replacing the last one, which must be older; the
+    /// catalog is pushed again and the CatalogSource pointed at it, and OLM upgrades the
+    /// Subscription. Without it, install --bundle does not change such a CatalogSource.
+    #[arg(long, requires = "bundle", conflicts_with = "print")]
+    pub(super) upgrade: bool,
 }
 
-/// What was built and pushed: the bundle as the catalog serves it, and the catalog image by
-/// digest.
-struct Served {
+/// A bundle at hand: its directory (kept by the scratch guard), its image (`None` for a
+/// directory, until it is pushed) and what the catalog needs of it.
+struct Loaded {
+    input: String,
+    dir: std::path::PathBuf,
+    image: Option<String>,
     one: OneBundle,
-    catalog: String,
+    _scratch: Vec<ScratchDir>,
 }
 
-/// Builds and pushes the bundle (a directory) and its one-bundle catalog.
-async fn serve(a: &BundleArgs, input: &str, registry: &RegistryArgs) -> Result<Served, Refused> {
-    let opts = crate::args::registry_options(registry, u64::MAX)?;
-    let events = crate::report::stderr_events();
+/// Loads a bundle directory, or pulls a bundle image.
+async fn load(input: &str, opts: &RegistryOptions) -> Result<Loaded, Refused> {
     let path = std::path::Path::new(input);
-    // The bundle's directory (pulled for an image), and its image.
-    let (dir, image, _pulled) = if path.exists() {
-        let b = olmctl::bundle::load::load_bundle(path).map_err(|e| e.to_string())?;
-        let one = OneBundle::of(&b, "").map_err(|e| format!("{input}: {e}"))?;
-        let Some(reg) = &a.registry else {
-            return Err(Refused::Usage(format!(
-                "{input} is a bundle directory: its image is pushed as <registry>/{}-bundle:<version>; pass --registry",
-                one.package
-            )));
-        };
-        let dest = Dest {
-            tag: OneBundle::bundle_ref(reg, &one.package, one.version.as_deref()),
-            push: true,
-            layout: None,
-        };
-        let built = olmctl::build::bundle(path, &dest, false, &opts, events.as_ref()).await?;
-        (b.dir, built.delivered.pinned, Vec::new())
+    let (dir, image, scratch) = if path.exists() {
+        (path.to_path_buf(), None, Vec::new())
     } else {
         let pull = crate::args::pull_options(&PullArgs {
             platform: None,
             max_size: 2 << 30,
         })?;
         let (dirs, scratch) =
-            olmctl::oci::deliver::pull_inputs(&[input], &opts, &pull, Want::Bundle)
+            olmctl::oci::deliver::pull_inputs(&[input], opts, &pull, Want::Bundle)
                 .await
                 .map_err(|e| format!("--bundle: {e}"))?;
         let dir = dirs
@@ -91,27 +96,80 @@ async fn serve(a: &BundleArgs, input: &str, registry: &RegistryArgs) -> Result<S
             .ok_or_else(|| {
                 format!("--bundle {input}: no such directory, nor an image reference")
             })?;
-        (dir, input.to_string(), scratch)
+        (dir, Some(input.to_string()), scratch)
     };
     let b = olmctl::bundle::load::load_bundle(&dir).map_err(|e| format!("{input}: {e}"))?;
-    let one = OneBundle::of(&b, &image).map_err(|e| format!("{input}: {e}"))?;
-    let rendered =
-        olmctl::bundle::render::render(&b, &image, olmctl::bundle::render::ObjectMode::CsvMetadata)
-            .map_err(|e| format!("{input}: {e}"))?;
+    let one = OneBundle::of(&b, image.as_deref().unwrap_or_default())
+        .map_err(|e| format!("{input}: {e}"))?;
+    Ok(Loaded {
+        input: input.to_string(),
+        dir: b.dir,
+        image,
+        one,
+        _scratch: scratch,
+    })
+}
+
+/// Pushes the new bundle (a directory) and the catalog of `previous` (the bundles the
+/// CatalogSource records, oldest first) followed by it; returns the bundles as the catalog
+/// serves them and the catalog image by digest.
+async fn serve(
+    a: &BundleArgs,
+    mut new: Loaded,
+    previous: Vec<Loaded>,
+    opts: &RegistryOptions,
+) -> Result<(Vec<OneBundle>, String), Refused> {
+    let events = crate::report::stderr_events();
+    // Refused before anything is pushed.
+    if let Some(last) = previous.last() {
+        check_newer(&last.one, &new.one)
+            .map_err(|e| Refused::Usage(format!("{}: {e}", new.input)))?;
+    }
+    if new.image.is_none() {
+        let Some(reg) = &a.registry else {
+            return Err(Refused::Usage(format!(
+                "{} is a bundle directory: its image is pushed as <registry>/{}-bundle:<version>; pass --registry",
+                new.input, new.one.package
+            )));
+        };
+        let dest = Dest {
+            tag: OneBundle::bundle_ref(reg, &new.one.package, new.one.version.as_deref()),
+            push: true,
+            layout: None,
+        };
+        let built = olmctl::build::bundle(&new.dir, &dest, false, opts, events.as_ref()).await?;
+        new.one.image = built.delivered.pinned.clone();
+        new.image = Some(built.delivered.pinned);
+    }
     let tag = match (&a.tag, &a.registry) {
         (Some(t), _) => t.clone(),
-        (None, Some(r)) => one.catalog_ref(r),
+        (None, Some(r)) => new.one.catalog_ref(r),
         (None, None) => {
             return Err(Refused::Usage(
                 "--bundle needs --registry (or --tag): where to push the catalog image the cluster pulls".into(),
             ));
         }
     };
+    let mut chain = Vec::new();
+    for l in previous.iter().chain([&new]) {
+        let b =
+            olmctl::bundle::load::load_bundle(&l.dir).map_err(|e| format!("{}: {e}", l.input))?;
+        let rendered = olmctl::bundle::render::render(
+            &b,
+            &l.one.image,
+            olmctl::bundle::render::ObjectMode::CsvMetadata,
+        )
+        .map_err(|e| format!("{}: {e}", l.input))?;
+        chain.push((l.one.clone(), rendered.blob));
+    }
+    let refs: Vec<(&OneBundle, &olmctl::fbc::node::Node)> =
+        chain.iter().map(|(o, n)| (o, n)).collect();
+    let fbc = chain_fbc(&refs).map_err(|e| Refused::Usage(format!("{}: {e}", new.input)))?;
     // The catalog directory: <package>/catalog.json.
     let scratch = ScratchDir::new();
-    let pkg_dir = scratch.0.join(&one.package);
+    let pkg_dir = scratch.0.join(&new.one.package);
     std::fs::create_dir_all(&pkg_dir)
-        .and_then(|()| std::fs::write(pkg_dir.join("catalog.json"), one.fbc(&rendered.blob)))
+        .and_then(|()| std::fs::write(pkg_dir.join("catalog.json"), fbc))
         .map_err(|e| format!("{}: {e}", pkg_dir.display()))?;
     let spec = CatalogSpec {
         dir: scratch.0.clone(),
@@ -130,11 +188,53 @@ async fn serve(a: &BundleArgs, input: &str, registry: &RegistryArgs) -> Result<S
         push: true,
         layout: None,
     };
-    let built = olmctl::build::catalog(&spec, &dest, &opts, events.as_ref()).await?;
-    Ok(Served {
-        one,
-        catalog: built.delivered.pinned,
-    })
+    let built = olmctl::build::catalog(&spec, &dest, opts, events.as_ref()).await?;
+    Ok((
+        chain.into_iter().map(|(o, _)| o).collect(),
+        built.delivered.pinned,
+    ))
+}
+
+/// The bundles the existing CatalogSource records, when `--upgrade` may add to it; `Err` with
+/// the refusal otherwise.
+fn previous_images(
+    upgrade: bool,
+    existing: Option<&serde_json::Value>,
+    what: &str,
+    package: &str,
+) -> Result<Vec<String>, String> {
+    let images = existing
+        .and_then(|cs| cs["metadata"]["annotations"][BUNDLE_ANNOTATION].as_str())
+        .map(recorded)
+        .unwrap_or_default();
+    match (upgrade, existing) {
+        (false, Some(_)) if !images.is_empty() => Err(format!(
+            "CatalogSource {what} already serves {} (made by olmctl install --bundle): pass --upgrade to add this bundle to its catalog, or run `olmctl uninstall {package}` first",
+            images.join(", ")
+        )),
+        (false, _) => Ok(Vec::new()),
+        (true, None) => Err(format!(
+            "CatalogSource {what} not found: --upgrade adds a bundle to the catalog an earlier `olmctl install --bundle` made; run install --bundle without --upgrade"
+        )),
+        (true, Some(_)) if images.is_empty() => Err(format!(
+            "CatalogSource {what} has no {BUNDLE_ANNOTATION} annotation: olmctl install --bundle did not make it, and --upgrade adds only to a catalog it made"
+        )),
+        (true, Some(_)) => Ok(images),
+    }
+}
+
+fn refused(r: Refused) -> u8 {
+    match r {
+        Refused::Usage(e) => {
+            error(e);
+            EXIT_USAGE
+        }
+        Refused::Findings { errors, message } => {
+            eprint!("{}", olmctl::diag::render_text(&errors, false));
+            error(message);
+            EXIT_FINDINGS
+        }
+    }
 }
 
 /// Runs `olmctl install --bundle`.
@@ -145,31 +245,73 @@ pub fn run(a: InstallArgs) -> u8 {
     let mut registry = RegistryArgs::defaults(a.live.timeout);
     registry.plain_http = a.one_bundle.plain_http;
     registry.insecure = a.one_bundle.insecure;
+    let opts = match crate::args::registry_options(&registry, u64::MAX) {
+        Ok(o) => o,
+        Err(e) => return refused(e.into()),
+    };
     let rt = match crate::term::runtime() {
         Ok(rt) => rt,
         Err(c) => return c,
     };
-    let served = match rt.block_on(serve(&a.one_bundle, &input, &registry)) {
-        Ok(s) => s,
-        Err(Refused::Usage(e)) => {
-            error(e);
-            return EXIT_USAGE;
-        }
-        Err(Refused::Findings { errors, message }) => {
-            eprint!("{}", olmctl::diag::render_text(&errors, false));
-            error(message);
-            return EXIT_FINDINGS;
-        }
+    let new = match rt.block_on(load(&input, &opts)) {
+        Ok(l) => l,
+        Err(r) => return refused(r),
     };
-    drop(rt);
-    let one = served.one;
-    if !a.package.is_empty() && a.package != one.package {
+    let package = new.one.package.clone();
+    if !a.package.is_empty() && a.package != package {
         error(format_args!(
-            "{input} is a bundle of package {}, not {}",
-            one.package, a.package
+            "{input} is a bundle of package {package}, not {}",
+            a.package
         ));
         return EXIT_USAGE;
     }
+    // The CatalogSource an earlier install --bundle made (not read with --print, which
+    // connects to nothing).
+    let name = catalog_source_name(&package);
+    let what = format!("{}/{name}", a.catalog_namespace);
+    let existing = if a.print {
+        None
+    } else {
+        let connection: crate::cluster::Connection = a.live.cluster.clone().into();
+        match crate::cluster::catalog_source(
+            &connection,
+            &a.catalog_namespace,
+            &name,
+            a.live.timeout,
+        ) {
+            Ok(cs) => cs,
+            Err(e) => {
+                error(format_args!("reading CatalogSource {what}: {e}"));
+                return EXIT_USAGE;
+            }
+        }
+    };
+    let images = match previous_images(a.one_bundle.upgrade, existing.as_ref(), &what, &package) {
+        Ok(i) => i,
+        Err(e) => {
+            error(e);
+            return EXIT_USAGE;
+        }
+    };
+    let mut previous = Vec::new();
+    for image in &images {
+        match rt.block_on(load(image, &opts)) {
+            Ok(l) => previous.push(l),
+            Err(r) => {
+                return refused(match r {
+                    Refused::Usage(e) => Refused::Usage(format!(
+                        "{e} (a bundle CatalogSource {what} records in {BUNDLE_ANNOTATION})"
+                    )),
+                    r => r,
+                });
+            }
+        }
+    }
+    let (chain, catalog) = match rt.block_on(serve(&a.one_bundle, new, previous, &opts)) {
+        Ok(s) => s,
+        Err(r) => return refused(r),
+    };
+    drop(rt);
     let gate = match &a.gate {
         Some(f) => match super::read_gate(f) {
             Ok(v) => Some(v),
@@ -180,22 +322,26 @@ pub fn run(a: InstallArgs) -> u8 {
         },
         None => None,
     };
+    // The Subscription as the first install --bundle made it: it starts at the first bundle,
+    // and OLM follows the channel's replaces from there.
+    let first = &chain[0];
+    let images: Vec<String> = chain.iter().map(|o| o.image.clone()).collect();
     let i = Install {
-        package: one.package.clone(),
-        catalog: Catalog::Image(served.catalog),
+        package,
+        catalog: Catalog::Image(catalog),
         catalog_namespace: a.catalog_namespace,
-        channel: Some(one.channel.clone()),
+        channel: Some(first.channel.clone()),
         version: None,
-        starting_csv: Some(one.csv.clone()),
+        starting_csv: Some(first.csv.clone()),
         namespace: a.namespace,
         target_namespaces: a.target_namespace,
         operator_group: !a.no_operator_group,
         create_namespace: a.create_namespace,
-        // The catalog holds this one bundle: nothing newer to hold back.
+        // The catalog holds these bundles: the newest is the one to run.
         approval: a.approval.unwrap_or_else(|| "Automatic".into()),
         gate,
         poll_interval: a.poll_interval,
-        catalog_annotations: [(BUNDLE_ANNOTATION.to_string(), one.image.clone())].into(),
+        catalog_annotations: [(BUNDLE_ANNOTATION.to_string(), record(&images))].into(),
     };
     super::apply(i, a.print, a.live, None)
 }
