@@ -6,7 +6,9 @@
 //! 1.28 with CRI-O runtime",
 //! <https://docs.redhat.com/en/documentation/openshift_container_platform/4.15/html/release_notes/ocp-4-15-release-notes>;
 //! likewise `.../openshift_container_platform/4.Y/html/release_notes/ocp-4-Y-release-notes` for
-//! each 4.Y), and Red Hat's knowledge base article "What version of the Kubernetes API is
+//! each 4.Y; the same sentence is in the sources of those pages, openshift/openshift-docs
+//! `release_notes/ocp-4-Y-release-notes.adoc`, e.g. 4.19: "This release uses Kubernetes 1.32",
+//! and from 4.21 on in `modules/rn-ocp-about-this-release.adoc`), and Red Hat's knowledge base article "What version of the Kubernetes API is
 //! included with each OpenShift 4.x release?" lists them. From 4.3 on, OpenShift 4.Y ships
 //! Kubernetes 1.(Y+13).
 //!

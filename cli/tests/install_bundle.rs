@@ -180,6 +180,13 @@ fn a_bundle_directory_is_served_by_a_one_bundle_catalog_installed_and_uninstalle
         catalog.as_str()
     );
 
+    // The user turned the Subscription to Manual approval since: an upgrade keeps it.
+    let mut manual = api
+        .get(OLM, "subscriptions", "operators", "kube-green")
+        .expect("Subscription");
+    manual["spec"]["installPlanApproval"] = json!("Manual");
+    api.insert("subscriptions", manual);
+
     // --upgrade to 0.7.1 (run bundle-upgrade): the catalog holds both bundles, the new one
     // replacing the old, and the CatalogSource points at it and records both.
     let upgraded = install_of(&newer, &["--upgrade", "--no-wait"]);
@@ -214,11 +221,14 @@ fn a_bundle_directory_is_served_by_a_one_bundle_catalog_installed_and_uninstalle
     assert_eq!(blobs[2]["image"], recorded[0]);
     assert_eq!(blobs[3]["name"], "kube-green.v0.7.1");
     assert_eq!(blobs[3]["image"], recorded[1]);
-    // The Subscription is as the first install made it: OLM follows the channel from there.
+    // The Subscription is as the first install made it (with the approval the user chose
+    // since): OLM follows the channel from there.
     let sub = api
         .get(OLM, "subscriptions", "operators", "kube-green")
         .expect("Subscription");
-    assert_eq!(sub["spec"], docs[2]["spec"]);
+    let mut expected = docs[2]["spec"].clone();
+    expected["installPlanApproval"] = json!("Manual");
+    assert_eq!(sub["spec"], expected);
 
     // --upgrade to a bundle not newer than the last is refused, naming both, before anything
     // is pushed or changed.

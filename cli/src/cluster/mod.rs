@@ -132,6 +132,26 @@ fn read_object(
     })
 }
 
+/// The `spec.installPlanApproval` of Subscription `namespace/name`, read from the cluster;
+/// `None` when it cannot be read or has none.
+pub fn subscription_approval(
+    connection: &Connection,
+    namespace: &str,
+    name: &str,
+    timeout: std::time::Duration,
+) -> Option<String> {
+    let sub = read_object(
+        connection,
+        api::SUBSCRIPTION,
+        Some(namespace),
+        name,
+        timeout,
+    )?;
+    sub["spec"]["installPlanApproval"]
+        .as_str()
+        .map(str::to_string)
+}
+
 /// A CatalogSource read from the cluster (`None`: there is none), for `install --bundle` to
 /// find the catalog an earlier run made; a failed read is an error, unlike [`read_object`].
 pub fn catalog_source(

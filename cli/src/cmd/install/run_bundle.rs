@@ -326,6 +326,24 @@ pub fn run(a: InstallArgs) -> u8 {
     // and OLM follows the channel's replaces from there.
     let first = &chain[0];
     let images: Vec<String> = chain.iter().map(|o| o.image.clone()).collect();
+    // The catalog holds these bundles: the newest is the one to run. An upgrade keeps the
+    // approval the Subscription has (a Manual one stays Manual) unless --approval is given.
+    let approval = a
+        .approval
+        .or_else(|| {
+            let connection: crate::cluster::Connection = a.live.cluster.clone().into();
+            (a.one_bundle.upgrade && !a.print)
+                .then(|| {
+                    crate::cluster::subscription_approval(
+                        &connection,
+                        &a.namespace,
+                        &package,
+                        a.live.timeout,
+                    )
+                })
+                .flatten()
+        })
+        .unwrap_or_else(|| "Automatic".into());
     let i = Install {
         package,
         catalog: Catalog::Image(catalog),
@@ -337,8 +355,7 @@ pub fn run(a: InstallArgs) -> u8 {
         target_namespaces: a.target_namespace,
         operator_group: !a.no_operator_group,
         create_namespace: a.create_namespace,
-        // The catalog holds these bundles: the newest is the one to run.
-        approval: a.approval.unwrap_or_else(|| "Automatic".into()),
+        approval,
         gate,
         poll_interval: a.poll_interval,
         catalog_annotations: [(BUNDLE_ANNOTATION.to_string(), record(&images))].into(),
