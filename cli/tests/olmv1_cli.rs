@@ -99,8 +99,23 @@ fn refusals_and_bad_input() {
         "x",
     ]);
     assert_eq!(o.status.code(), Some(2));
-    let o = olmctl(&["bundle", "render", &b, "--install-namespace", "x"]);
-    assert_eq!(o.status.code(), Some(2), "--olmv1 is required");
+    // OLM v1's objects are bundle render's only mode: --olmv1 may be left out, same output.
+    let without = olmctl(&["bundle", "render", &b, "--install-namespace", "x"]);
+    let with = olmctl(&[
+        "bundle",
+        "render",
+        &b,
+        "--olmv1",
+        "--install-namespace",
+        "x",
+    ]);
+    assert_eq!(
+        without.status.code(),
+        with.status.code(),
+        "--olmv1 is optional"
+    );
+    assert_eq!(without.stdout, with.stdout);
+    assert_eq!(without.stderr, with.stderr);
 }
 
 /// `--deployment-config FILE` (YAML here) reaches every Deployment as the library applies it;
