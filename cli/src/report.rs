@@ -159,17 +159,12 @@ fn findings_known(
             *by_tag.entry(t).or_insert(0) += 1;
         }
         let known_part: String = by_tag.iter().map(|(t, n)| format!(", {n} {t}")).collect();
-        let by_code = if text && fresh.len() > 1 {
-            format!("by code: {}\n", olmctl::diag::render_code_summary(&fresh))
+        let by_code = if text {
+            by_code_line(&fresh)
         } else {
             String::new()
         };
-        format!(
-            "{by_code}{}: {}{known_part} ({})\n",
-            if summary.errors == 0 { "ok" } else { "failed" },
-            render_summary(&summary),
-            esc(what),
-        )
+        by_code + &summary_line(&summary, &known_part, false, what)
     };
     match report {
         Report::Json => out(&olmctl::diag::render_json_known(findings, known.as_deref())),
@@ -220,8 +215,6 @@ pub struct Stream {
     strict: bool,
     inputs: usize,
     bar: Option<ProgressBar>,
-    summary: olmctl::diag::Summary,
-    failing: bool,
     ignore: olmctl::codes::Ignore,
     /// The finding flags, when a baseline makes the output one document.
     whole: Option<FindingArgs>,
@@ -264,8 +257,6 @@ impl Stream {
             strict,
             inputs,
             bar,
-            summary: olmctl::diag::Summary::default(),
-            failing: false,
             ignore,
             whole,
             all: Vec::new(),
@@ -304,11 +295,6 @@ impl Stream {
         findings.retain(|f| self.ignore.keeps(f.code));
         let streamed = self.whole.is_none() && matches!(self.report, Report::Text | Report::Github);
         if streamed {
-            let s = olmctl::diag::Summary::of(&findings);
-            self.summary.errors += s.errors;
-            self.summary.warnings += s.warnings;
-            self.summary.infos += s.infos;
-            self.failing |= exit_status(&findings, self.strict) != EXIT_OK;
             let mut text = match self.report {
                 Report::Github => {
                     olmctl::github::render(&findings, base_dir("GITHUB_WORKSPACE").as_deref())
@@ -316,7 +302,8 @@ impl Stream {
                 _ => render_text(&findings, use_color()),
             };
             if let Some(name) = line {
-                text.push_str(&summary_line(&s, name));
+                let s = olmctl::diag::Summary::of(&findings);
+                text.push_str(&summary_line(&s, "", false, name));
             }
             if !text.is_empty() {
                 self.print(&text);
@@ -351,26 +338,21 @@ impl Stream {
         }
         let code = match (&self.whole, self.report) {
             (None, Report::Text | Report::Github) => {
-                let mut s = String::new();
-                if self.report == Report::Text && self.all.len() > 1 {
-                    s = format!(
-                        "by code: {}\n",
-                        olmctl::diag::render_code_summary(&self.all)
-                    );
-                }
-                if self.unread > 0 {
-                    // `failed: 0 errors, 0 warnings, 0 info, 1 not read (2 bundles)`
-                    s.push_str(&format!(
-                        "failed: {}, {} not read ({})\n",
-                        render_summary(&self.summary),
-                        self.unread,
-                        esc(what)
-                    ));
+                let mut s = if self.report == Report::Text {
+                    by_code_line(&self.all)
                 } else {
-                    s.push_str(&summary_line(&self.summary, what));
-                }
+                    String::new()
+                };
+                // `failed: 0 errors, 0 warnings, 0 info, 1 not read (2 bundles)`
+                let unread = if self.unread > 0 {
+                    format!(", {} not read", self.unread)
+                } else {
+                    String::new()
+                };
+                let summary = olmctl::diag::Summary::of(&self.all);
+                s.push_str(&summary_line(&summary, &unread, self.unread > 0, what));
                 out(&s);
-                if self.failing { EXIT_FINDINGS } else { EXIT_OK }
+                exit_status(&self.all, self.strict)
             }
             (None, _) => findings_of(&self.all, what, self.report, self.strict),
             (Some(args), _) => findings_with(&self.all, None, args, what, self.report, self.strict),
@@ -379,14 +361,29 @@ impl Stream {
     }
 }
 
-/// `ok: 0 errors, 1 warning, 0 info (what)` (`failed:` when there are errors).
-fn summary_line(summary: &olmctl::diag::Summary, what: &str) -> String {
+/// `ok: 0 errors, 1 warning, 0 info{extra} (what)`: `failed:` when there are errors or
+/// `failed` says so; `extra` adds counts (`, 12 in baseline`, `, 1 not read`).
+fn summary_line(summary: &olmctl::diag::Summary, extra: &str, failed: bool, what: &str) -> String {
     format!(
-        "{}: {} ({})\n",
-        if summary.errors == 0 { "ok" } else { "failed" },
+        "{}: {}{extra} ({})\n",
+        if summary.errors == 0 && !failed {
+            "ok"
+        } else {
+            "failed"
+        },
         render_summary(summary),
         esc(what),
     )
+}
+
+/// `by code: SCH011 6, SCH004 4` before the summary of text output with more than one
+/// finding; empty otherwise.
+fn by_code_line(findings: &[Finding]) -> String {
+    if findings.len() > 1 {
+        format!("by code: {}\n", olmctl::diag::render_code_summary(findings))
+    } else {
+        String::new()
+    }
 }
 
 fn push_json(report: &PushReport) -> serde_json::Value {

@@ -66,7 +66,6 @@ pub enum LookupError {
 impl fmt::Display for LookupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Names from the catalog, as they are: the command line escapes what it prints.
-        let esc = |s: &str| s.to_string();
         let list = |v: &[String]| {
             if v.is_empty() {
                 "none".to_string()
@@ -78,7 +77,7 @@ impl fmt::Display for LookupError {
             LookupError::NoPackage { package, packages } => write!(
                 f,
                 "the catalog has no package {} (packages: {})",
-                esc(package),
+                package,
                 list(packages)
             ),
             LookupError::NoChannel {
@@ -88,8 +87,8 @@ impl fmt::Display for LookupError {
             } => write!(
                 f,
                 "package {} has no channel {} (channels: {}): pass --channel",
-                esc(package),
-                esc(channel),
+                package,
+                channel,
                 list(channels)
             ),
             LookupError::NoVersion {
@@ -99,8 +98,8 @@ impl fmt::Display for LookupError {
             } => write!(
                 f,
                 "package {} has no bundle of version {} (versions: {})",
-                esc(package),
-                esc(version),
+                package,
+                version,
                 list(versions)
             ),
             LookupError::NotInChannel {
@@ -111,9 +110,9 @@ impl fmt::Display for LookupError {
             } => write!(
                 f,
                 "version {} of package {} is not in channel {} (it is in {}): pass --channel",
-                esc(version),
-                esc(package),
-                esc(channel),
+                version,
+                package,
+                channel,
                 list(channels)
             ),
         }

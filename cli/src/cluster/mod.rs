@@ -113,6 +113,26 @@ pub fn cluster_catalog_image(
     olmctl::install::olmv1::catalog_image(&cc)
 }
 
+/// One object read from the cluster: `Ok(None)` when it does not exist, `Err` when it cannot
+/// be read.
+fn get_object(
+    connection: &Connection,
+    res: api::Res,
+    namespace: Option<&str>,
+    name: &str,
+    timeout: std::time::Duration,
+) -> Result<Option<serde_json::Value>, String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let cluster = connect::client(connection).await?;
+        let c = api::Calls::new(&cluster, timeout);
+        api::get(&c, res, namespace, name).await
+    })
+}
+
 /// One object read from the cluster; `None` when it cannot be read or does not exist.
 fn read_object(
     connection: &Connection,
@@ -121,15 +141,9 @@ fn read_object(
     name: &str,
     timeout: std::time::Duration,
 ) -> Option<serde_json::Value> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .ok()?;
-    rt.block_on(async {
-        let cluster = connect::client(connection).await.ok()?;
-        let c = api::Calls::new(&cluster, timeout);
-        api::get(&c, res, namespace, name).await.ok()?
-    })
+    get_object(connection, res, namespace, name, timeout)
+        .ok()
+        .flatten()
 }
 
 /// The `spec.installPlanApproval` of Subscription `namespace/name`, read from the cluster;
@@ -160,15 +174,13 @@ pub fn catalog_source(
     name: &str,
     timeout: std::time::Duration,
 ) -> Result<Option<serde_json::Value>, String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    rt.block_on(async {
-        let cluster = connect::client(connection).await?;
-        let c = api::Calls::new(&cluster, timeout);
-        api::get(&c, api::CATALOG_SOURCE, Some(namespace), name).await
-    })
+    get_object(
+        connection,
+        api::CATALOG_SOURCE,
+        Some(namespace),
+        name,
+        timeout,
+    )
 }
 
 /// The image a CatalogSource serves (`spec.image`), read from the cluster; `None` when it

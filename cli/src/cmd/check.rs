@@ -499,7 +499,9 @@ fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
             Ok(s) => s,
             Err(code) => return code,
         };
-    let (mut bundles, mut checked, mut unchecked, mut from_catalog) = (0, 0, 0, 0);
+    // The counts of every package; findings go to the stream as each package is checked.
+    let mut all = Walked::default();
+    let mut from_catalog = 0;
     for pkg in packages {
         let name = pkg.display().to_string();
         stream.checking(&name);
@@ -516,13 +518,10 @@ fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
         let (_, mut w, used_catalog) =
             check_history(&dirs, semver, graphs.as_ref(), &fallback, &opts);
         from_catalog += usize::from(used_catalog);
-        (bundles, checked, unchecked) = (
-            bundles + w.bundles,
-            checked + w.checked,
-            unchecked + w.unchecked,
-        );
-        olmctl::diag::sort_findings(&mut w.findings);
-        stream.done(&name, w.findings);
+        let mut findings = std::mem::take(&mut w.findings);
+        all.absorb(w);
+        olmctl::diag::sort_findings(&mut findings);
+        stream.done(&name, findings);
     }
     if let Some(l) = &loaded {
         let mut f = olmctl::checks::fbc::load_errors(l);
@@ -530,8 +529,11 @@ fn history(packages: &[PathBuf], catalog: Option<&Path>, c: &Common) -> u8 {
         stream.add(f);
     }
     let what = format!(
-        "{} packages ({from_catalog} with catalog edges), {bundles} bundles, {checked} edges checked, {unchecked} not checked",
+        "{} packages ({from_catalog} with catalog edges), {} bundles, {} edges checked, {} not checked",
         packages.len(),
+        all.bundles,
+        all.checked,
+        all.unchecked
     );
     stream.finish(&what)
 }
