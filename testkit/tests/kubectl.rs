@@ -1202,3 +1202,78 @@ fn olm_v1_cel_rules_and_server_dry_run() {
         )
     );
 }
+
+/// The package-server double (`packages.operators.coreos.com`, an aggregated API) read by the
+/// real kubectl: discovery finds `packagemanifests`, a list and a get by name answer as
+/// package-server's `registry.go` (`List`, `Get`) builds them, an unknown name is NotFound.
+#[test]
+fn package_manifests_through_the_aggregated_api() {
+    use olmctl_testkit::olm::catalog::{Bundle, Catalog};
+    use olmctl_testkit::olm::package_server::PackageServer;
+    let c = Cluster::new();
+    let ps = PackageServer::install(&c.api, "olm");
+    let image = "quay.io/acme/catalog:v1";
+    let csv = json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": "widgets.v1.0.0"},
+        "spec": {"version": "1.0.0", "displayName": "Widgets", "provider": {"name": "Acme"}}});
+    let bundle = Bundle::new(
+        vec![("csv.yaml".into(), csv)],
+        vec![
+            (
+                "operators.operatorframework.io.bundle.package.v1".into(),
+                "widgets".into(),
+            ),
+            (
+                "operators.operatorframework.io.bundle.channel.default.v1".into(),
+                "stable".into(),
+            ),
+        ],
+        "quay.io/acme/widgets-bundle:1.0.0",
+    )
+    .expect("bundle");
+    let catalog = Catalog::new();
+    catalog.release("stable", bundle);
+    ps.serve(image, catalog);
+    c.api.insert(
+        "catalogsources",
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "acme", "namespace": "olm"},
+            "spec": {"sourceType": "grpc", "image": image, "displayName": "Acme", "publisher": "Acme"},
+            "status": {"registryService": {"protocol": "grpc", "serviceName": "acme",
+                "serviceNamespace": "olm", "port": "50051"},
+                "connectionState": {"lastObservedState": "READY"}}}),
+    );
+    let o = c.run(&[
+        "api-resources",
+        "--api-group=packages.operators.coreos.com",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(
+        (o.code, o.stdout.as_str()),
+        (0, "packagemanifests.packages.operators.coreos.com\n"),
+        "{o:?}"
+    );
+    let o = c.run(&[
+        "get",
+        "packagemanifests",
+        "-n",
+        "olm",
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name}/{.status.catalogSource}/{.status.defaultChannel}/{.status.channels[0].currentCSV}{\"\\n\"}{end}",
+    ]);
+    assert_eq!(o, out(0, "widgets/acme/stable/widgets.v1.0.0\n", ""));
+    let o = c.run(&[
+        "get",
+        "packagemanifest",
+        "widgets",
+        "-n",
+        "olm",
+        "-o",
+        "jsonpath={.kind}",
+    ]);
+    assert_eq!(o, out(0, "PackageManifest", ""));
+    let o = c.run(&["get", "packagemanifest", "nope", "-n", "olm"]);
+    assert_eq!(o.code, 1, "{o:?}");
+    assert!(o.stderr.contains("(NotFound)"), "{o:?}");
+}
