@@ -313,7 +313,23 @@ async fn install_gate_upgrade_hold_failover_override_uninstall() {
     let started = Instant::now();
     let w = world().await;
 
-    // 1. Install 0.1.0, pinned.
+    // 1. Install 0.1.0, pinned. `--version` is looked up in the catalog; the double's image
+    // is not in a registry, so a copy of the catalog is given as a directory, as a user
+    // without access to the registry would.
+    let fbc = w._dir.path().join("catalog");
+    std::fs::create_dir_all(&fbc).expect("catalog dir");
+    let blobs = [
+        json!({"schema": "olm.package", "name": PACKAGE, "defaultChannel": "stable-v0"}),
+        json!({"schema": "olm.channel", "package": PACKAGE, "name": "stable-v0",
+               "entries": [{"name": csv_name("0.1.0")}]}),
+        json!({"schema": "olm.bundle", "package": PACKAGE, "name": csv_name("0.1.0"),
+               "image": format!("ghcr.io/olmctl/olmctl-operator-bundle:v0.1.0"),
+               "properties": [{"type": "olm.package",
+                               "value": {"packageName": PACKAGE, "version": "0.1.0"}}]}),
+    ];
+    let text: String = blobs.iter().map(|b| format!("{b}\n")).collect();
+    std::fs::write(fbc.join("catalog.json"), text).expect("catalog.json");
+    let fbc_arg = fbc.display().to_string();
     let (code, out) = olmctl(
         &w.kc,
         &[
@@ -321,6 +337,8 @@ async fn install_gate_upgrade_hold_failover_override_uninstall() {
             PACKAGE,
             "--catalog",
             CATALOG_IMAGE,
+            "--catalog-dir",
+            &fbc_arg,
             "--channel",
             "stable-v0",
             "--create-namespace",
