@@ -1,7 +1,8 @@
 //! Reading a command's inputs, with the messages and exit statuses of the command line: catalogs
 //! (whole or not), and inputs that name images, pulled into scratch directories.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use olmctl::catalog::NotWhole;
 use olmctl::fbc::load::Loaded;
@@ -190,4 +191,70 @@ pub fn image_labels(
     let rt = runtime().map_err(|_| "cannot start the async runtime".to_string())?;
     let resolved = rt.block_on(reg.resolve(&r, &olmctl::oci::image::Platform::host()))?;
     Ok(resolved.labels())
+}
+
+/// The files of `-f`: files as given, directories expanded to their YAML and JSON files (sorted,
+/// not recursive; a linked one must resolve inside the directory, see [`olmctl::input::tree`]).
+pub fn object_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| format!("{}: {e}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| {
+                    f.extension()
+                        .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+                })
+                .filter(|f| f.is_file())
+                .collect();
+            files.sort();
+            let tree =
+                olmctl::input::tree::Tree::new(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            for f in &files {
+                tree.check(f).map_err(|e| format!("{}: {e}", f.display()))?;
+            }
+            out.extend(files);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// An image pulled into a scratch directory (kept as long as the guard), with the registry
+/// defaults of `install` (no flags of its own: loopback registries are plain HTTP).
+pub fn pulled_dir(
+    image: &str,
+    want: Want,
+    timeout: Duration,
+) -> Result<(PathBuf, Vec<olmctl::oci::deliver::ScratchDir>), String> {
+    let registry = RegistryArgs::defaults(timeout);
+    let pull = PullArgs {
+        platform: None,
+        max_size: 2 << 30,
+    };
+    crate::inputs::pulled(&[image], &registry, &pull, want).and_then(|(dirs, scratch)| {
+        let dir = dirs.into_iter().next().flatten().map(|(_, d)| d);
+        dir.map(|d| (d, scratch))
+            .ok_or_else(|| format!("{image}: not an image reference"))
+    })
+}
+
+/// Reads an FBC catalog directory or file; a file that does not parse is an error at its
+/// line.
+pub fn catalog_cfg(dir: &Path) -> Result<olmctl::fbc::decl::DeclarativeConfig, String> {
+    let loaded = olmctl::fbc::load::load_catalog(&[dir.to_path_buf()])?;
+    for p in &loaded.problems {
+        if let olmctl::fbc::load::LoadProblem::Syntax { file, error } = p {
+            return Err(format!(
+                "{}:{}:{}: {}",
+                file.display(),
+                error.line,
+                error.column,
+                error.message
+            ));
+        }
+    }
+    Ok(loaded.cfg)
 }

@@ -73,6 +73,12 @@ enum Command {
     /// and the upgrade gate's decisions, in one table (as `kubectl get` prints).
     #[command(disable_version_flag = true)]
     Status(status::StatusArgs),
+    /// What OLM v0 will install in a namespace: its Subscriptions and their dependencies,
+    /// resolved as OLM's resolver decides, from cluster objects in files and the catalogs'
+    /// content; when OLM cannot resolve, its message and why, in plain words. Exit 0
+    /// resolved, 1 not resolvable, 2 usage or input error.
+    #[command(disable_version_flag = true)]
+    Resolve(cmd::resolve::ResolveArgs),
     /// The packages the cluster's catalogs offer, one row per channel: NAME, CATALOG, CHANNEL,
     /// LATEST CSV, AGE (OLM's PackageManifests; kubectl operator list-available).
     #[command(visible_alias = "list-available", disable_version_flag = true)]
@@ -227,6 +233,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Install(a) => cmd::install::run(*a),
         Command::Uninstall(a) => cmd::install::run_uninstall(a),
         Command::Status(a) => cmd::status::run(a),
+        Command::Resolve(a) => cmd::resolve::run(a),
         Command::Packages(a) => cmd::manage::packages(a),
         Command::Describe(a) => cmd::manage::describe(a),
         Command::Upgrade(a) => cmd::manage::upgrade(a),

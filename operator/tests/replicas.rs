@@ -32,7 +32,10 @@ async fn both_replicas_become_ready_though_only_one_leads() {
     assert!(both, "both replicas Ready\n{}", show(&[&a, &b]));
     // Readiness no longer waits for the Lease, so both can be Ready before either has
     // acquired it: wait for a holder, then check that it is exactly one of them.
-    let held = eventually(Duration::from_secs(30), || async { !holder(&api).is_empty() }).await;
+    let held = eventually(Duration::from_secs(30), || async {
+        !holder(&api).is_empty()
+    })
+    .await;
     let h = holder(&api);
     assert!(held, "someone takes the Lease\n{}", show(&[&a, &b]));
     assert!(

@@ -100,54 +100,8 @@ pub fn run(cmd: GateCmd) -> u8 {
     }
 }
 
-/// The files of `-f`: files as given, directories expanded to their YAML and JSON files (sorted,
-/// not recursive; a linked one must resolve inside the directory, see [`olmctl::input::tree`]).
-fn object_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
-                .map_err(|e| format!("{}: {e}", p.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| {
-                    f.extension()
-                        .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
-                })
-                .filter(|f| f.is_file())
-                .collect();
-            files.sort();
-            let tree =
-                olmctl::input::tree::Tree::new(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            for f in &files {
-                tree.check(f).map_err(|e| format!("{}: {e}", f.display()))?;
-            }
-            out.extend(files);
-        } else {
-            out.push(p.clone());
-        }
-    }
-    Ok(out)
-}
-
 /// The decisions for InstallPlans and for ClusterExtensions.
 pub type Decisions = (Vec<Decision>, Vec<ExtensionDecision>);
-
-/// Reads the catalog of `--catalog`; a file that does not parse is an error at its line.
-fn read_catalog(dir: &Path) -> Result<olmctl::fbc::decl::DeclarativeConfig, String> {
-    let loaded = olmctl::fbc::load::load_catalog(&[dir.to_path_buf()])?;
-    for p in &loaded.problems {
-        if let olmctl::fbc::load::LoadProblem::Syntax { file, error } = p {
-            return Err(format!(
-                "{}:{}:{}: {}",
-                file.display(),
-                error.line,
-                error.column,
-                error.message
-            ));
-        }
-    }
-    Ok(loaded.cfg)
-}
 
 /// Reads the policy, the objects and the catalog, and decides; errors name the file (and
 /// line).
@@ -170,7 +124,7 @@ pub fn evaluate_files(
         )
     })?;
     let mut objects = Objects::default();
-    for f in object_files(files)? {
+    for f in crate::inputs::object_files(files)? {
         let text = olmctl::input::read_text(&f).map_err(|e| format!("{}: {e}", f.display()))?;
         objects.add_text(&f, &text).map_err(|e| e.to_string())?;
     }
@@ -188,7 +142,7 @@ pub fn evaluate_files(
         None => None,
     };
     let cfg = match catalog {
-        Some(c) => read_catalog(c)?,
+        Some(c) => crate::inputs::catalog_cfg(c)?,
         None => Default::default(),
     };
     let plans = evaluate(&Context {

@@ -298,7 +298,7 @@ fn installer_rbac_v1(
     timeout: Duration,
 ) -> Result<Vec<serde_json::Value>, String> {
     use olmctl::oci::deliver::Want;
-    let pulled = |image: &str, want: Want| pulled_dir(image, want, timeout);
+    let pulled = |image: &str, want: Want| crate::inputs::pulled_dir(image, want, timeout);
     let (dir, _catalog_scratch) = pulled(catalog, Want::Catalog)?;
     let cfg = olmctl::fbc::load::load_catalog(&[dir])?.cfg;
     let chosen =
@@ -444,7 +444,7 @@ fn starting_csv(
             let Some(image) = image else {
                 return Ok(None);
             };
-            let (d, _scratch) = pulled_dir(&image, olmctl::oci::deliver::Want::Catalog, timeout)
+            let (d, _scratch) = crate::inputs::pulled_dir(&image, olmctl::oci::deliver::Want::Catalog, timeout)
                 .map_err(|e| {
                     format!(
                         "--version {version}: cannot read catalog {image} to look its CSV up: {e}; pass --catalog-dir DIR (a copy of the catalog) or --starting-csv NAME"
@@ -459,25 +459,6 @@ fn starting_csv(
     olmctl::install::starting_csv::lookup(&cfg, &i.package, i.channel.as_deref(), version)
         .map(|f| Some(f.csv))
         .map_err(|e| format!("--version {version}: {what}: {e}"))
-}
-
-/// An image pulled into a scratch directory (kept as long as the guard), with the registry
-/// defaults of `install` (no flags of its own: loopback registries are plain HTTP).
-fn pulled_dir(
-    image: &str,
-    want: olmctl::oci::deliver::Want,
-    timeout: Duration,
-) -> Result<(PathBuf, Vec<olmctl::oci::deliver::ScratchDir>), String> {
-    let registry = crate::args::RegistryArgs::defaults(timeout);
-    let pull = crate::args::PullArgs {
-        platform: None,
-        max_size: 2 << 30,
-    };
-    crate::inputs::pulled(&[image], &registry, &pull, want).and_then(|(dirs, scratch)| {
-        let dir = dirs.into_iter().next().flatten().map(|(_, d)| d);
-        dir.map(|d| (d, scratch))
-            .ok_or_else(|| format!("{image}: not an image reference"))
-    })
 }
 
 /// The policy file, checked by the gate's reader, as JSON.

@@ -8,5 +8,6 @@ pub mod gate;
 pub mod image;
 pub mod install;
 pub mod manage;
+pub mod resolve;
 pub mod shell;
 pub mod status;

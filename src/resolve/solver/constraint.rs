@@ -20,6 +20,8 @@ pub enum Constraint {
     Conflict(Identifier),
     /// `AtMost(n, ids...)` (`leq`): at most `n` of `ids` (counted with repetition).
     AtMost { n: usize, ids: Vec<Identifier> },
+    /// `PrettyConstraint(c, msg)` (the resolver's `variable_types.go`): `c`, shown as `msg`.
+    Pretty(Box<Constraint>, String),
 }
 
 impl Constraint {
@@ -38,6 +40,19 @@ impl Constraint {
         Constraint::AtMost {
             n,
             ids: ids.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// `PrettyConstraint(c, msg)`.
+    pub fn pretty(c: Constraint, msg: impl Into<String>) -> Constraint {
+        Constraint::Pretty(Box::new(c), msg.into())
+    }
+
+    /// The constraint itself, under any `Pretty` wrapping.
+    pub fn inner(&self) -> &Constraint {
+        match self {
+            Constraint::Pretty(c, _) => c.inner(),
+            c => c,
         }
     }
 
@@ -63,12 +78,13 @@ impl Constraint {
             Constraint::AtMost { n, ids } => {
                 format!("{subject} permits at most {n} of {}", join(ids))
             }
+            Constraint::Pretty(_, msg) => msg.clone(),
         }
     }
 
     /// `order()`: the candidates the search guesses, in preference order (a dependency's).
     pub fn order(&self) -> &[Identifier] {
-        match self {
+        match self.inner() {
             Constraint::Dependency(ids) => ids,
             _ => &[],
         }
@@ -76,7 +92,7 @@ impl Constraint {
 
     /// `anchor()`: whether the subject is where the search starts (mandatory).
     pub fn anchor(&self) -> bool {
-        matches!(self, Constraint::Mandatory)
+        matches!(self.inner(), Constraint::Mandatory)
     }
 }
 
@@ -131,6 +147,10 @@ mod tests {
                 "s requires at least one of a, b",
             ),
             (Constraint::conflict("a"), "s conflicts with a"),
+            (
+                Constraint::pretty(Constraint::Mandatory, "subscription s exists"),
+                "subscription s exists",
+            ),
             (
                 Constraint::at_most(1, ["a", "b"]),
                 "s permits at most 1 of a, b",

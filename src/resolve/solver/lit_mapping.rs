@@ -94,6 +94,7 @@ impl<'a, V: Variable> LitMapping<'a, V> {
                 let ms: Vec<Lit> = ids.iter().map(|id| self.lits[id]).collect();
                 self.circuit.card_sort(&ms).leq(*n)
             }
+            Constraint::Pretty(c, _) => self.apply(c, subject),
         }
     }
 
@@ -181,5 +182,6 @@ fn referenced(c: &Constraint) -> &[Identifier] {
         Constraint::Dependency(ids) | Constraint::AtMost { ids, .. } => ids,
         Constraint::Conflict(id) => std::slice::from_ref(id),
         Constraint::Mandatory | Constraint::Prohibited => &[],
+        Constraint::Pretty(c, _) => referenced(c),
     }
 }

@@ -363,6 +363,7 @@ fn holds(
         Constraint::Dependency(ids) => !set[subject] || ids.iter().any(|id| set[index(id)]),
         Constraint::Conflict(id) => !(set[subject] && set[index(id)]),
         Constraint::AtMost { n, ids } => ids.iter().filter(|id| set[index(id)]).count() <= *n,
+        Constraint::Pretty(c, _) => holds(c, subject, set, index),
     }
 }
 

@@ -37,3 +37,12 @@ impl Variable for BasicVariable {
         &self.constraints
     }
 }
+
+impl<V: Variable + ?Sized> Variable for &V {
+    fn identifier(&self) -> &Identifier {
+        (**self).identifier()
+    }
+    fn constraints(&self) -> &[Constraint] {
+        (**self).constraints()
+    }
+}

@@ -1,0 +1,200 @@
+//! The cluster objects OLM's resolver reads for a namespace (`step_resolver.go`,
+//! `source_csvs.go`): Subscriptions, ClusterServiceVersions, OperatorGroups and CatalogSources,
+//! the fields it uses taken from the objects as JSON.
+
+use serde_json::Value;
+
+/// `operators.coreos.com/v1alpha1` Subscription.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Subscription {
+    pub name: String,
+    pub namespace: String,
+    /// `spec.name`.
+    pub package: String,
+    /// `spec.channel` ("" for the default, and in the resolver for every channel).
+    pub channel: String,
+    /// `spec.source`.
+    pub catalog: String,
+    /// `spec.sourceNamespace`.
+    pub catalog_namespace: String,
+    /// `spec.startingCSV`.
+    pub starting_csv: String,
+    /// `spec.installPlanApproval`.
+    pub approval: String,
+    /// `status.installedCSV`.
+    pub installed_csv: String,
+    /// `status.currentCSV`.
+    pub current_csv: String,
+}
+
+/// An owned or required API of a CSV: (name, group, version, kind) as
+/// `newEntryFromV1Alpha1CSV` reads `customresourcedefinitions` and `apiservicedefinitions`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CsvApi {
+    /// For a CRD its name `plural.group`; for an APIService its `name` (the plural).
+    pub name: String,
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+}
+
+/// `operators.coreos.com/v1alpha1` ClusterServiceVersion.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Csv {
+    pub name: String,
+    pub namespace: String,
+    /// `spec.version` as written.
+    pub version: String,
+    /// `spec.replaces`.
+    pub replaces: String,
+    /// Owned CRDs, then owned APIServices.
+    pub owned_crds: Vec<CsvApi>,
+    pub owned_apis: Vec<CsvApi>,
+    pub required_crds: Vec<CsvApi>,
+    pub required_apis: Vec<CsvApi>,
+    /// The `operatorframework.io/properties` annotation.
+    pub properties: Option<String>,
+    /// `IsCopied()`: a copy OLM made into a target namespace.
+    pub copied: bool,
+    /// `status.phase`.
+    pub phase: String,
+}
+
+/// `operators.coreos.com/v1` OperatorGroup.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OperatorGroup {
+    pub name: String,
+    pub namespace: String,
+    /// `olm.operatorframework.io/exclude-global-namespace-resolution: "true"`.
+    pub exclude_global: bool,
+}
+
+/// `operators.coreos.com/v1alpha1` CatalogSource.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CatalogSource {
+    pub name: String,
+    pub namespace: String,
+    /// `spec.priority` (0 when absent).
+    pub priority: i64,
+    /// `spec.image`.
+    pub image: String,
+}
+
+/// The objects of a cluster (or of files standing for one).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterState {
+    pub subscriptions: Vec<Subscription>,
+    pub csvs: Vec<Csv>,
+    pub operator_groups: Vec<OperatorGroup>,
+    pub catalog_sources: Vec<CatalogSource>,
+}
+
+fn s(v: &Value, path: &[&str]) -> String {
+    let mut cur = v;
+    for p in path {
+        match cur.get(p) {
+            Some(n) => cur = n,
+            None => return String::new(),
+        }
+    }
+    cur.as_str().unwrap_or_default().to_string()
+}
+
+fn apis(v: &Value, path: &[&str], crd: bool) -> Vec<CsvApi> {
+    let mut cur = v;
+    for p in path {
+        match cur.get(p) {
+            Some(n) => cur = n,
+            None => return Vec::new(),
+        }
+    }
+    cur.as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|d| CsvApi {
+                    name: s(d, &["name"]),
+                    group: if crd { String::new() } else { s(d, &["group"]) },
+                    version: s(d, &["version"]),
+                    kind: s(d, &["kind"]),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl ClusterState {
+    /// Adds an object (a Kubernetes object as JSON); other kinds are ignored. Returns
+    /// whether it was kept.
+    pub fn add(&mut self, o: &Value) -> bool {
+        let api = s(o, &["apiVersion"]);
+        let group = api.rsplit_once('/').map_or("", |(g, _)| g);
+        if group != "operators.coreos.com" {
+            return false;
+        }
+        let name = s(o, &["metadata", "name"]);
+        let namespace = s(o, &["metadata", "namespace"]);
+        match s(o, &["kind"]).as_str() {
+            "Subscription" => self.subscriptions.push(Subscription {
+                name,
+                namespace,
+                package: s(o, &["spec", "name"]),
+                channel: s(o, &["spec", "channel"]),
+                catalog: s(o, &["spec", "source"]),
+                catalog_namespace: s(o, &["spec", "sourceNamespace"]),
+                starting_csv: s(o, &["spec", "startingCSV"]),
+                approval: s(o, &["spec", "installPlanApproval"]),
+                installed_csv: s(o, &["status", "installedCSV"]),
+                current_csv: s(o, &["status", "currentCSV"]),
+            }),
+            "ClusterServiceVersion" => {
+                let copied = s(o, &["status", "reason"]) == "Copied"
+                    || o.pointer("/metadata/labels/olm.copiedFrom").is_some();
+                self.csvs.push(Csv {
+                    name,
+                    namespace,
+                    version: match o.pointer("/spec/version") {
+                        Some(Value::String(v)) => v.clone(),
+                        _ => String::new(),
+                    },
+                    replaces: s(o, &["spec", "replaces"]),
+                    owned_crds: apis(o, &["spec", "customresourcedefinitions", "owned"], true),
+                    owned_apis: apis(o, &["spec", "apiservicedefinitions", "owned"], false),
+                    required_crds: apis(
+                        o,
+                        &["spec", "customresourcedefinitions", "required"],
+                        true,
+                    ),
+                    required_apis: apis(o, &["spec", "apiservicedefinitions", "required"], false),
+                    properties: o
+                        .pointer("/metadata/annotations/operatorframework.io~1properties")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    copied,
+                    phase: s(o, &["status", "phase"]),
+                })
+            }
+            "OperatorGroup" => self.operator_groups.push(OperatorGroup {
+                name,
+                namespace,
+                exclude_global: o
+                    .pointer(
+                        "/metadata/annotations/olm.operatorframework.io~1exclude-global-namespace-resolution",
+                    )
+                    .and_then(Value::as_str)
+                    == Some("true"),
+            }),
+            "CatalogSource" => self.catalog_sources.push(CatalogSource {
+                name,
+                namespace,
+                priority: o
+                    .pointer("/spec/priority")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0),
+                image: s(o, &["spec", "image"]),
+            }),
+            _ => return false,
+        }
+        true
+    }
+}

@@ -1,0 +1,846 @@
+//! OLM's own cases (`resolver_test.go`, `step_resolver_test.go`), mapped to FBC catalogs and
+//! cluster objects, with OLM's expected outcomes. OLM compares the chosen operators as sets
+//! (`ElementsMatch`: its order is Go's map order); the order here is the solver input's
+//! (identifier order), fixed.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::entry::SourceKey;
+use super::resolver::Failure;
+use super::state::ClusterState;
+use super::steps::{Action, CatalogContent, PulledBy, Request, Resolution, resolve};
+use crate::fbc::decl::DeclarativeConfig;
+
+/// A catalog bundle in one channel (`genEntry`).
+#[derive(Clone)]
+struct B {
+    csv: &'static str,
+    version: &'static str,
+    replaces: &'static str,
+    pkg: &'static str,
+    ch: &'static str,
+    skips: Vec<&'static str>,
+    skip_range: &'static str,
+    props: Vec<Value>,
+}
+
+fn b(
+    csv: &'static str,
+    version: &'static str,
+    replaces: &'static str,
+    pkg: &'static str,
+    ch: &'static str,
+) -> B {
+    B {
+        csv,
+        version,
+        replaces,
+        pkg,
+        ch,
+        skips: Vec::new(),
+        skip_range: "",
+        props: Vec::new(),
+    }
+}
+
+impl B {
+    fn provides(mut self, g: &str, v: &str, k: &str) -> B {
+        self.props
+            .push(json!({"type": "olm.gvk", "value": {"group": g, "version": v, "kind": k}}));
+        self
+    }
+    fn requires(mut self, g: &str, v: &str, k: &str) -> B {
+        self.props.push(
+            json!({"type": "olm.gvk.required", "value": {"group": g, "version": v, "kind": k}}),
+        );
+        self
+    }
+    fn requires_package(mut self, name: &str, range: &str) -> B {
+        self.props.push(json!({"type": "olm.package.required",
+                               "value": {"packageName": name, "versionRange": range}}));
+        self
+    }
+    fn prop(mut self, type_: &str, value: Value) -> B {
+        self.props.push(json!({"type": type_, "value": value}));
+        self
+    }
+    fn skips(mut self, s: &[&'static str]) -> B {
+        self.skips = s.to_vec();
+        self
+    }
+    fn skip_range(mut self, r: &'static str) -> B {
+        self.skip_range = r;
+        self
+    }
+}
+
+/// An FBC catalog of `bundles`; each package's default channel is the one given in
+/// `defaults`, else its first channel.
+fn fbc(bundles: &[B], defaults: &[(&str, &str)]) -> DeclarativeConfig {
+    let mut blobs: Vec<Value> = Vec::new();
+    let mut packages: Vec<&str> = Vec::new();
+    let mut channels: Vec<(&str, &str)> = Vec::new();
+    for x in bundles {
+        if !packages.contains(&x.pkg) {
+            packages.push(x.pkg);
+        }
+        if !channels.contains(&(x.pkg, x.ch)) {
+            channels.push((x.pkg, x.ch));
+        }
+    }
+    for p in &packages {
+        let default = defaults
+            .iter()
+            .find(|(pkg, _)| pkg == p)
+            .map(|(_, c)| *c)
+            .or_else(|| channels.iter().find(|(pkg, _)| pkg == p).map(|(_, c)| *c));
+        blobs.push(json!({"schema": "olm.package", "name": p, "defaultChannel": default}));
+    }
+    for (p, c) in &channels {
+        let entries: Vec<Value> = bundles
+            .iter()
+            .filter(|x| x.pkg == *p && x.ch == *c)
+            .map(|x| {
+                let mut e = json!({"name": x.csv});
+                if !x.replaces.is_empty() {
+                    e["replaces"] = json!(x.replaces);
+                }
+                if !x.skips.is_empty() {
+                    e["skips"] = json!(x.skips);
+                }
+                if !x.skip_range.is_empty() {
+                    e["skipRange"] = json!(x.skip_range);
+                }
+                e
+            })
+            .collect();
+        blobs.push(json!({"schema": "olm.channel", "package": p, "name": c, "entries": entries}));
+    }
+    let mut seen = Vec::new();
+    for x in bundles {
+        if seen.contains(&(x.pkg, x.csv)) {
+            continue;
+        }
+        seen.push((x.pkg, x.csv));
+        let mut props = vec![
+            json!({"type": "olm.package", "value": {"packageName": x.pkg, "version": x.version}}),
+        ];
+        props.extend(x.props.iter().cloned());
+        blobs.push(
+            json!({"schema": "olm.bundle", "package": x.pkg, "name": x.csv,
+                          "image": format!("example.com/{}:{}", x.pkg, x.version),
+                          "properties": props}),
+        );
+    }
+    let text: Vec<String> = blobs.iter().map(Value::to_string).collect();
+    let mut cfg = DeclarativeConfig::default();
+    let problems =
+        crate::fbc::load::parse_text(&text.join("\n"), &Arc::from(Path::new("c.json")), &mut cfg);
+    assert!(problems.is_empty(), "{problems:?}");
+    cfg
+}
+
+fn og(ns: &str) -> Value {
+    json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+           "metadata": {"name": "og", "namespace": ns}})
+}
+
+/// `newSub`.
+fn sub(ns: &str, pkg: &str, ch: &str, cat: &SourceKey) -> Value {
+    json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+           "metadata": {"name": format!("{pkg}-{ch}"), "namespace": ns},
+           "spec": {"name": pkg, "channel": ch, "source": cat.name, "sourceNamespace": cat.namespace}})
+}
+
+/// `existingSub`: a Subscription whose installed and current CSV is `csv`.
+fn existing_sub(ns: &str, csv: &str, pkg: &str, ch: &str, cat: &SourceKey) -> Value {
+    let mut s = sub(ns, pkg, ch, cat);
+    s["status"] = json!({"installedCSV": csv, "currentCSV": csv});
+    s
+}
+
+/// `existingOperator`: an installed CSV owning the CRDs of `owned` (group, version, kind).
+fn csv(ns: &str, name: &str, version: &str, owned: &[(&str, &str, &str)]) -> Value {
+    let crds: Vec<Value> = owned
+        .iter()
+        .map(|(g, v, k)| json!({"name": format!("{}s.{g}", k.to_lowercase()), "version": v, "kind": k}))
+        .collect();
+    json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+           "metadata": {"name": name, "namespace": ns},
+           "spec": {"version": version, "customresourcedefinitions": {"owned": crds}}})
+}
+
+fn state(objects: &[Value]) -> ClusterState {
+    let mut s = ClusterState::default();
+    for o in objects {
+        s.add(o);
+    }
+    s
+}
+
+fn run(ns: &str, objects: &[Value], catalogs: &[(SourceKey, &DeclarativeConfig)]) -> Resolution {
+    let st = state(objects);
+    let req = Request {
+        namespace: ns.into(),
+        global_namespace: "olm".into(),
+        state: &st,
+        catalogs: catalogs
+            .iter()
+            .map(|(k, cfg)| CatalogContent {
+                key: k.clone(),
+                cfg,
+            })
+            .collect(),
+    };
+    resolve(&req)
+}
+
+/// The chosen bundles as `csv@catalog`.
+fn chosen(r: &Resolution) -> Vec<String> {
+    match &r.result {
+        Ok(p) => p
+            .chosen
+            .iter()
+            .map(|c| format!("{}@{}", c.csv, c.catalog.name))
+            .collect(),
+        Err(e) => panic!("resolution failed: {e}"),
+    }
+}
+
+fn failure(r: &Resolution) -> String {
+    match &r.result {
+        Ok(p) => panic!("resolved: {p:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+const G: (&str, &str, &str) = ("g", "v", "k");
+
+fn key(name: &str, ns: &str) -> SourceKey {
+    SourceKey::new(name, ns)
+}
+
+/// `TestSolveOperators`: the installed operator stays, the new Subscription installs.
+#[test]
+fn resolve_olm_solve_operators() {
+    let ns = "test-namespace";
+    let cat = key("test-catalog", ns);
+    let c = fbc(
+        &[
+            b("test-package.v1", "0.0.1", "", "test-package", "alpha"),
+            b(
+                "another-package.v1",
+                "1.0.1",
+                "",
+                "another-package",
+                "alpha",
+            ),
+        ],
+        &[],
+    );
+    let r = run(
+        ns,
+        &[
+            og(ns),
+            csv(ns, "test-package.v1", "0.0.1", &[G]),
+            existing_sub(ns, "test-package.v1", "test-package", "alpha", &cat),
+            sub(ns, "another-package", "alpha", &cat),
+        ],
+        &[(cat.clone(), &c)],
+    );
+    assert_eq!(chosen(&r), ["another-package.v1@test-catalog"]);
+    let p = r.result.as_ref().unwrap();
+    assert_eq!(p.chosen[0].action, Action::Install);
+    assert_eq!(
+        p.chosen[0].pulled_by,
+        Some(PulledBy::Subscription("another-package-alpha".into()))
+    );
+    assert_eq!(p.chosen[0].new_subscription, None);
+    assert_eq!(
+        p.updated,
+        [(
+            "another-package-alpha".to_string(),
+            "another-package.v1".to_string()
+        )]
+    );
+    assert_eq!(p.stays.len(), 1);
+    assert_eq!(p.stays[0].csv, "test-package.v1");
+}
+
+/// `TestSolveOperators_CatsrcPrioritySorting`: a dependency comes from the catalog of higher
+/// priority; at equal priority by name; the dependent's own catalog before any priority.
+#[test]
+fn resolve_olm_catalog_priority_sorting() {
+    let ns = "olm";
+    let community = fbc(
+        &[b("test-package.v1", "0.0.1", "", "test-package", "alpha")
+            .requires_package("another-package", "0.0.1")],
+        &[],
+    );
+    let other = fbc(
+        &[b(
+            "another-package.v1",
+            "0.0.1",
+            "",
+            "another-package",
+            "alpha",
+        )],
+        &[],
+    );
+    let cs = |name: &str, prio: i64| {
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+               "metadata": {"name": name, "namespace": ns}, "spec": {"priority": prio}})
+    };
+    let objects = [
+        og(ns),
+        sub(ns, "test-package", "alpha", &key("community", ns)),
+        cs("high-priority-operator", 100),
+    ];
+    let catalogs = [
+        (key("community", ns), &community),
+        (key("community-operator", ns), &other),
+        (key("high-priority-operator", ns), &other),
+    ];
+    let r = run(ns, &objects, &catalogs);
+    assert_eq!(
+        chosen(&r),
+        [
+            "test-package.v1@community",
+            "another-package.v1@high-priority-operator"
+        ]
+    );
+    let p = r.result.as_ref().unwrap();
+    assert_eq!(
+        p.chosen[1].new_subscription.as_deref(),
+        Some("another-package-alpha-high-priority-operator-olm")
+    );
+    assert_eq!(
+        p.chosen[1].pulled_by,
+        Some(PulledBy::Requirement {
+            bundle: "test-package.v1".into(),
+            text: "bundle test-package.v1 requires an operator with package: another-package and with version in range: 0.0.1".into()
+        })
+    );
+    // Same priority: by name.
+    let mut objects2 = objects.to_vec();
+    objects2.push(cs("community-operator", 100));
+    let r = run(ns, &objects2, &catalogs);
+    assert_eq!(
+        chosen(&r),
+        [
+            "another-package.v1@community-operator",
+            "test-package.v1@community"
+        ]
+    );
+    // The dependent's own catalog first.
+    let both = fbc(
+        &[
+            b("test-package.v1", "0.0.1", "", "test-package", "alpha")
+                .requires_package("another-package", "0.0.1"),
+            b(
+                "another-package.v1",
+                "0.0.1",
+                "",
+                "another-package",
+                "alpha",
+            ),
+        ],
+        &[],
+    );
+    let r = run(
+        ns,
+        &objects2,
+        &[
+            (key("community", ns), &both),
+            (key("community-operator", ns), &other),
+            (key("high-priority-operator", ns), &other),
+        ],
+    );
+    assert_eq!(
+        chosen(&r),
+        ["another-package.v1@community", "test-package.v1@community"]
+    );
+}
+
+/// `TestSolveOperators_WithPackageDependencies`: an upgrade, a new install and its
+/// dependency, all three.
+#[test]
+fn resolve_olm_with_package_dependencies() {
+    let ns = "olm";
+    let cat = key("community", ns);
+    let c = fbc(
+        &[
+            b(
+                "test-package.v1.0.1",
+                "1.0.1",
+                "test-package.v1",
+                "test-package",
+                "alpha",
+            ),
+            b(
+                "another-package.v1",
+                "1.0.0",
+                "",
+                "another-package",
+                "alpha",
+            )
+            .requires_package("packageC", "0.1.0"),
+            b("packageC.v1", "0.1.0", "", "packageC", "alpha"),
+        ],
+        &[],
+    );
+    let r = run(
+        ns,
+        &[
+            og(ns),
+            csv(ns, "test-package.v1", "0.0.1", &[G]),
+            existing_sub(ns, "test-package.v1", "test-package", "alpha", &cat),
+            sub(ns, "another-package", "alpha", &cat),
+        ],
+        &[(cat.clone(), &c)],
+    );
+    assert_eq!(
+        chosen(&r),
+        [
+            "another-package.v1@community",
+            "packageC.v1@community",
+            "test-package.v1.0.1@community"
+        ]
+    );
+    let p = r.result.as_ref().unwrap();
+    assert_eq!(
+        p.chosen[2].action,
+        Action::Upgrade("test-package.v1".into())
+    );
+}
+
+/// `TestSolveOperators_WithUnsatisfiableLabelDependencies`.
+#[test]
+fn resolve_olm_unsatisfiable_label_dependency() {
+    let ns = "olm";
+    let cat = key("community", ns);
+    let c = fbc(
+        &[
+            b("test-package", "0.0.1", "", "test-package", "alpha")
+                .prop("olm.label.required", json!({"label": "lts"})),
+            b(
+                "another-package.v1",
+                "1.0.0",
+                "",
+                "another-package",
+                "alpha",
+            ),
+        ],
+        &[],
+    );
+    let r = run(
+        ns,
+        &[og(ns), sub(ns, "test-package", "alpha", &cat)],
+        &[(cat.clone(), &c)],
+    );
+    assert_eq!(
+        failure(&r),
+        "constraints not satisfiable: bundle test-package requires an operator with label: lts, subscription test-package-alpha exists, subscription test-package-alpha requires community/olm/alpha/test-package"
+    );
+    let e = r.explanation.expect("explained");
+    assert_eq!(
+        e.items[0].constraint,
+        "subscription test-package-alpha exists"
+    );
+    let dep = e
+        .items
+        .iter()
+        .find(|i| i.constraint.contains("label"))
+        .expect("the label requirement");
+    assert_eq!(
+        dep.chain,
+        [
+            "subscription:test-package-alpha",
+            "community/olm/alpha/test-package"
+        ]
+    );
+    assert!(dep.fix[0].contains("with label: lts"), "{:?}", dep.fix);
+}
+
+/// `TestSolveOperators_PreferCatalogInSameNamespace` and
+/// `TestSolveOperators_ResolveOnlyInCachedNamespaces`.
+#[test]
+fn resolve_olm_catalogs_of_other_namespaces_are_not_read() {
+    let (ns, alt) = ("olm", "alt-olm");
+    let cat = key("community", ns);
+    let c = fbc(
+        &[b(
+            "test-package.v0.0.1",
+            "0.0.1",
+            "test-package.v1",
+            "test-package",
+            "alpha",
+        )
+        .provides("g", "v", "k")],
+        &[],
+    );
+    let r = run(
+        ns,
+        &[
+            og(ns),
+            csv(ns, "test-package.v1", "0.0.1", &[G]),
+            existing_sub(ns, "test-package.v1", "test-package", "alpha", &cat),
+        ],
+        &[(cat.clone(), &c), (key("alt-community", alt), &c)],
+    );
+    assert_eq!(chosen(&r), ["test-package.v0.0.1@community"]);
+    assert_eq!(r.catalogs, [SourceKey::existing(ns), cat.clone()]);
+    // A Subscription to a catalog of another namespace finds nothing.
+    let r = run(
+        ns,
+        &[
+            og(ns),
+            sub(ns, "test-package", "alpha", &key("alt-community", alt)),
+        ],
+        &[(key("alt-community", alt), &c)],
+    );
+    assert_eq!(
+        failure(&r),
+        "constraints not satisfiable: no operators found from catalog alt-community in namespace alt-olm referenced by subscription test-package-alpha, subscription test-package-alpha exists"
+    );
+}
+
+/// `TestSolveOperators_SubscriptionlessOperatorsSatisfyDependencies` and
+/// `..._SubscriptionlessOperatorsCanConflict`.
+#[test]
+fn resolve_olm_subscriptionless_operators() {
+    let ns = "olm";
+    let cat = key("community", ns);
+    let c = fbc(
+        &[
+            b(
+                "another-package.v1.0.0",
+                "1.0.0",
+                "",
+                "another-package",
+                "alpha",
+            )
+            .requires("g", "v", "k"),
+            b(
+                "another-package.v1.0.1",
+                "1.0.1",
+                "another-package.v1.0.0",
+                "another-package",
+                "alpha",
+            )
+            .requires("g", "v", "k"),
+        ],
+        &[],
+    );
+    let objects = [
+        og(ns),
+        csv(ns, "test-package.v1", "0.0.1", &[G]),
+        sub(ns, "another-package", "alpha", &cat),
+    ];
+    let r = run(ns, &objects, &[(cat.clone(), &c)]);
+    assert_eq!(chosen(&r), ["another-package.v1.0.1@community"]);
+    // Providing the API the orphaned CSV provides: not satisfiable.
+    let c = fbc(
+        &[
+            b(
+                "another-package.v1.0.0",
+                "1.0.0",
+                "",
+                "another-package",
+                "alpha",
+            )
+            .provides("g", "v", "k"),
+            b(
+                "another-package.v1.0.1",
+                "1.0.1",
+                "another-package.v1.0.0",
+                "another-package",
+                "alpha",
+            )
+            .provides("g", "v", "k"),
+        ],
+        &[],
+    );
+    let r = run(ns, &objects, &[(cat.clone(), &c)]);
+    let msg = failure(&r);
+    assert!(
+        msg.contains(
+            "clusterserviceversion test-package.v1 exists and is not referenced by a subscription"
+        ),
+        "{msg}"
+    );
+    let e = r.explanation.expect("explained");
+    let orphan = e
+        .items
+        .iter()
+        .find(|i| i.constraint.contains("not referenced by a subscription"))
+        .expect("the orphan");
+    assert!(
+        orphan.fix[0]
+            .starts_with("delete the orphaned CSV (kubectl delete csv test-package.v1 -n olm)")
+    );
+    let sub_item = e
+        .items
+        .iter()
+        .find(|i| {
+            i.constraint
+                .starts_with("subscription another-package-alpha requires")
+        })
+        .expect("the subscription's candidates");
+    assert_eq!(sub_item.candidates.len(), 2);
+    assert!(
+        sub_item
+            .candidates
+            .iter()
+            .all(|c| c.why_out.contains("provide k (g/v)")),
+        "{:?}",
+        sub_item.candidates
+    );
+}
+
+/// `TestSolveOperators_PackageCannotSelfSatisfy`: a package's other channel cannot provide
+/// what its bundle requires; a second catalog can.
+#[test]
+fn resolve_olm_package_cannot_self_satisfy() {
+    let ns = "olm";
+    let cat = key("community", ns);
+    let community = fbc(
+        &[
+            b("opA.v1.0.0", "1.0.0", "", "test-package", "stable")
+                .requires("g", "v", "k")
+                .requires("g2", "v", "k"),
+            b("opABC.v1.0.0", "1.0.0", "", "test-package", "alpha")
+                .provides("g", "v", "k")
+                .provides("g2", "v", "k"),
+            b("opB.v1.0.0", "1.0.0", "", "another-package", "stable").provides("g", "v", "k"),
+            b("opD.v1.0.0", "1.0.0", "", "another-package", "alpha").provides("g", "v", "k"),
+        ],
+        &[("test-package", "stable"), ("another-package", "stable")],
+    );
+    let secondary = fbc(
+        &[
+            b("opC.v1.0.0", "1.0.0", "", "another-package", "stable").provides("g2", "v", "k"),
+            b("opE.v1.0.0", "1.0.0", "", "packageC", "stable").provides("g2", "v", "k"),
+        ],
+        &[("another-package", "stable"), ("packageC", "stable")],
+    );
+    let r = run(
+        ns,
+        &[og(ns), sub(ns, "test-package", "stable", &cat)],
+        &[
+            (cat.clone(), &community),
+            (key("secondary", ns), &secondary),
+        ],
+    );
+    assert_eq!(
+        chosen(&r),
+        [
+            "opA.v1.0.0@community",
+            "opB.v1.0.0@community",
+            "opE.v1.0.0@secondary"
+        ]
+    );
+}
+
+/// `TestSolveOperators_WithoutDeprecated`: a deprecated bundle is never installed.
+#[test]
+fn resolve_olm_without_deprecated() {
+    let ns = "olm";
+    let cat = key("community", ns);
+    let c = fbc(
+        &[b("packageA.v1", "0.0.1", "", "packageA", "alpha").prop("olm.deprecated", json!({}))],
+        &[],
+    );
+    let r = run(
+        ns,
+        &[og(ns), sub(ns, "packageA", "alpha", &cat)],
+        &[(cat.clone(), &c)],
+    );
+    assert_eq!(
+        failure(&r),
+        "constraints not satisfiable: bundle community/olm/alpha/packageA.v1 is deprecated, subscription packageA-alpha exists, subscription packageA-alpha requires community/olm/alpha/packageA.v1"
+    );
+}
+
+/// `TestSolveOperators_WithSkipsAndStartingCSV`: startingCSV picks the bundle when nothing is
+/// installed.
+#[test]
+fn resolve_olm_starting_csv() {
+    let ns = "olm";
+    let cat = key("community", ns);
+    let c = fbc(
+        &[
+            b("packageB.v1", "1.0.0", "", "packageB", "alpha"),
+            b("packageB.v2", "2.0.0", "packageB.v1", "packageB", "alpha"),
+            b("packageB.v3", "3.0.0", "packageB.v2", "packageB", "alpha").skips(&["packageB.v2"]),
+        ],
+        &[],
+    );
+    let mut s = sub(ns, "packageB", "alpha", &cat);
+    s["spec"]["startingCSV"] = json!("packageB.v1");
+    let r = run(ns, &[og(ns), s.clone()], &[(cat.clone(), &c)]);
+    assert_eq!(chosen(&r), ["packageB.v1@community"]);
+    s["spec"]["startingCSV"] = json!("packageB.v9");
+    let r = run(ns, &[og(ns), s], &[(cat.clone(), &c)]);
+    assert_eq!(
+        failure(&r),
+        "constraints not satisfiable: no operators found with name packageB.v9 in channel alpha of package packageB in the catalog referenced by subscription packageB-alpha, subscription packageB-alpha exists"
+    );
+}
+
+/// An installed CSV upgrades along skipRange to the channel head.
+#[test]
+fn resolve_upgrade_by_skip_range_prefers_the_head() {
+    let ns = "olm";
+    let cat = key("community", ns);
+    let c = fbc(
+        &[
+            b("p.v1.0.0", "1.0.0", "", "p", "stable"),
+            b("p.v1.1.0", "1.1.0", "p.v1.0.0", "p", "stable"),
+            b("p.v1.2.0", "1.2.0", "p.v1.1.0", "p", "stable").skip_range(">=1.0.0 <1.2.0"),
+        ],
+        &[],
+    );
+    let r = run(
+        ns,
+        &[
+            og(ns),
+            csv(ns, "p.v1.0.0", "1.0.0", &[]),
+            existing_sub(ns, "p.v1.0.0", "p", "stable", &cat),
+        ],
+        &[(cat.clone(), &c)],
+    );
+    assert_eq!(chosen(&r), ["p.v1.2.0@community"]);
+    assert_eq!(
+        r.result.as_ref().unwrap().chosen[0].action,
+        Action::Upgrade("p.v1.0.0".into())
+    );
+}
+
+/// The OperatorGroup rule of `ResolveSteps`, and the global-namespace exclusion.
+#[test]
+fn resolve_operator_groups_and_the_global_namespace() {
+    let ns = "team";
+    let global = key("community", "olm");
+    let c = fbc(&[b("p.v1", "1.0.0", "", "p", "stable")], &[]);
+    let r = run(
+        ns,
+        &[sub(ns, "p", "stable", &global)],
+        &[(global.clone(), &c)],
+    );
+    assert_eq!(
+        r.result.unwrap_err(),
+        Failure::Error("expected 1 OperatorGroup in the namespace, found 0".into())
+    );
+    let r = run(
+        ns,
+        &[og(ns), sub(ns, "p", "stable", &global)],
+        &[(global.clone(), &c)],
+    );
+    assert_eq!(chosen(&r), ["p.v1@community"]);
+    let mut excluded = og(ns);
+    excluded["metadata"]["annotations"] =
+        json!({"olm.operatorframework.io/exclude-global-namespace-resolution": "true"});
+    let r = run(
+        ns,
+        &[excluded, sub(ns, "p", "stable", &global)],
+        &[(global.clone(), &c)],
+    );
+    assert!(failure(&r).contains("no operators found from catalog community in namespace olm"));
+}
+
+/// Every `olm.constraint` form (`TestSolveOperators_OLMConstraint_Compound*`, `..._Unknown`,
+/// `TestSolveOperators_GenericConstraint`).
+#[test]
+fn resolve_olm_constraint_forms() {
+    let ns = "olm";
+    let cat = key("community", ns);
+    let deps = |c: Value| {
+        fbc(
+            &[
+                b("bar.v1.0.0", "1.0.0", "", "bar", "stable").prop("olm.constraint", c),
+                b("foo.v0.99.0", "0.99.0", "", "foo", "stable").provides("g", "v", "k"),
+                b("foo.v1.0.0", "1.0.0", "foo.v0.99.0", "foo", "stable").provides("g", "v", "k"),
+                b("foo.v1.0.1", "1.0.1", "foo.v1.0.0", "foo", "stable").provides("g", "v", "k"),
+            ],
+            &[],
+        )
+    };
+    let objects = [og(ns), sub(ns, "bar", "stable", &cat)];
+    let cases = [
+        (
+            json!({"all": {"constraints": [
+                {"package": {"packageName": "foo", "versionRange": ">=1.0.0"}},
+                {"gvk": {"group": "g", "version": "v", "kind": "k"}}]}}),
+            "foo.v1.0.1",
+        ),
+        (
+            json!({"any": {"constraints": [
+                {"package": {"packageName": "foo", "versionRange": "<1.0.0"}},
+                {"gvk": {"group": "g", "version": "v", "kind": "other"}}]}}),
+            "foo.v0.99.0",
+        ),
+        (
+            json!({"all": {"constraints": [
+                {"package": {"packageName": "foo", "versionRange": ">=0.0.0"}},
+                {"not": {"constraints": [{"package": {"packageName": "foo", "versionRange": ">=1.0.1"}}]}}]}}),
+            "foo.v1.0.0",
+        ),
+        (
+            json!({"failureMessage": "needs foo 1.0.0",
+                   "cel": {"rule": "properties.exists(p, p.type == 'olm.package' && p.value.packageName == 'foo' && semver_compare(p.value.version, '1.0.0') == 0)"}}),
+            "foo.v1.0.0",
+        ),
+    ];
+    for (c, want) in cases {
+        let cfg = deps(c.clone());
+        let r = run(ns, &objects, &[(cat.clone(), &cfg)]);
+        assert_eq!(
+            chosen(&r),
+            [
+                "bar.v1.0.0@community".to_string(),
+                format!("{want}@community")
+            ],
+            "{c}"
+        );
+    }
+    let cfg = deps(json!({"foo": {}}));
+    let r = run(ns, &objects, &[(cat.clone(), &cfg)]);
+    assert_eq!(
+        failure(&r),
+        "parse olm.constraint: json: unknown field \"foo\""
+    );
+    let cfg = deps(json!({"failureMessage": "no such foo",
+                          "cel": {"rule": "properties.exists(p, p.type == 'olm.package' && p.value.version == '9.9.9')"}}));
+    let r = run(ns, &objects, &[(cat.clone(), &cfg)]);
+    assert_eq!(
+        failure(&r),
+        "constraints not satisfiable: bundle bar.v1.0.0 requires an operator with constraint: \"properties.exists(p, p.type == 'olm.package' && p.value.version == '9.9.9')\" and message: \"no such foo\", subscription bar-stable exists, subscription bar-stable requires community/olm/stable/bar.v1.0.0"
+    );
+}
+
+/// `TestSortChannel`'s errors: no head, and two chains.
+#[test]
+fn resolve_olm_sort_channel_errors() {
+    let ns = "olm";
+    let cat = key("community", ns);
+    let c = fbc(
+        &[
+            b("a.v1", "1.0.0", "", "a", "stable"),
+            b("a.v2", "2.0.0", "", "a", "stable"),
+        ],
+        &[],
+    );
+    let r = run(
+        ns,
+        &[og(ns), sub(ns, "a", "stable", &cat)],
+        &[(cat.clone(), &c)],
+    );
+    assert_eq!(
+        failure(&r),
+        "a unique replacement chain within a channel is required to determine the relative order between channel entries, but 2 replacement chains were found in channel \"stable\" of package \"a\": a.v1, a.v2"
+    );
+}
