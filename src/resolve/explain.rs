@@ -120,7 +120,13 @@ fn why_out(r: &Resolver<'_>, core: &[AppliedConstraint], c: &Identifier) -> Stri
                 ));
             }
             Constraint::Dependency(_) if a.variable == *c => {
-                reasons.push(format!("its requirement cannot be met: {a}"));
+                let text = a.to_string();
+                match text.split_once(" requires an operator ") {
+                    Some((_, what)) => reasons.push(format!(
+                        "it requires an operator {what}, and that cannot be met"
+                    )),
+                    None => reasons.push(format!("its requirement cannot be met: {text}")),
+                }
             }
             _ => {}
         }

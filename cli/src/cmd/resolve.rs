@@ -414,7 +414,7 @@ fn to_text(ns: &str, r: &olmctl::resolve::steps::Resolution, notes: &[String]) -
                     }
                     for c in &i.candidates {
                         s.push_str(&format!(
-                            "     - {} {}: {}\n",
+                            "     - {} (version {}): {}\n",
                             esc(&c.id),
                             esc(&c.version),
                             esc(&c.why_out)
