@@ -281,3 +281,41 @@ fn the_readme_shows_what_resolve_prints() {
         );
     }
 }
+
+/// `olmctl install` resolves first when the catalog's content is at hand: it names the
+/// dependency OLM installs too, and refuses, writing nothing, what OLM could not resolve.
+#[test]
+fn install_resolves_first() {
+    let dir = fixture_catalog().display().to_string();
+    let install = |package: &str, extra: &[&str]| {
+        let mut args = vec![
+            "install",
+            package,
+            "--catalog",
+            "quay.io/example/catalog:1",
+            "--catalog-dir",
+            &dir,
+            "--print",
+            "-n",
+            "team",
+        ];
+        args.extend_from_slice(extra);
+        olmctl(&args)
+    };
+    let o = install("rabbitmq-messaging-topology-operator", &[]);
+    assert_eq!(code(&o), 0);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "note: OLM also installs rabbitmq-cluster-operator.v2.22.3 (rabbitmq-cluster-operator 2.22.3) from rabbitmq-messaging-topology-operator-catalog/olm, a dependency of rabbitmq-messaging-topology-operator.v1.19.3, with Subscription rabbitmq-cluster-operator-stable-rabbitmq-messaging-topology-operator-catalog-olm\n"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("kind: Subscription"));
+    let o = install("shipwright-operator", &[]);
+    assert_eq!(code(&o), 1);
+    assert!(o.stdout.is_empty(), "nothing written");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("error: OLM could not resolve the install of shipwright-operator in namespace team: nothing was written (--no-resolve installs anyway)\nOLM's message: constraints not satisfiable: "), "{err}");
+    assert!(err.contains("fix: add a catalog"), "{err}");
+    let o = install("shipwright-operator", &["--no-resolve"]);
+    assert_eq!(code(&o), 0);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("kind: Subscription"));
+}

@@ -5,6 +5,7 @@
 
 pub mod olmv1;
 pub mod one_bundle;
+pub mod preview;
 pub mod progress;
 pub mod starting_csv;
 pub mod uninstall;

@@ -8,7 +8,7 @@ use clap::Args;
 
 use crate::args::{ClusterArgs, parse_duration};
 use crate::cluster::{Connection, InstallRequest, UninstallRequest, Waiting};
-use crate::term::{EXIT_OK, EXIT_USAGE, error, out};
+use crate::term::{EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, error, out};
 use olmctl::install::uninstall::Uninstall;
 use olmctl::install::{Catalog, Install};
 
@@ -82,10 +82,16 @@ pub struct InstallArgs {
     /// <package>.v<version>, and a warning says so.
     #[arg(long)]
     version: Option<String>,
-    /// A copy of the catalog (an FBC directory) to look --version up in, instead of pulling
-    /// the catalog image.
-    #[arg(long, value_name = "DIR", requires = "version")]
+    /// A copy of the catalog (an FBC directory) to look --version up in and to resolve
+    /// against, instead of pulling the catalog image.
+    #[arg(long, value_name = "DIR")]
     catalog_dir: Option<PathBuf>,
+    /// Do not resolve the install first. By default, when the catalog's content is at hand
+    /// (--catalog-dir, or the catalog --version reads), the namespace is resolved as OLM's
+    /// resolver will resolve it: the dependencies OLM installs too are named, and an install
+    /// OLM could not resolve is refused (exit 1) before anything is written, with why.
+    #[arg(long)]
+    no_resolve: bool,
     /// The starting CSV by name, when it does not follow <package>.v<version>.
     #[arg(long, value_name = "CSV", conflicts_with = "version")]
     starting_csv: Option<String>,
@@ -374,30 +380,62 @@ pub fn run(a: InstallArgs) -> u8 {
         poll_interval: a.poll_interval,
         catalog_annotations: Default::default(),
     };
-    apply(i, a.print, a.live, a.catalog_dir.as_deref())
+    apply(i, a.print, a.live, a.catalog_dir.as_deref(), !a.no_resolve)
 }
 
 /// Checks an OLM v0 install, looks its `--version` up in the catalog at hand (`catalog_dir`,
 /// else the catalog image), then prints its manifests or applies them and follows OLM.
-fn apply(mut i: Install, print: bool, live: LiveArgs, catalog_dir: Option<&std::path::Path>) -> u8 {
+fn apply(
+    mut i: Install,
+    print: bool,
+    live: LiveArgs,
+    catalog_dir: Option<&std::path::Path>,
+    resolve: bool,
+) -> u8 {
     if let Err(e) = i.check() {
         error(e);
         return EXIT_USAGE;
     }
     let timeout = live.timeout;
     let (connection, waiting) = live.split();
-    if i.version.is_some() && i.starting_csv.is_none() {
-        match starting_csv(&i, catalog_dir, print, &connection, timeout) {
-            Ok(Some(csv)) => i.starting_csv = Some(csv),
-            Ok(None) => {
-                if let Some(note) = i.guess_note() {
-                    eprintln!("warning: {}", olmctl::text::esc(note));
-                }
-            }
+    let mut at_hand = None;
+    if catalog_dir.is_some() || (i.version.is_some() && i.starting_csv.is_none()) {
+        match catalog_at_hand(&i, catalog_dir, print, &connection, timeout) {
+            Ok(c) => at_hand = c,
             Err(e) => {
                 error(e);
                 return EXIT_USAGE;
             }
+        }
+    }
+    if i.version.is_some() && i.starting_csv.is_none() {
+        let version = i.version.clone().unwrap_or_default();
+        match &at_hand {
+            Some((what, cfg)) => {
+                match olmctl::install::starting_csv::lookup(
+                    cfg,
+                    &i.package,
+                    i.channel.as_deref(),
+                    &version,
+                ) {
+                    Ok(f) => i.starting_csv = Some(f.csv),
+                    Err(e) => {
+                        error(format_args!("--version {version}: {what}: {e}"));
+                        return EXIT_USAGE;
+                    }
+                }
+            }
+            None => {
+                if let Some(note) = i.guess_note() {
+                    eprintln!("warning: {}", olmctl::text::esc(note));
+                }
+            }
+        }
+    }
+    if resolve && let Some((_, cfg)) = &at_hand {
+        let r = olmctl::install::preview::preview(&i, cfg, &Default::default(), &[]);
+        if let Err(code) = report_preview(&i, &r) {
+            return code;
         }
     }
     if print {
@@ -411,54 +449,99 @@ fn apply(mut i: Install, print: bool, live: LiveArgs, catalog_dir: Option<&std::
     })
 }
 
-/// The starting CSV of `--version`, looked up ([`olmctl::install::starting_csv::lookup`]) in
-/// the catalog at hand: `--catalog-dir`, else the `--catalog` image pulled, else (not with
-/// `--print`, which connects to nothing) the image of the `--catalog-source` read from the
-/// cluster. `Ok(None)`: no catalog at hand, the name is a guess.
-fn starting_csv(
+/// The catalog at hand for `--version` and the resolution: `--catalog-dir`, else the
+/// `--catalog` image pulled, else (not with `--print`, which connects to nothing) the image of
+/// the `--catalog-source` read from the cluster. `Ok(None)`: no catalog at hand.
+fn catalog_at_hand(
     i: &Install,
     dir: Option<&std::path::Path>,
     print: bool,
     connection: &Connection,
     timeout: Duration,
-) -> Result<Option<String>, String> {
+) -> Result<Option<(String, olmctl::fbc::decl::DeclarativeConfig)>, String> {
     let version = i.version.as_deref().unwrap_or_default();
-    let (what, cfg) = match (dir, &i.catalog) {
-        (Some(d), _) => (
-            d.display().to_string(),
-            olmctl::catalog::load(&[d.to_path_buf()])
-                .map_err(|e| format!("--catalog-dir: {e}"))?
-                .cfg,
-        ),
-        (None, catalog) => {
-            let image = match catalog {
-                Catalog::Image(image) => Some(image.clone()),
-                Catalog::Source(name) if !print => crate::cluster::catalog_source_image(
-                    connection,
-                    &i.catalog_namespace,
-                    name,
-                    timeout,
-                ),
-                Catalog::Source(_) => None,
-            };
-            let Some(image) = image else {
-                return Ok(None);
-            };
-            let (d, _scratch) = crate::inputs::pulled_dir(&image, olmctl::oci::deliver::Want::Catalog, timeout)
-                .map_err(|e| {
-                    format!(
-                        "--version {version}: cannot read catalog {image} to look its CSV up: {e}; pass --catalog-dir DIR (a copy of the catalog) or --starting-csv NAME"
-                    )
-                })?;
-            let cfg = olmctl::fbc::load::load_catalog(&[d])
-                .map_err(|e| format!("{image}: {e}"))?
-                .cfg;
-            (image, cfg)
+    if let Some(d) = dir {
+        let cfg = olmctl::catalog::load(&[d.to_path_buf()])
+            .map_err(|e| format!("--catalog-dir: {e}"))?
+            .cfg;
+        return Ok(Some((d.display().to_string(), cfg)));
+    }
+    let image = match &i.catalog {
+        Catalog::Image(image) => Some(image.clone()),
+        Catalog::Source(name) if !print => {
+            crate::cluster::catalog_source_image(connection, &i.catalog_namespace, name, timeout)
         }
+        Catalog::Source(_) => None,
     };
-    olmctl::install::starting_csv::lookup(&cfg, &i.package, i.channel.as_deref(), version)
-        .map(|f| Some(f.csv))
-        .map_err(|e| format!("--version {version}: {what}: {e}"))
+    let Some(image) = image else {
+        return Ok(None);
+    };
+    let (d, _scratch) =
+        crate::inputs::pulled_dir(&image, olmctl::oci::deliver::Want::Catalog, timeout).map_err(
+            |e| {
+                format!(
+                    "--version {version}: cannot read catalog {image} to look its CSV up: {e}; pass --catalog-dir DIR (a copy of the catalog) or --starting-csv NAME"
+                )
+            },
+        )?;
+    let cfg = olmctl::fbc::load::load_catalog(&[d])
+        .map_err(|e| format!("{image}: {e}"))?
+        .cfg;
+    Ok(Some((image, cfg)))
+}
+
+/// Says what OLM installs besides the package (its dependencies, from which catalog, under
+/// which Subscription) on stderr; an install OLM cannot resolve is refused with OLM's message
+/// and the explanation (`Err(exit status)`).
+fn report_preview(i: &Install, r: &olmctl::resolve::steps::Resolution) -> Result<(), u8> {
+    use olmctl::resolve::steps::PulledBy;
+    use olmctl::text::esc;
+    match &r.result {
+        Ok(plan) => {
+            for c in &plan.chosen {
+                if let Some(PulledBy::Requirement { bundle, .. }) = &c.pulled_by {
+                    eprintln!(
+                        "note: OLM also installs {} ({} {}) from {}/{}, a dependency of {}{}",
+                        esc(&c.csv),
+                        esc(&c.package),
+                        esc(&c.version),
+                        esc(&c.catalog.name),
+                        esc(&c.catalog.namespace),
+                        esc(bundle),
+                        c.new_subscription
+                            .as_ref()
+                            .map(|s| format!(", with Subscription {}", esc(s)))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+            Ok(())
+        }
+        Err(f) => {
+            error(format_args!(
+                "OLM could not resolve the install of {} in namespace {}: nothing was written (--no-resolve installs anyway)",
+                i.package, i.namespace
+            ));
+            eprintln!("OLM's message: {}", esc(f));
+            if let Some(e) = &r.explanation {
+                for (n, item) in e.items.iter().enumerate() {
+                    eprintln!("  {}. {}", n + 1, esc(&item.means));
+                    for c in &item.candidates {
+                        eprintln!(
+                            "     - {} (version {}): {}",
+                            esc(&c.csv),
+                            esc(&c.version),
+                            esc(&c.why_out)
+                        );
+                    }
+                    for f in &item.fix {
+                        eprintln!("     fix: {}", esc(f));
+                    }
+                }
+            }
+            Err(EXIT_FINDINGS)
+        }
+    }
 }
 
 /// The policy file, checked by the gate's reader, as JSON.

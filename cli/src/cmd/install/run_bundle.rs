@@ -360,5 +360,5 @@ pub fn run(a: InstallArgs) -> u8 {
         poll_interval: a.poll_interval,
         catalog_annotations: [(BUNDLE_ANNOTATION.to_string(), record(&images))].into(),
     };
-    super::apply(i, a.print, a.live, None)
+    super::apply(i, a.print, a.live, None, false)
 }
