@@ -14,7 +14,8 @@ pub fn registry() -> Registry {
         crate::checks::codes()
             .into_iter()
             .chain(crate::gate::decide::CODES.iter().copied())
-            .chain(crate::rbac::review::CODES.iter().copied()),
+            .chain(crate::rbac::review::CODES.iter().copied())
+            .chain(crate::resolve::lint::CODES.iter().copied()),
     )
 }
 

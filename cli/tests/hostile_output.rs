@@ -371,7 +371,25 @@ fn evil_catalog() -> (tempfile::TempDir, String) {
 /// cluster, or its input is hard to forge, the run is the error that names the hostile input.
 fn hostile_runs(d: &str, empty: &str, pkg: &str) -> Vec<(&'static str, Vec<String>)> {
     let evil_file = format!("/nonexistent/{EVIL}");
+    let resolve_catalog = format!("c/olm={d}");
     let runs: Vec<(&str, Vec<&str>)> = vec![
+        // The package's name reaches the text as a Subscription's and a bundle's.
+        (
+            "resolve",
+            vec![
+                "resolve",
+                "-n",
+                "team",
+                "-f",
+                empty,
+                "--catalog",
+                &resolve_catalog,
+                "--subscribe",
+                pkg,
+                "--from",
+                "c/olm",
+            ],
+        ),
         ("validate", vec!["catalog", "validate", d]),
         // Workflow commands: the runner prints what it does not take as a command, and shows
         // the annotation's message and file.

@@ -10,6 +10,7 @@
 pub mod cel;
 pub mod entry;
 pub mod explain;
+pub mod lint;
 pub mod predicate;
 pub mod requirement;
 pub mod resolver;

@@ -93,7 +93,6 @@ pub struct Plan {
 pub struct Resolution {
     /// The catalogs read, in `Find` order (the namespace's installed CSVs first).
     pub catalogs: Vec<SourceKey>,
-    pub snapshots: Vec<Snapshot>,
     /// No Subscription in the namespace: OLM does not resolve it.
     pub nothing_to_do: bool,
     pub result: Result<Plan, Failure>,
@@ -107,7 +106,6 @@ pub fn resolve(req: &Request<'_>) -> Resolution {
     let state = req.state;
     let fail = |snapshots: Vec<Snapshot>, e: String| Resolution {
         catalogs: snapshots.iter().map(|s| s.key.clone()).collect(),
-        snapshots,
         nothing_to_do: false,
         result: Err(Failure::Error(e)),
         explanation: None,
@@ -121,7 +119,6 @@ pub fn resolve(req: &Request<'_>) -> Resolution {
     if subs.is_empty() {
         return Resolution {
             catalogs: Vec::new(),
-            snapshots: Vec::new(),
             nothing_to_do: true,
             result: Ok(Plan {
                 chosen: Vec::new(),
@@ -165,18 +162,28 @@ pub fn resolve(req: &Request<'_>) -> Resolution {
             .map_or(0, |s| s.priority);
         snapshots.push(catalog_snapshot(c.cfg, c.key.clone(), priority));
     }
-    let mut r = Resolver::new(&snapshots);
+    resolve_with(ns, state, &snapshots)
+}
+
+/// The resolution of `ns` over prepared snapshots: the namespace's installed CSVs and the
+/// catalogs it reads (what [`resolve`] builds; a caller resolving many Subscriptions over
+/// the same catalogs builds them once). The OperatorGroup rule is [`resolve`]'s.
+pub fn resolve_with(ns: &str, state: &ClusterState, snapshots: &[Snapshot]) -> Resolution {
+    let subs: Vec<_> = state
+        .subscriptions
+        .iter()
+        .filter(|s| s.namespace == ns)
+        .cloned()
+        .collect();
+    let mut r = Resolver::new(snapshots);
     let outcome = r.resolve(ns, &subs);
     let explanation = match &outcome {
         Err(Failure::NotSatisfiable(n)) => Some(super::explain::explain(&r, n)),
         _ => None,
     };
     let result = outcome.map(|o| plan(&r, state, ns, &subs, &o));
-    drop(r);
-    let catalogs = snapshots.iter().map(|s| s.key.clone()).collect();
     Resolution {
-        catalogs,
-        snapshots,
+        catalogs: snapshots.iter().map(|s| s.key.clone()).collect(),
         nothing_to_do: false,
         result,
         explanation,

@@ -288,16 +288,44 @@ pub fn graph(
 
 pub fn lint(
     dirs: &[PathBuf],
+    with: &[PathBuf],
     package: Option<&str>,
     output: Report,
     args: &crate::report::FindingArgs,
 ) -> u8 {
-    let loaded = match crate::inputs::narrowed(crate::inputs::catalog(dirs), package) {
+    let full = match crate::inputs::catalog(dirs) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let mut others = Vec::new();
+    for w in with {
+        match crate::inputs::catalog_cfg(w) {
+            Ok(cfg) => others.push((
+                w.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "with".into()),
+                cfg,
+            )),
+            Err(e) => {
+                crate::term::error(format_args!("--with {}: {e}", w.display()));
+                return EXIT_USAGE;
+            }
+        }
+    }
+    let refs: Vec<(String, &olmctl::fbc::decl::DeclarativeConfig)> =
+        others.iter().map(|(n, c)| (n.clone(), c)).collect();
+    // Requirements are resolved against the whole catalog, then narrowed to the package.
+    let deps: Vec<Finding> = olmctl::resolve::lint::lint(&full.cfg, &refs)
+        .into_iter()
+        .filter(|f| package.is_none_or(|p| f.subject.package.as_deref() == Some(p)))
+        .collect();
+    let loaded = match crate::inputs::narrowed(Ok(full), package) {
         Ok(l) => l,
         Err(c) => return c,
     };
     let mut findings = olmctl::checks::fbc::load_errors(&loaded);
     findings.extend(olmctl::checks::graph::lint(&loaded.cfg));
+    findings.extend(deps);
     olmctl::diag::sort_findings(&mut findings);
     crate::report::findings_with(&findings, None, args, &loaded.summary(), output, false)
 }

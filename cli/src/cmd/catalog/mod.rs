@@ -144,12 +144,18 @@ pub enum CatalogCmd {
         output: Output,
     },
     /// Lint upgrade graphs for what strands users under OLM v0 or v1 (cycles, several heads,
-    /// stranded or unreachable entries, downgrade edges, skipRanges above the bundle, ...).
-    /// Exit 0 when no error-level finding, 1 otherwise, 2 when input cannot be read.
+    /// stranded or unreachable entries, downgrade edges, skipRanges above the bundle, ...),
+    /// and dependencies as OLM's resolver sees them (requirements nothing provides, ones OLM
+    /// cannot read, channel heads OLM cannot install). Exit 0 when no error-level finding, 1
+    /// otherwise, 2 when input cannot be read.
     Lint {
         /// Catalog directories (or files).
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
+        /// Another catalog (an FBC directory) whose bundles may satisfy the requirements, as a
+        /// second CatalogSource users have (repeatable).
+        #[arg(long = "with", value_name = "DIR")]
+        with: Vec<PathBuf>,
         /// Only this package's graphs (exit 2 when the catalog has none).
         #[arg(long, short = 'p')]
         package: Option<String>,
@@ -567,10 +573,11 @@ pub fn run(cmd: CatalogCmd) -> u8 {
         ),
         CatalogCmd::Lint {
             dirs,
+            with,
             package,
             output,
             findings,
-        } => graph::lint(&dirs, package.as_deref(), output, &findings),
+        } => graph::lint(&dirs, &with, package.as_deref(), output, &findings),
         CatalogCmd::Build {
             dir,
             catalogs_dir,
