@@ -844,3 +844,147 @@ fn resolve_olm_sort_channel_errors() {
         "a unique replacement chain within a channel is required to determine the relative order between channel entries, but 2 replacement chains were found in channel \"stable\" of package \"a\": a.v1, a.v2"
     );
 }
+
+/// A small random catalog for the property test: packages `p0..`, each a linear channel of
+/// versions 1.0.0, 2.0.0, ...; each bundle may provide `K0`/`K1`, require one of them, or
+/// require another package at or above a version.
+/// One generated bundle: (provides `K?`, requires `K?`, requires (package, min major)).
+type GenBundle = (Option<u8>, Option<u8>, Option<(usize, u64)>);
+
+#[derive(Debug, Clone)]
+struct Gen {
+    /// Per package, its bundles in version order.
+    packages: Vec<Vec<GenBundle>>,
+    /// The subscribed package.
+    sub: usize,
+}
+
+fn gen_strategy() -> impl proptest::strategy::Strategy<Value = Gen> {
+    use proptest::prelude::*;
+    let bundle = (
+        proptest::option::weighted(0.4, 0u8..2),
+        proptest::option::weighted(0.3, 0u8..2),
+        proptest::option::weighted(0.4, (0usize..3, 1u64..4)),
+    );
+    (
+        proptest::collection::vec(proptest::collection::vec(bundle, 1..4), 3),
+        0usize..3,
+    )
+        .prop_map(|(packages, sub)| Gen { packages, sub })
+}
+
+/// (package, version major) of every bundle.
+fn bundles_of(g: &Gen) -> Vec<(usize, u64)> {
+    g.packages
+        .iter()
+        .enumerate()
+        .flat_map(|(p, bs)| (0..bs.len()).map(move |i| (p, i as u64 + 1)))
+        .collect()
+}
+
+/// Whether `set` (indexes into [`bundles_of`]) is an installable answer, judged without the
+/// resolver: the Subscription's package present, every requirement met inside the set, one
+/// bundle per package and one provider per API.
+fn valid(g: &Gen, all: &[(usize, u64)], set: &[usize]) -> bool {
+    let info = |i: usize| g.packages[all[i].0][all[i].1 as usize - 1];
+    if !set.iter().any(|&i| all[i].0 == g.sub) {
+        return false;
+    }
+    for (a, &i) in set.iter().enumerate() {
+        for &j in &set[a + 1..] {
+            if all[i].0 == all[j].0 {
+                return false;
+            }
+            if info(i).0.is_some() && info(i).0 == info(j).0 {
+                return false;
+            }
+        }
+        let (_, req_gvk, req_pkg) = info(i);
+        if let Some(k) = req_gvk
+            && !set.iter().any(|&j| info(j).0 == Some(k))
+        {
+            return false;
+        }
+        if let Some((p, min)) = req_pkg
+            && !set.iter().any(|&j| all[j].0 == p && all[j].1 >= min)
+        {
+            return false;
+        }
+    }
+    true
+}
+
+fn gen_catalog(g: &Gen) -> DeclarativeConfig {
+    let mut bs = Vec::new();
+    for (p, bundles) in g.packages.iter().enumerate() {
+        for (i, &(provides, requires, requires_pkg)) in bundles.iter().enumerate() {
+            let name: &'static str = Box::leak(format!("p{p}.v{}", i + 1).into_boxed_str());
+            let replaces: &'static str = if i == 0 {
+                ""
+            } else {
+                Box::leak(format!("p{p}.v{i}").into_boxed_str())
+            };
+            let pkg: &'static str = Box::leak(format!("p{p}").into_boxed_str());
+            let version: &'static str = Box::leak(format!("{}.0.0", i + 1).into_boxed_str());
+            let mut x = b(name, version, replaces, pkg, "stable");
+            if let Some(k) = provides {
+                x = x.provides("g", "v1", &format!("K{k}"));
+            }
+            if let Some(k) = requires {
+                x = x.requires("g", "v1", &format!("K{k}"));
+            }
+            if let Some((q, min)) = requires_pkg {
+                x = x.requires_package(&format!("p{q}"), &format!(">={min}.0.0"));
+            }
+            bs.push(x);
+        }
+    }
+    fbc(&bs, &[])
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+    /// Every answer is installable; the Subscription gets the highest version that some
+    /// installable answer has (OLM's order: the channel head first); and when there is no
+    /// answer, no installable set exists.
+    #[test]
+    fn resolve_answers_hold_and_take_the_preferred_choice(g in gen_strategy()) {
+        let ns = "olm";
+        let cat = key("c", ns);
+        let cfg = gen_catalog(&g);
+        let r = run(ns, &[og(ns), sub(ns, &format!("p{}", g.sub), "stable", &cat)], &[(cat.clone(), &cfg)]);
+        let all = bundles_of(&g);
+        let n = all.len();
+        let valid_sets: Vec<Vec<usize>> = (0u32..(1 << n))
+            .map(|m| (0..n).filter(|i| m & (1 << i) != 0).collect::<Vec<_>>())
+            .filter(|s| valid(&g, &all, s))
+            .collect();
+        match &r.result {
+            Ok(p) => {
+                let chosen: Vec<usize> = p
+                    .chosen
+                    .iter()
+                    .map(|c| {
+                        let pkg: usize = c.package[1..].parse().unwrap();
+                        let major: u64 = c.version.split('.').next().unwrap().parse().unwrap();
+                        all.iter().position(|&b| b == (pkg, major)).unwrap()
+                    })
+                    .collect();
+                let mut sorted = chosen.clone();
+                sorted.sort();
+                proptest::prop_assert!(valid(&g, &all, &sorted), "not installable: {:?}", p.chosen);
+                let best = valid_sets
+                    .iter()
+                    .filter_map(|s| s.iter().find(|&&i| all[i].0 == g.sub).map(|&i| all[i].1))
+                    .max();
+                let got = chosen.iter().find(|&&i| all[i].0 == g.sub).map(|&i| all[i].1);
+                proptest::prop_assert_eq!(got, best);
+            }
+            Err(Failure::NotSatisfiable(_)) => {
+                proptest::prop_assert!(valid_sets.is_empty(), "OLM would find {:?}", valid_sets[0]);
+            }
+            Err(e) => proptest::prop_assert!(false, "{e}"),
+        }
+    }
+}
