@@ -24,6 +24,8 @@ pub struct Candidate {
 /// One constraint of the conflict, explained.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
+    /// What the constraint is on: a CSV, a Subscription, or an invariant's API or package.
+    pub subject: String,
     /// OLM's text of the constraint.
     pub constraint: String,
     /// What it means.
@@ -160,7 +162,13 @@ pub fn explain(r: &Resolver<'_>, n: &NotSatisfiable) -> Explanation {
     for a in core {
         let subject = r.variables.get(&a.variable);
         let chain = chain(r, &a.variable);
+        let subject_name = match subject.map(|v| &v.kind) {
+            Some(Kind::Bundle(x)) => r.entry(*x).name.clone(),
+            Some(Kind::Subscription(name)) => name.clone(),
+            _ => a.variable.to_string(),
+        };
         let mut item = Item {
+            subject: subject_name,
             constraint: a.to_string(),
             means: String::new(),
             chain: chain.clone(),

@@ -293,7 +293,7 @@ fn explanation_json(e: &Explanation) -> Value {
             .iter()
             .map(|i| {
                 json!({
-                    "constraint": i.constraint, "means": i.means, "chain": i.chain,
+                    "subject": i.subject, "constraint": i.constraint, "means": i.means, "chain": i.chain,
                     "candidates": i.candidates.iter().map(|c| json!({
                         "id": c.id, "csv": c.csv, "version": c.version, "why_out": c.why_out
                     })).collect::<Vec<_>>(),
@@ -406,10 +406,46 @@ fn to_text(ns: &str, r: &olmctl::resolve::steps::Resolution, notes: &[String]) -
             ));
             if let Some(e) = &r.explanation {
                 s.push_str("\nWhy (a smallest set of constraints that cannot hold together; drop any one and OLM resolves):\n");
-                for (n, i) in e.items.iter().enumerate() {
-                    s.push_str(&format!("  {}. {}\n", n + 1, esc(&i.means)));
+                // Members with the same fix and no candidates of their own (the same missing
+                // requirement of several bundles) are one entry, naming them all.
+                let mut n = 0;
+                let mut k = 0;
+                while k < e.items.len() {
+                    let i = &e.items[k];
+                    let mut same = k + 1;
+                    while same < e.items.len()
+                        && !i.fix.is_empty()
+                        && i.candidates.is_empty()
+                        && e.items[same].candidates.is_empty()
+                        && e.items[same].fix == i.fix
+                    {
+                        same += 1;
+                    }
+                    n += 1;
+                    let means = if same > k + 1 {
+                        let names: Vec<&str> = e.items[k..same]
+                            .iter()
+                            .map(|o| o.subject.as_str())
+                            .collect();
+                        i.means.replacen(
+                            &format!("{} has ", i.subject),
+                            &format!("{} have ", names.join(", ")),
+                            1,
+                        )
+                    } else {
+                        i.means.clone()
+                    };
+                    s.push_str(&format!("  {n}. {}\n", esc(&means)));
                     s.push_str(&format!("     OLM: {}\n", esc(&i.constraint)));
-                    if i.chain.len() > 1 {
+                    if same > k + 1 {
+                        let others: Vec<&str> = e.items[k + 1..same]
+                            .iter()
+                            .map(|o| o.constraint.as_str())
+                            .collect();
+                        for o in others {
+                            s.push_str(&format!("     OLM: {}\n", esc(o)));
+                        }
+                    } else if i.chain.len() > 1 {
                         s.push_str(&format!("     via: {}\n", esc(i.chain.join(" -> "))));
                     }
                     for c in &i.candidates {
@@ -423,6 +459,7 @@ fn to_text(ns: &str, r: &olmctl::resolve::steps::Resolution, notes: &[String]) -
                     for f in &i.fix {
                         s.push_str(&format!("     fix: {}\n", esc(f)));
                     }
+                    k = same;
                 }
             }
         }
