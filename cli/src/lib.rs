@@ -16,6 +16,7 @@ pub mod cluster;
 pub mod cmd;
 pub mod inputs;
 pub mod report;
+pub mod resolution;
 pub mod term;
 
 use std::ffi::OsString;

@@ -122,6 +122,17 @@ fn get_object(
     name: &str,
     timeout: std::time::Duration,
 ) -> Result<Option<serde_json::Value>, String> {
+    with_calls(connection, timeout, async |c| {
+        api::get(c, res, namespace, name).await
+    })
+}
+
+/// Runs `f` with calls to the cluster of `connection`, on a runtime of its own.
+fn with_calls<T>(
+    connection: &Connection,
+    timeout: std::time::Duration,
+    f: impl AsyncFnOnce(&api::Calls) -> Result<T, String>,
+) -> Result<T, String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -129,7 +140,7 @@ fn get_object(
     rt.block_on(async {
         let cluster = connect::client(connection).await?;
         let c = api::Calls::new(&cluster, timeout);
-        api::get(&c, res, namespace, name).await
+        f(&c).await
     })
 }
 
@@ -246,5 +257,36 @@ pub fn run_status(req: &StatusRequest) -> Result<status::Listing, u8> {
     block_on(async {
         let cluster = connect::client(&req.connection).await?;
         status::read(&cluster, req).await
+    })
+}
+
+/// What `olmctl resolve` reads of a live cluster (read-only): the namespace's Subscriptions,
+/// ClusterServiceVersions, OperatorGroups and CatalogSources, and the CatalogSources of the
+/// global catalog namespace; each with its apiVersion and kind (a LIST's items have none).
+pub fn resolution_objects(
+    connection: &Connection,
+    namespace: &str,
+    global_namespace: &str,
+    timeout: std::time::Duration,
+) -> Result<Vec<serde_json::Value>, String> {
+    with_calls(connection, timeout, async |c| {
+        let mut lists = vec![
+            (api::SUBSCRIPTION, namespace),
+            (api::CSV, namespace),
+            (api::OPERATOR_GROUP, namespace),
+            (api::CATALOG_SOURCE, namespace),
+        ];
+        if global_namespace != namespace {
+            lists.push((api::CATALOG_SOURCE, global_namespace));
+        }
+        let mut out = Vec::new();
+        for (r, ns) in lists {
+            for mut o in api::list(c, r, Some(ns)).await? {
+                o["apiVersion"] = serde_json::json!(format!("{}/{}", r.group, r.version));
+                o["kind"] = serde_json::json!(r.kind);
+                out.push(o);
+            }
+        }
+        Ok(out)
     })
 }

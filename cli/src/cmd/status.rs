@@ -33,6 +33,22 @@ pub struct StatusArgs {
     /// Give up after this long (e.g. 30s, 2m).
     #[arg(long, default_value = "1m", value_parser = parse_duration)]
     timeout: Duration,
+    /// For each namespace with a Subscription whose ResolutionFailed condition is set: resolve
+    /// it again from the live state, as OLM's resolver does, and say why it fails (or that it
+    /// resolves now and the condition is stale). The catalogs are pulled from the
+    /// CatalogSources' images unless --catalog gives them.
+    #[arg(long)]
+    explain: bool,
+    /// With --explain: a catalog's content, NAME/NAMESPACE=DIR or NAME/NAMESPACE=IMAGE.
+    #[arg(
+        long = "catalog",
+        value_name = "NAME/NAMESPACE=DIR|IMAGE",
+        requires = "explain"
+    )]
+    catalogs: Vec<String>,
+    /// With --explain: OLM's global catalog namespace (`openshift-marketplace` on OpenShift).
+    #[arg(long, default_value = "olm", requires = "explain")]
+    global_namespace: String,
 }
 
 /// The columns, after NAMESPACE (with `--all-namespaces`).
@@ -51,10 +67,11 @@ const HEADERS: [&str; 10] = [
 
 /// Runs `olmctl status`.
 pub fn run(a: StatusArgs) -> u8 {
+    let connection: crate::cluster::Connection = a.cluster.into();
     let req = StatusRequest {
         namespace: a.namespace,
         all_namespaces: a.all_namespaces,
-        connection: a.cluster.into(),
+        connection: connection.clone(),
         timeout: a.timeout,
     };
     let listing = match crate::cluster::run_status(&req) {
@@ -76,7 +93,87 @@ pub fn run(a: StatusArgs) -> u8 {
         },
         Output::Text => out(&table(&listing.rows, listing.namespace.is_none())),
     }
+    if a.explain {
+        let mut namespaces: Vec<&str> = listing.rows.iter().map(|r| r.namespace.as_str()).collect();
+        namespaces.sort();
+        namespaces.dedup();
+        let given = match crate::resolution::catalog_specs(&a.catalogs) {
+            Ok(g) => g,
+            Err(e) => {
+                crate::term::error(e);
+                return crate::term::EXIT_USAGE;
+            }
+        };
+        for ns in namespaces {
+            match explain(&connection, ns, &a.global_namespace, &given, a.timeout) {
+                Ok(Some(text)) => out(&text),
+                Ok(None) => {}
+                Err(e) => {
+                    crate::term::error(format_args!("--explain, namespace {ns}: {e}"));
+                    return crate::term::EXIT_USAGE;
+                }
+            }
+        }
+    }
     EXIT_OK
+}
+
+/// `--explain` for one namespace: `None` when no Subscription there has ResolutionFailed
+/// set; else its condition and the namespace resolved again from the live state.
+fn explain(
+    connection: &crate::cluster::Connection,
+    ns: &str,
+    global: &str,
+    given: &[(olmctl::resolve::entry::SourceKey, String)],
+    timeout: Duration,
+) -> Result<Option<String>, String> {
+    use olmctl::text::esc;
+    let objects = crate::cluster::resolution_objects(connection, ns, global, timeout)?;
+    let failed: Vec<(String, String, String)> = objects
+        .iter()
+        .filter(|o| o["kind"] == "Subscription")
+        .filter_map(|o| {
+            let c = o["status"]["conditions"]
+                .as_array()?
+                .iter()
+                .find(|c| c["type"] == "ResolutionFailed" && c["status"] == "True")?;
+            Some((
+                o["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                c["reason"].as_str().unwrap_or_default().to_string(),
+                c["message"].as_str().unwrap_or_default().to_string(),
+            ))
+        })
+        .collect();
+    if failed.is_empty() {
+        return Ok(None);
+    }
+    let mut state = olmctl::resolve::state::ClusterState::default();
+    for o in &objects {
+        state.add(o);
+    }
+    let mut notes = Vec::new();
+    let r = crate::resolution::resolve_namespace(&state, ns, global, given, timeout, &mut notes)?;
+    let mut s = String::from("\n");
+    for (name, reason, message) in &failed {
+        s.push_str(&format!(
+            "Subscription {}/{}: ResolutionFailed ({}): {}\n",
+            esc(ns),
+            esc(name),
+            esc(reason),
+            esc(message)
+        ));
+    }
+    if r.result.is_ok() {
+        s.push_str(&format!(
+            "Resolved again from the live state, namespace {} resolves now: the condition is stale (OLM writes it again on its next resolution of the namespace).\n",
+            esc(ns)
+        ));
+    }
+    s.push_str(&crate::resolution::to_text(ns, &r, &notes));
+    Ok(Some(s))
 }
 
 /// Characters a cell shows at most (after escaping): longer values end in `…` (kubectl's
