@@ -988,3 +988,89 @@ proptest::proptest! {
         }
     }
 }
+
+/// `TestSolveOperators_PreferDefaultChannelInResolution`: a Subscription without a channel
+/// takes the default channel's bundle, though another channel has a higher one.
+#[test]
+fn resolve_olm_prefer_default_channel() {
+    let ns = "olm";
+    let cat = key("community", ns);
+    let c = fbc(
+        &[
+            b(
+                "test-package.v0.0.2",
+                "0.0.2",
+                "test-package.v1",
+                "test-package",
+                "alpha",
+            )
+            .provides("g", "v", "k"),
+            b(
+                "test-package.v0.0.1",
+                "0.0.1",
+                "test-package.v1",
+                "test-package",
+                "stable",
+            )
+            .provides("g", "v", "k"),
+        ],
+        &[("test-package", "stable")],
+    );
+    let r = run(
+        ns,
+        &[og(ns), sub(ns, "test-package", "", &cat)],
+        &[(cat.clone(), &c)],
+    );
+    assert_eq!(chosen(&r), ["test-package.v0.0.1@community"]);
+    assert_eq!(r.result.as_ref().unwrap().chosen[0].channel, "stable");
+}
+
+/// `TestSolveOperators_PreferDefaultChannelInResolutionForTransitiveDependencies`: a
+/// dependency comes from its package's default channel.
+#[test]
+fn resolve_olm_prefer_default_channel_for_dependencies() {
+    let ns = "olm";
+    let cat = key("community", ns);
+    let c = fbc(
+        &[
+            b(
+                "test-package.v0.0.1",
+                "0.0.1",
+                "test-package.v1",
+                "test-package",
+                "alpha",
+            )
+            .requires("g", "v", "k"),
+            b(
+                "another-package.v0.0.1",
+                "0.0.1",
+                "another-package.v1",
+                "another-package",
+                "stable",
+            )
+            .provides("g", "v", "k"),
+            b(
+                "another-package.v0.0.2",
+                "0.0.2",
+                "another-package.v0.0.1",
+                "another-package",
+                "alpha",
+            )
+            .provides("g", "v", "k"),
+        ],
+        &[("test-package", "stable"), ("another-package", "stable")],
+    );
+    let r = run(
+        ns,
+        &[og(ns), sub(ns, "test-package", "alpha", &cat)],
+        &[(cat.clone(), &c)],
+    );
+    assert_eq!(
+        chosen(&r),
+        [
+            "test-package.v0.0.1@community",
+            "another-package.v0.0.1@community"
+        ]
+    );
+    assert_eq!(r.result.as_ref().unwrap().chosen[1].channel, "stable");
+}
