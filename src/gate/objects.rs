@@ -100,70 +100,81 @@ impl Objects {
     /// Adds the objects of one file's text.
     pub fn add_text(&mut self, file: &Path, text: &str) -> Result<(), ObjectError> {
         let arc: Arc<Path> = Arc::from(file);
-        let at = |pos: Pos, message: String| ObjectError {
-            file: file.to_path_buf(),
-            pos,
-            message,
-        };
-        let mut docs = Vec::new();
-        crate::fbc::yaml::parse_documents(text, |n| docs.push(n))
-            .map_err(|e| at(Pos::new(e.line, e.column), e.message))?;
-        for d in docs {
-            self.add(&arc, d, &at)?;
-        }
-        Ok(())
-    }
-
-    fn add(
-        &mut self,
-        file: &Arc<Path>,
-        n: Node,
-        at: &dyn Fn(Pos, String) -> ObjectError,
-    ) -> Result<(), ObjectError> {
-        if !matches!(n.value, Value::Map(_)) {
-            return Err(at(
-                n.pos,
-                format!(
-                    "not a Kubernetes object: a {} where an object with apiVersion and kind belongs",
-                    n.kind()
-                ),
-            ));
-        }
-        let (Some(api), Some(kind)) = (str_at(&n, &["apiVersion"]), str_at(&n, &["kind"])) else {
-            return Err(at(
-                n.pos,
-                "not a Kubernetes object: apiVersion and kind are required".into(),
-            ));
-        };
-        let group = api.rsplit_once('/').map_or("", |(g, _)| g);
-        let list = match (group, kind) {
-            (_, k)
-                if k.ends_with("List") && crate::bundle::load::field(&n, &["items"]).is_some() =>
-            {
-                let items = match crate::bundle::load::field(&n, &["items"]).map(|i| &i.value) {
-                    Some(Value::Seq(items)) => items.clone(),
-                    _ => Vec::new(),
-                };
-                for i in items {
-                    self.add(file, i, at)?;
+        each_object(file, text, &mut |group, kind, n| {
+            let list = match (group, kind) {
+                ("operators.coreos.com", "Subscription") => &mut self.subscriptions,
+                ("operators.coreos.com", "InstallPlan") => &mut self.install_plans,
+                ("operators.coreos.com", "ClusterServiceVersion") => &mut self.csvs,
+                ("apiextensions.k8s.io", "CustomResourceDefinition") => &mut self.crds,
+                ("", "ConfigMap") => &mut self.config_maps,
+                ("olm.operatorframework.io", "ClusterExtension") => &mut self.cluster_extensions,
+                ("olm.operatorframework.io", "ClusterCatalog") => &mut self.cluster_catalogs,
+                _ => {
+                    self.ignored += 1;
+                    return;
                 }
-                return Ok(());
-            }
-            ("operators.coreos.com", "Subscription") => &mut self.subscriptions,
-            ("operators.coreos.com", "InstallPlan") => &mut self.install_plans,
-            ("operators.coreos.com", "ClusterServiceVersion") => &mut self.csvs,
-            ("apiextensions.k8s.io", "CustomResourceDefinition") => &mut self.crds,
-            ("", "ConfigMap") => &mut self.config_maps,
-            ("olm.operatorframework.io", "ClusterExtension") => &mut self.cluster_extensions,
-            ("olm.operatorframework.io", "ClusterCatalog") => &mut self.cluster_catalogs,
-            _ => {
-                self.ignored += 1;
-                return Ok(());
-            }
-        };
-        list.push(Object::new(file.clone(), n));
-        Ok(())
+            };
+            list.push(Object::new(arc.clone(), n));
+        })
     }
+}
+
+/// Calls `f` with (API group, kind, object) for every Kubernetes object of one file's text:
+/// each document, the `items` of a `kind: ...List` opened; a document that is not an object
+/// with apiVersion and kind is an error at its place.
+pub fn each_object(
+    file: &Path,
+    text: &str,
+    f: &mut dyn FnMut(&str, &str, Node),
+) -> Result<(), ObjectError> {
+    let at = |pos: Pos, message: String| ObjectError {
+        file: file.to_path_buf(),
+        pos,
+        message,
+    };
+    let mut docs = Vec::new();
+    crate::fbc::yaml::parse_documents(text, |n| docs.push(n))
+        .map_err(|e| at(Pos::new(e.line, e.column), e.message))?;
+    for d in docs {
+        object(d, &at, f)?;
+    }
+    Ok(())
+}
+
+fn object(
+    n: Node,
+    at: &dyn Fn(Pos, String) -> ObjectError,
+    f: &mut dyn FnMut(&str, &str, Node),
+) -> Result<(), ObjectError> {
+    if !matches!(n.value, Value::Map(_)) {
+        return Err(at(
+            n.pos,
+            format!(
+                "not a Kubernetes object: a {} where an object with apiVersion and kind belongs",
+                n.kind()
+            ),
+        ));
+    }
+    let (Some(api), Some(kind)) = (str_at(&n, &["apiVersion"]), str_at(&n, &["kind"])) else {
+        return Err(at(
+            n.pos,
+            "not a Kubernetes object: apiVersion and kind are required".into(),
+        ));
+    };
+    let group = api.rsplit_once('/').map_or("", |(g, _)| g).to_string();
+    let kind = kind.to_string();
+    if kind.ends_with("List") && crate::bundle::load::field(&n, &["items"]).is_some() {
+        let items = match crate::bundle::load::field(&n, &["items"]).map(|i| &i.value) {
+            Some(Value::Seq(items)) => items.clone(),
+            _ => Vec::new(),
+        };
+        for i in items {
+            object(i, at, f)?;
+        }
+        return Ok(());
+    }
+    f(&group, &kind, n);
+    Ok(())
 }
 
 /// The example cluster state of `shared/fixtures/olm/objects`, for tests.

@@ -7,7 +7,6 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use super::entry::Entry;
-use super::predicate::Predicate;
 use super::resolver::{EntryRef, Kind, Resolver};
 use super::solver::{AppliedConstraint, Constraint, Identifier, NotSatisfiable};
 
@@ -303,12 +302,4 @@ pub fn explain(r: &Resolver<'_>, n: &NotSatisfiable) -> Explanation {
         olm_message: n.to_string(),
         items: items.into_iter().map(|(_, i)| i).collect(),
     }
-}
-
-/// The rejected candidates of a predicate, with why (for a package range: the version).
-pub fn rejected_reason(p: &Predicate, e: &Entry) -> String {
-    if p.test(e) {
-        return String::new();
-    }
-    format!("{} {} does not match: {p}", e.name, version(e))
 }

@@ -82,15 +82,16 @@ pub fn lint(cfg: &DeclarativeConfig, with: &[(String, &DeclarativeConfig)]) -> V
     }
     // Channel heads with requirements (or deprecated): resolved as a Subscription starting
     // at the head in an empty namespace.
+    let entries: BTreeMap<(&str, &str, &str), &super::entry::Entry> = mine
+        .entries
+        .iter()
+        .map(|e| ((e.package(), e.channel(), e.name.as_str()), e))
+        .collect();
     for c in &cfg.channels {
         let crate::model::chain::Head::One(head) = crate::model::chain::heads(&c.entries) else {
             continue;
         };
-        let Some(e) = mine
-            .entries
-            .iter()
-            .find(|e| e.name == head && e.channel() == c.name && e.package() == c.package)
-        else {
+        let Some(e) = entries.get(&(c.package.as_str(), c.name.as_str(), head)) else {
             continue;
         };
         let interesting = e.properties.iter().any(|p| {

@@ -354,9 +354,6 @@ impl<'s> Resolver<'s> {
         let channel = Predicate::Channel(sub.channel.clone());
         let starting =
             (current.is_none() && !sub.starting_csv.is_empty()).then(|| sub.starting_csv.clone());
-        let admitted = |e: &Entry| {
-            pkg.test(e) && channel.test(e) && starting.as_ref().is_none_or(|s| e.name == *s)
-        };
         let entries = self.find_in(&catalog, &mut |e: &Entry| {
             nall += 1;
             if !pkg.test(e) {
@@ -415,6 +412,9 @@ impl<'s> Resolver<'s> {
             );
             return Ok(());
         }
+        // The admitted entries in catalog order: each candidate's entries (one per channel of
+        // its CSV when no channel is given) are these, by name, as OLM's second `Find` gives.
+        let admitted = entries.clone();
         // Default channel first, then channel name (stable), each channel in replaces order.
         let mut entries = entries;
         entries.sort_by(|&a, &b| {
@@ -459,7 +459,11 @@ impl<'s> Resolver<'s> {
         for o in filtered {
             let name = self.entry(o).name.clone();
             // The entries of this CSV (one per channel when no channel is given), o's first.
-            let mut stack = self.find_in(&catalog, &mut |e: &Entry| admitted(e) && e.name == name);
+            let mut stack: Vec<EntryRef> = admitted
+                .iter()
+                .copied()
+                .filter(|&r| self.entry(r).name == name)
+                .collect();
             stack.sort_by_key(|&r| r != o);
             stack.reverse(); // popped last first: o is built first
             let ids = self.bundle_variables(&sub.namespace, stack)?;

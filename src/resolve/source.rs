@@ -75,8 +75,7 @@ pub fn catalog_snapshot(cfg: &DeclarativeConfig, key: SourceKey, priority: i64) 
                 Typed::BundleObject | Typed::CsvMetadata => continue,
                 Typed::GvkRequired(g) => deps.push(Property::new(
                     "olm.gvk.required",
-                    serde_json::json!({"group": g.group, "version": g.version, "kind": g.kind})
-                        .to_string(),
+                    gvk_value("olm.gvk.required", &g.group, &g.version, &g.kind),
                 )),
                 Typed::PackageRequired {
                     package_name,
@@ -115,23 +114,23 @@ pub fn catalog_snapshot(cfg: &DeclarativeConfig, key: SourceKey, priority: i64) 
     }
 }
 
+/// A GVK property's value as OLM marshals it: `olm.gvk` as `opregistry.GVKProperty` (group,
+/// kind, version), `olm.gvk.required` as the struct of `requiredAPIsToProperties` and
+/// `legacyDependenciesToProperties` (group, version, kind).
+fn gvk_value(type_: &str, g: &str, v: &str, k: &str) -> String {
+    let (g, v, k) = (Value::from(g), Value::from(v), Value::from(k));
+    if type_ == "olm.gvk" {
+        format!("{{\"group\":{g},\"kind\":{k},\"version\":{v}}}")
+    } else {
+        format!("{{\"group\":{g},\"version\":{v},\"kind\":{k}}}")
+    }
+}
+
 /// The GVK property values of APIs, sorted by their JSON as `providedAPIsToProperties` sorts.
 fn api_properties(type_: &str, apis: &[(String, String, String)]) -> Vec<Property> {
     let mut values: Vec<String> = apis
         .iter()
-        .map(|(g, v, k)| {
-            if type_ == "olm.gvk" {
-                // opregistry.GVKProperty field order: group, kind, version.
-                serde_json::json!({"group": g, "kind": k, "version": v}).to_string()
-            } else {
-                format!(
-                    "{{\"group\":{},\"version\":{},\"kind\":{}}}",
-                    Value::from(g.as_str()),
-                    Value::from(v.as_str()),
-                    Value::from(k.as_str())
-                )
-            }
-        })
+        .map(|(g, v, k)| gvk_value(type_, g, v, k))
         .collect();
     values.sort();
     values.dedup();
@@ -183,11 +182,7 @@ fn annotation_properties(csv: &Csv, text: &str) -> Result<Vec<Property>, String>
 /// Fail-forward upgrades (`TechPreviewUnsafeFailForward`) are not modelled.
 pub fn existing_snapshot(state: &ClusterState, namespace: &str) -> Result<Snapshot, String> {
     let key = SourceKey::existing(namespace);
-    let subs: Vec<_> = state
-        .subscriptions
-        .iter()
-        .filter(|s| s.namespace == namespace)
-        .collect();
+    let subs: Vec<_> = state.subscriptions_in(namespace).collect();
     let mut entries = Vec::new();
     for csv in state
         .csvs

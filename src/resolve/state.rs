@@ -124,6 +124,16 @@ fn apis(v: &Value, path: &[&str], crd: bool) -> Vec<CsvApi> {
 }
 
 impl ClusterState {
+    /// The Subscriptions of `namespace`, in input order.
+    pub fn subscriptions_in<'a>(
+        &'a self,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = &'a Subscription> {
+        self.subscriptions
+            .iter()
+            .filter(move |s| s.namespace == namespace)
+    }
+
     /// Adds an object (a Kubernetes object as JSON); other kinds are ignored. Returns
     /// whether it was kept.
     pub fn add(&mut self, o: &Value) -> bool {

@@ -4,6 +4,8 @@
 //! Subscriptions), and what OLM does with the answer: the bundles it installs or upgrades, the
 //! Subscriptions it creates for dependencies and the ones whose `currentCSV` moves.
 
+use std::collections::HashSet;
+
 use super::entry::{Entry, SourceKey};
 use super::resolver::{EntryRef, Failure, Kind, Resolver};
 use super::solver::{Constraint, Identifier};
@@ -104,19 +106,14 @@ pub struct Resolution {
 pub fn resolve(req: &Request<'_>) -> Resolution {
     let ns = req.namespace.as_str();
     let state = req.state;
-    let fail = |snapshots: Vec<Snapshot>, e: String| Resolution {
-        catalogs: snapshots.iter().map(|s| s.key.clone()).collect(),
+    // Errors before any catalog is read.
+    let fail = |e: String| Resolution {
+        catalogs: Vec::new(),
         nothing_to_do: false,
         result: Err(Failure::Error(e)),
         explanation: None,
     };
-    let subs: Vec<_> = state
-        .subscriptions
-        .iter()
-        .filter(|s| s.namespace == ns)
-        .cloned()
-        .collect();
-    if subs.is_empty() {
+    if state.subscriptions_in(ns).next().is_none() {
         return Resolution {
             catalogs: Vec::new(),
             nothing_to_do: true,
@@ -134,23 +131,19 @@ pub fn resolve(req: &Request<'_>) -> Resolution {
         .filter(|o| o.namespace == ns)
         .collect();
     if ogs.len() != 1 {
-        return fail(
-            Vec::new(),
-            format!(
-                "expected 1 OperatorGroup in the namespace, found {}",
-                ogs.len()
-            ),
-        );
+        return fail(format!(
+            "expected 1 OperatorGroup in the namespace, found {}",
+            ogs.len()
+        ));
     }
     let mut namespaces = vec![ns.to_string()];
     if !ogs[0].exclude_global {
         namespaces.push(req.global_namespace.clone());
     }
-    let mut snapshots = Vec::new();
-    match existing_snapshot(state, ns) {
-        Ok(s) => snapshots.push(s),
-        Err(e) => return fail(snapshots, e),
-    }
+    let mut snapshots = match existing_snapshot(state, ns) {
+        Ok(s) => vec![s],
+        Err(e) => return fail(e),
+    };
     for c in &req.catalogs {
         if !namespaces.contains(&c.key.namespace) {
             continue;
@@ -169,12 +162,7 @@ pub fn resolve(req: &Request<'_>) -> Resolution {
 /// catalogs it reads (what [`resolve`] builds; a caller resolving many Subscriptions over
 /// the same catalogs builds them once). The OperatorGroup rule is [`resolve`]'s.
 pub fn resolve_with(ns: &str, state: &ClusterState, snapshots: &[Snapshot]) -> Resolution {
-    let subs: Vec<_> = state
-        .subscriptions
-        .iter()
-        .filter(|s| s.namespace == ns)
-        .cloned()
-        .collect();
+    let subs: Vec<_> = state.subscriptions_in(ns).cloned().collect();
     let mut r = Resolver::new(snapshots);
     let outcome = r.resolve(ns, &subs);
     let explanation = match &outcome {
@@ -192,7 +180,7 @@ pub fn resolve_with(ns: &str, state: &ClusterState, snapshots: &[Snapshot]) -> R
 
 /// Why each chosen bundle is there: the first chosen Subscription (in Subscription order),
 /// else the first chosen bundle's requirement (in the order they were met), that lists it.
-fn pulled_by(r: &Resolver<'_>, chosen: &[Identifier], x: EntryRef) -> Option<PulledBy> {
+fn pulled_by(r: &Resolver<'_>, chosen: &HashSet<&Identifier>, x: EntryRef) -> Option<PulledBy> {
     let id = Identifier::from(r.entry(x).id());
     let is_chosen = |i: &Identifier| chosen.contains(i);
     for v in r.variables.values() {
@@ -223,6 +211,7 @@ fn plan(
     subs: &[super::state::Subscription],
     o: &super::resolver::Outcome,
 ) -> Plan {
+    let chosen_ids: HashSet<&Identifier> = o.chosen.iter().collect();
     let mut chosen = Vec::new();
     let mut updated = Vec::new();
     for &(x, ref replaces) in &o.operators {
@@ -276,7 +265,7 @@ fn plan(
             } else {
                 Action::Upgrade(replaces.clone())
             },
-            pulled_by: pulled_by(r, &o.chosen, x),
+            pulled_by: pulled_by(r, &chosen_ids, x),
             new_subscription,
             up_to_date,
         });

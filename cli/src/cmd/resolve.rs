@@ -57,29 +57,12 @@ fn read_state(files: &[PathBuf]) -> Result<ClusterState, String> {
     let mut state = ClusterState::default();
     for f in crate::inputs::object_files(files)? {
         let text = olmctl::input::read_text(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-        let mut docs = Vec::new();
-        olmctl::fbc::yaml::parse_documents(&text, |n| docs.push(n))
-            .map_err(|e| format!("{}:{}:{}: {}", f.display(), e.line, e.column, e.message))?;
-        for d in docs {
-            let v: Value = serde_json::from_str(&d.to_json())
-                .map_err(|e| format!("{}:{}: {e}", f.display(), d.pos.line))?;
-            if !v.is_object() {
-                return Err(format!(
-                    "{}:{}:{}: not a Kubernetes object: {} where an object with apiVersion and kind belongs",
-                    f.display(),
-                    d.pos.line,
-                    d.pos.col,
-                    d.kind()
-                ));
-            }
-            if v["kind"] == "List" {
-                for item in v["items"].as_array().into_iter().flatten() {
-                    state.add(item);
-                }
-            } else {
+        olmctl::gate::objects::each_object(&f, &text, &mut |_, _, n| {
+            if let Ok(v) = serde_json::from_str::<Value>(&n.to_json()) {
                 state.add(&v);
             }
-        }
+        })
+        .map_err(|e| e.to_string())?;
     }
     Ok(state)
 }
