@@ -181,8 +181,15 @@ fn explanation_json(e: &Explanation) -> Value {
     )
 }
 
+/// The note for a namespace OLM does not resolve now (`nothingToUpdate`).
+const WAITING: &str = "every Subscription of the namespace waits on its InstallPlan (UpgradePending), so OLM does not resolve it now; this is what it decides when it next does";
+
 pub fn to_json(ns: &str, r: &Resolution, notes: &[String]) -> Value {
     let catalogs: Vec<String> = r.catalogs.iter().map(catalog_name).collect();
+    let mut notes = notes.to_vec();
+    if r.waiting_on_plans {
+        notes.push(WAITING.to_string());
+    }
     let mut doc = json!({"namespace": ns, "catalogs": catalogs, "notes": notes});
     match &r.result {
         Ok(p) => {
@@ -211,6 +218,9 @@ pub fn to_text(ns: &str, r: &Resolution, notes: &[String]) -> String {
     let mut s = String::new();
     for n in notes {
         s.push_str(&format!("note: {}\n", esc(n)));
+    }
+    if r.waiting_on_plans {
+        s.push_str(&format!("note: {WAITING}\n"));
     }
     if r.nothing_to_do {
         s.push_str(&format!(

@@ -25,6 +25,10 @@ pub struct Subscription {
     pub installed_csv: String,
     /// `status.currentCSV`.
     pub current_csv: String,
+    /// `status.state` (`UpgradePending`, `AtLatestKnown`, ...).
+    pub state: String,
+    /// Whether `status.installPlanRef` is set.
+    pub has_install_plan: bool,
 }
 
 /// An owned or required API of a CSV: (name, group, version, kind) as
@@ -156,6 +160,8 @@ impl ClusterState {
                 approval: s(o, &["spec", "installPlanApproval"]),
                 installed_csv: s(o, &["status", "installedCSV"]),
                 current_csv: s(o, &["status", "currentCSV"]),
+                state: s(o, &["status", "state"]),
+                has_install_plan: o.pointer("/status/installPlanRef").is_some_and(|r| !r.is_null()),
             }),
             "ClusterServiceVersion" => {
                 let copied = s(o, &["status", "reason"]) == "Copied"

@@ -97,6 +97,9 @@ pub struct Resolution {
     pub catalogs: Vec<SourceKey>,
     /// No Subscription in the namespace: OLM does not resolve it.
     pub nothing_to_do: bool,
+    /// OLM does not resolve the namespace now: every Subscription waits on the InstallPlan it
+    /// has (`nothingToUpdate`); the answer is what it decides once one of them moves on.
+    pub waiting_on_plans: bool,
     pub result: Result<Plan, Failure>,
     /// For a failure the solver proved: the explanation.
     pub explanation: Option<super::explain::Explanation>,
@@ -105,11 +108,12 @@ pub struct Resolution {
 /// `ResolveSteps` for `req.namespace`.
 pub fn resolve(req: &Request<'_>) -> Resolution {
     let ns = req.namespace.as_str();
-    let state = req.state;
+    let state = &recorded(req.state, ns);
     // Errors before any catalog is read.
     let fail = |e: String| Resolution {
         catalogs: Vec::new(),
         nothing_to_do: false,
+        waiting_on_plans: false,
         result: Err(Failure::Error(e)),
         explanation: None,
     };
@@ -117,6 +121,7 @@ pub fn resolve(req: &Request<'_>) -> Resolution {
         return Resolution {
             catalogs: Vec::new(),
             nothing_to_do: true,
+            waiting_on_plans: false,
             result: Ok(Plan {
                 chosen: Vec::new(),
                 stays: Vec::new(),
@@ -155,7 +160,35 @@ pub fn resolve(req: &Request<'_>) -> Resolution {
             .map_or(0, |s| s.priority);
         snapshots.push(catalog_snapshot(c.cfg, c.key.clone(), priority));
     }
-    resolve_with(ns, state, &snapshots)
+    let mut r = resolve_with(ns, state, &snapshots);
+    r.waiting_on_plans = state
+        .subscriptions_in(ns)
+        .all(|s| s.has_install_plan && s.state == "UpgradePending");
+    r
+}
+
+/// The Subscriptions as OLM records them before it resolves (`syncResolvingNamespace` runs
+/// `ensureSubscriptionCSVState` on each first, and resolves only after the update): a
+/// `status.currentCSV` whose CSV exists in the namespace becomes `installedCSV` (state
+/// `AtLatestKnown`); a missing one makes the state `UpgradePending`.
+fn recorded(state: &ClusterState, ns: &str) -> ClusterState {
+    let mut out = state.clone();
+    for s in out.subscriptions.iter_mut().filter(|s| s.namespace == ns) {
+        if s.current_csv.is_empty() {
+            continue;
+        }
+        if state
+            .csvs
+            .iter()
+            .any(|c| c.namespace == ns && c.name == s.current_csv)
+        {
+            s.installed_csv = s.current_csv.clone();
+            s.state = "AtLatestKnown".into();
+        } else {
+            s.state = "UpgradePending".into();
+        }
+    }
+    out
 }
 
 /// The resolution of `ns` over prepared snapshots: the namespace's installed CSVs and the
@@ -173,6 +206,7 @@ pub fn resolve_with(ns: &str, state: &ClusterState, snapshots: &[Snapshot]) -> R
     Resolution {
         catalogs: snapshots.iter().map(|s| s.key.clone()).collect(),
         nothing_to_do: false,
+        waiting_on_plans: false,
         result,
         explanation,
     }

@@ -1074,3 +1074,100 @@ fn resolve_olm_prefer_default_channel_for_dependencies() {
     );
     assert_eq!(r.result.as_ref().unwrap().chosen[1].channel, "stable");
 }
+
+/// `ensureSubscriptionCSVState` before resolving: the example cluster state of
+/// `shared/fixtures/olm/objects` (installed 1.4.2, currentCSV 1.5.0, its InstallPlan waiting):
+/// OLM's plan upgrades to 1.5.0 and installs the dependency under the Subscription the
+/// example InstallPlan creates; once the 1.5.0 CSV exists, it is the installed one.
+#[test]
+fn resolve_records_the_current_csv_first() {
+    let ns = "acme-system";
+    let cat = key("acme-catalog", "olm");
+    let c = fbc(
+        &[
+            b(
+                "acme-db-operator.v1.4.2",
+                "1.4.2",
+                "",
+                "acme-db-operator",
+                "stable",
+            ),
+            b(
+                "acme-db-operator.v1.5.0",
+                "1.5.0",
+                "acme-db-operator.v1.4.2",
+                "acme-db-operator",
+                "stable",
+            )
+            .requires_package("acme-metrics-operator", ">=0.3.0 <0.4.0"),
+            b(
+                "acme-metrics-operator.v0.3.1",
+                "0.3.1",
+                "",
+                "acme-metrics-operator",
+                "stable",
+            ),
+        ],
+        &[],
+    );
+    let mut s = existing_sub(
+        ns,
+        "acme-db-operator.v1.4.2",
+        "acme-db-operator",
+        "stable",
+        &cat,
+    );
+    s["status"]["currentCSV"] = json!("acme-db-operator.v1.5.0");
+    s["status"]["state"] = json!("UpgradePending");
+    s["status"]["installPlanRef"] = json!({"name": "install-7xk2p"});
+    let objects = [
+        og(ns),
+        csv(ns, "acme-db-operator.v1.4.2", "1.4.2", &[]),
+        s.clone(),
+    ];
+    let r = run(ns, &objects, &[(cat.clone(), &c)]);
+    assert_eq!(
+        chosen(&r),
+        [
+            "acme-catalog/olm/stable/acme-db-operator.v1.5.0",
+            "acme-catalog/olm/stable/acme-metrics-operator.v0.3.1"
+        ]
+        .map(|id| format!("{}@acme-catalog", id.rsplit('/').next().unwrap()))
+    );
+    assert!(r.waiting_on_plans);
+    let p = r.result.as_ref().unwrap();
+    assert_eq!(
+        p.chosen[1].new_subscription.as_deref(),
+        Some("acme-metrics-operator-stable-acme-catalog-olm")
+    );
+    // The 1.5.0 CSV exists: OLM records it as installed before it resolves.
+    let mut with_new = objects.to_vec();
+    with_new.push(csv(ns, "acme-db-operator.v1.5.0", "1.5.0", &[]));
+    let st = state(&with_new);
+    let req = Request {
+        namespace: ns.into(),
+        global_namespace: "olm".into(),
+        state: &st,
+        catalogs: vec![CatalogContent {
+            key: cat.clone(),
+            cfg: &c,
+        }],
+    };
+    let r = resolve(&req);
+    assert!(!r.waiting_on_plans);
+    // Nothing to install: 1.5.0 is the Subscription's installed CSV; 1.4.2, now referenced by
+    // no Subscription and without a properties annotation, has no olm.package inferred
+    // (`inferProperties`), so it stays beside it.
+    let p = r.result.as_ref().expect("resolves");
+    assert!(p.chosen.is_empty());
+    assert_eq!(
+        p.stays
+            .iter()
+            .map(|s| (s.csv.as_str(), s.subscription.as_deref()))
+            .collect::<Vec<_>>(),
+        [
+            ("acme-db-operator.v1.4.2", None),
+            ("acme-db-operator.v1.5.0", Some("acme-db-operator-stable"))
+        ]
+    );
+}
