@@ -97,7 +97,7 @@ mod tests {
             assert!(all.iter().any(|a| a.code == c.code), "{}", c.code);
             assert!(c.summary.len() > 40);
         }
-        assert_eq!(crate::gate::decide::CODES.len(), 20);
+        assert_eq!(crate::gate::decide::CODES.len(), 22);
     }
 
     #[test]

@@ -78,6 +78,7 @@ fn the_example_is_held_as_its_readme_says_and_approved_once_safe() {
         ("GATE007", "hold"),
         ("GATE007", "hold"),
         ("GATE007", "hold"),
+        ("GATE022", "info"),
         ("GATE014", "info"),
         ("GATE008", "info"),
         ("GATE014", "info"),
@@ -231,7 +232,7 @@ fn bad_input_is_exit_2_with_file_and_line() {
         ),
         (
             "apiVersion: olmctl.dev/v1alpha1\nkind: UpgradePolicy\nspec:\n  minAge: 1h\n".to_string(),
-            "unknown field spec.minAge (known: subscriptionSelector, clusterExtensionSelector, maxUpgrade, crdChecks, maintenanceWindows, soak, paused)",
+            "unknown field spec.minAge (known: subscriptionSelector, clusterExtensionSelector, maxUpgrade, crdChecks, newDependencies, maintenanceWindows, soak, paused)",
         ),
         ("apiVersion: olmctl.dev/v2\nkind: UpgradePolicy\n".to_string(), "policy.yaml:1:13: apiVersion must be"),
     ];

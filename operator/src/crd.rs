@@ -45,6 +45,15 @@ pub enum CrdSafety {
     Ignore,
 }
 
+/// `newDependencies`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum NewDependencies {
+    /// Approve a plan that installs a package the namespace did not have, reporting it.
+    Allow,
+    /// Hold such a plan for a person.
+    Hold,
+}
+
 /// A day of the week.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 pub enum Day {
@@ -202,6 +211,10 @@ pub mod v1 {
         /// The CRD checks of `olmctl check upgrade` against the live CRDs (default Enforce).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub crd_safety: Option<CrdSafety>,
+        /// A plan that installs a package the namespace did not have (a dependency OLM's
+        /// resolver pulled in, with a Subscription step of its own): Allow (default) or Hold.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub new_dependencies: Option<NewDependencies>,
         /// When plans may be approved; empty: any time.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         pub maintenance_windows: Vec<MaintenanceWindow>,
@@ -244,6 +257,9 @@ pub mod v1alpha1 {
         /// v1 `crdSafety`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub crd_checks: Option<CrdSafety>,
+        /// v1 `newDependencies` (the same name in both versions).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub new_dependencies: Option<NewDependencies>,
         /// One string per window: `DAYS START+DURATION [ZONE]`, e.g. `Sat,Sun 02:00+4h Europe/Berlin`
         /// (`*` for every day).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -312,10 +328,11 @@ pub fn crd_for(release: &str) -> Option<CustomResourceDefinition> {
     }
     if release != "0.3.0" {
         // `clusterExtensionSelector` (issue 31, OLM v1) came after 0.2.0, and with it
-        // `status.clusterExtensions`.
+        // `status.clusterExtensions`; so did `newDependencies` (issue 41).
         for v in &mut c.spec.versions {
             for (part, field) in [
                 ("spec", "clusterExtensionSelector"),
+                ("spec", "newDependencies"),
                 ("status", "clusterExtensions"),
             ] {
                 if let Some(props) = v
@@ -457,14 +474,65 @@ mod tests {
     }
 
     #[test]
+    fn new_dependencies_is_in_both_versions_of_the_current_crd_and_in_no_earlier_release() {
+        let values = |c: &CustomResourceDefinition| -> Vec<(String, Vec<String>)> {
+            c.spec
+                .versions
+                .iter()
+                .filter_map(|v| {
+                    let spec = v
+                        .schema
+                        .as_ref()?
+                        .open_api_v3_schema
+                        .as_ref()?
+                        .properties
+                        .as_ref()?
+                        .get("spec")?;
+                    let f = spec.properties.as_ref()?.get("newDependencies")?;
+                    let e = f
+                        .enum_
+                        .iter()
+                        .flatten()
+                        .map(|x| x.0.as_str().unwrap_or_default().to_string())
+                        .collect();
+                    Some((v.name.clone(), e))
+                })
+                .collect()
+        };
+        let both = vec!["Allow".to_string(), "Hold".to_string()];
+        assert_eq!(
+            values(&crd()),
+            [("v1".into(), both.clone()), ("v1alpha1".into(), both)]
+        );
+        for r in ["0.1.0", "0.2.0"] {
+            assert!(values(&crd_for(r).expect("release")).is_empty(), "{r}");
+        }
+        // The typed v1alpha1 object keeps it, and the gate reads it as in v1.
+        let text = "apiVersion: olmctl.dev/v1alpha1\nkind: UpgradePolicy\nmetadata: {name: db, namespace: acme-system}\nspec:\n  newDependencies: Hold\n";
+        let json = olmctl::fbc::yaml::first_document(text)
+            .expect("yaml")
+            .expect("doc")
+            .to_json();
+        let p: v1alpha1::UpgradePolicy = serde_json::from_str(&json).expect("typed");
+        assert_eq!(p.spec.new_dependencies, Some(NewDependencies::Hold));
+        let read =
+            olmctl::gate::policy::parse(&serde_json::to_string(&p).expect("json")).expect("policy");
+        assert_eq!(
+            read.new_dependencies,
+            olmctl::gate::policy::NewDependencies::Hold
+        );
+    }
+
+    #[test]
     fn the_readme_policy_deserializes_and_reads_the_same_in_the_gate() {
-        let text = "apiVersion: olmctl.dev/v1\nkind: UpgradePolicy\nmetadata: {name: default, namespace: acme-system}\nspec:\n  selector: {matchLabels: {}}\n  maxVersionJump: minor\n  crdSafety: Enforce\n  maintenanceWindows:\n  - days: [Sat, Sun]\n    start: \"02:00\"\n    duration: 4h\n    timeZone: Europe/Berlin\n  minAge: 24h\n  paused: false\n";
+        let text = "apiVersion: olmctl.dev/v1\nkind: UpgradePolicy\nmetadata: {name: default, namespace: acme-system}\nspec:\n  selector: {matchLabels: {}}\n  maxVersionJump: minor\n  crdSafety: Enforce\n  newDependencies: Allow\n  maintenanceWindows:\n  - days: [Sat, Sun]\n    start: \"02:00\"\n    duration: 4h\n    timeZone: Europe/Berlin\n  minAge: 24h\n  paused: false\n";
         let node = olmctl::fbc::yaml::first_document(text)
             .expect("yaml")
             .expect("doc");
         let p: v1::UpgradePolicy = serde_json::from_str(&node.to_json()).expect("typed");
         assert_eq!(p.spec.max_version_jump, Some(Jump::Minor));
         assert_eq!(p.spec.maintenance_windows[0].days, [Day::Sat, Day::Sun]);
+        assert_eq!(p.spec.new_dependencies, Some(NewDependencies::Allow));
         // Typed -> JSON -> the gate's reader: the same policy as the text.
         let back = serde_json::to_string(&p).expect("json");
         let a = olmctl::gate::policy::parse(text).expect("text");

@@ -212,6 +212,57 @@ async fn a_held_plan_gets_status_event_and_metric_and_the_override_approves_it()
 }
 
 #[tokio::test]
+async fn a_new_dependency_is_held_under_new_dependencies_hold_and_told_under_allow() {
+    // The safe example: the upgrade of acme-db-operator pulls in acme-metrics-operator, which
+    // the namespace did not have (the plan's Subscription step).
+    let fake = fake_with(&safe_docs());
+    add_policy(
+        &fake,
+        json!({"maxVersionJump": "minor", "newDependencies": "Hold"}),
+    );
+    let c = ctx(&fake, true);
+    settle(&fake, &c).await;
+    assert!(plan_patches(&fake).is_empty(), "held: nothing written");
+    let st = status_entries(&fake);
+    assert_eq!(st[0]["decision"], "Held");
+    let holds: Vec<&Value> = st[0]["reasons"]
+        .as_array()
+        .expect("reasons")
+        .iter()
+        .filter(|r| r["effect"] == "hold")
+        .collect();
+    assert_eq!(holds.len(), 1, "{holds:#?}");
+    assert_eq!(holds[0]["code"], "GATE021");
+    assert!(
+        holds[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("acme-metrics-operator-stable-acme-catalog-olm")),
+        "{}",
+        holds[0]["message"]
+    );
+    assert_eq!(c.metrics.decisions("hold", "GATE021"), 1);
+
+    // Allow: the same plan is approved, the dependency told.
+    let fake = fake_with(&safe_docs());
+    add_policy(
+        &fake,
+        json!({"maxVersionJump": "minor", "newDependencies": "Allow"}),
+    );
+    let c = ctx(&fake, true);
+    settle(&fake, &c).await;
+    assert_eq!(plan(&fake)["spec"]["approved"], true);
+    let st = status_entries(&fake);
+    assert_eq!(st[0]["decision"], "Approved");
+    assert!(
+        st[0]["reasons"]
+            .as_array()
+            .expect("reasons")
+            .iter()
+            .any(|r| r["code"] == "GATE022" && r["effect"] == "info")
+    );
+}
+
+#[tokio::test]
 async fn a_conflicting_approval_is_decided_again_on_the_next_reconcile() {
     let fake = fake_with(&safe_docs());
     add_policy(&fake, minor());

@@ -10,6 +10,7 @@
 //!   subscriptionSelector: {matchLabels: {}}   # v1 selector
 //!   maxUpgrade: minor                         # v1 maxVersionJump
 //!   crdChecks: Enforce                        # v1 crdSafety
+//!   newDependencies: Hold                     # the same in v1
 //!   maintenanceWindows:                       # one string per window: DAYS START+DURATION [ZONE]
 //!   - "Sat,Sun 02:00+4h Europe/Berlin"        # DAYS is `*` for every day
 //!   soak: 24h                                 # v1 minAge
@@ -361,6 +362,7 @@ pub(super) mod tests {
         (
             prop::option::of(prop::sample::select(vec!["patch", "minor", "major"])),
             prop::option::of(prop::sample::select(vec!["Enforce", "Warn", "Ignore"])),
+            prop::option::of(prop::sample::select(vec!["Allow", "Hold"])),
             prop::option::of(prop::collection::vec(window(), 0..3)),
             prop::option::of(prop::sample::select(vec!["1s", "24h", "1h30m"])),
             prop::option::of(any::<bool>()),
@@ -370,7 +372,7 @@ pub(super) mod tests {
                 0..3,
             )),
         )
-            .prop_map(|(jump, crd, windows, age, paused, labels)| {
+            .prop_map(|(jump, crd, deps, windows, age, paused, labels)| {
                 let mut spec = Map::new();
                 if let Some(l) = labels {
                     spec.insert("selector".into(), json!({"matchLabels": l}));
@@ -380,6 +382,9 @@ pub(super) mod tests {
                 }
                 if let Some(c) = crd {
                     spec.insert("crdSafety".into(), json!(c));
+                }
+                if let Some(d) = deps {
+                    spec.insert("newDependencies".into(), json!(d));
                 }
                 if let Some(w) = windows {
                     spec.insert("maintenanceWindows".into(), json!(w));

@@ -14,7 +14,7 @@
 //!   Subscription's target nor a dependency a Subscription step of the plan creates: hold;
 //! - content that cannot be read, a version jump over `maxVersionJump`, CRD safety errors the
 //!   upgrade introduces (under `crdSafety: Enforce`), a `minKubeVersion` above the cluster's,
-//!   `paused`: hold; outside every maintenance window or younger than `minAge`: wait;
+//!   a package the namespace did not have (under `newDependencies: Hold`), `paused`: hold; outside every maintenance window or younger than `minAge`: wait;
 //! - hold reasons win over wait reasons, and every reason is listed;
 //! - the override (`olmctl.dev/approve: <plan>` on a covered Subscription) approves a ready,
 //!   current plan whatever else holds it.
@@ -25,10 +25,11 @@ use jiff::Timestamp;
 use semver::Version;
 
 use super::crds::Upgrade;
+use super::dependency::new_dependencies;
 use super::jump::classify;
 use super::manifests::step_object;
 use super::objects::{Object, Objects};
-use super::policy::{CrdSafety, Policy};
+use super::policy::{CrdSafety, NewDependencies, Policy};
 use super::window;
 use crate::bundle::load::{field, list_at, str_at};
 use crate::diag::Severity;
@@ -56,6 +57,8 @@ codes! {
     PASSED_OVER = "GATE018", Info, "A higher direct successor of the installed ClusterExtension bundle that the policy does not allow was passed over: the pin moves to a lower one the policy allows.";
     STEP_FAILED = "GATE019", Error, "OLM v1 gave up on the step to the pinned version (Progressing is False: a terminal error such as its CRD upgrade-safety preflight): a person must move the pin back or fix the cause.";
     UNRESOLVABLE = "GATE020", Error, "OLM v1 would not resolve a pin to this step from the ClusterCatalogs the extension selects: two offer it at the same highest spec.priority, or none offers it as a direct successor in its own channels (operator-controller's CatalogResolver.Resolve); the pin does not move there.";
+    NEW_DEPENDENCY = "GATE021", Error, "The plan installs a package the namespace did not have: a dependency OLM's resolver pulled in, for which a Subscription step of the plan creates a Subscription (step_resolver.go::ResolveSteps); under newDependencies: Hold the plan waits for a person (the olmctl.dev/approve annotation, or newDependencies: Allow).";
+    DEPENDENCY_ALLOWED = "GATE022", Info, "The plan installs a package the namespace did not have (a dependency OLM pulled in, with its own Subscription step); newDependencies: Allow (the default) approves it with the rest of the plan.";
 }
 
 /// The annotation of the human override; its value names the InstallPlan to approve.
@@ -522,6 +525,29 @@ fn decide(ctx: &Context<'_>, plan: &Object) -> Option<Decision> {
     }
     if let Some(why) = failed_lookup(plan) {
         reasons.push(Reason::new(&CONTENT, Effect::Hold, why));
+    }
+    for dep in new_dependencies(&plan.node) {
+        if !to.contains(&dep.csv) {
+            continue; // not in spec.clusterServiceVersionNames: not this plan's to approve
+        }
+        let said = dep.describe(plan.name(), plan.namespace());
+        for p in &policies {
+            reasons.push(match p.new_dependencies {
+                NewDependencies::Hold => Reason::new(
+                    &NEW_DEPENDENCY,
+                    Effect::Hold,
+                    of(
+                        p,
+                        format!(
+                            "{said}; newDependencies: Hold holds it: review the package, then approve with the {OVERRIDE_ANNOTATION} annotation or set newDependencies: Allow"
+                        ),
+                    ),
+                ),
+                NewDependencies::Allow => {
+                    Reason::new(&DEPENDENCY_ALLOWED, Effect::Info, of(p, said.clone()))
+                }
+            });
+        }
     }
     let check_crds = policies.iter().any(|p| p.crd_safety != CrdSafety::Ignore);
     for (csv, installed) in upgrades {
@@ -1032,8 +1058,8 @@ mod tests {
             crate::gate::policy::parse(&POLICY.replace("Enforce", "Ignore")).expect("policy");
         let d = one(&t::example_docs(), &ignore, Some("1.30.0"));
         assert_eq!(
-            (d.decision, d.reasons.len()),
-            (Verdict::Approve, 0),
+            (d.decision, codes(&d)),
+            (Verdict::Approve, vec![("GATE022", Effect::Info)]),
             "{:?}",
             d.reasons
         );
@@ -1317,6 +1343,61 @@ mod tests {
         let d = one(&docs, &p, None);
         assert_eq!(d.decision, Verdict::Wait, "the override needs a ready plan");
         assert_eq!(codes(&d), [("GATE001", Effect::Wait)]);
+    }
+
+    #[test]
+    fn gate021_and_gate022_a_package_the_namespace_did_not_have() {
+        // Allow (the default): the example plan's new dependency is told, and approved.
+        let d = one(&safe(), &with_spec(""), None);
+        assert_eq!(d.decision, Verdict::Approve, "{:#?}", d.reasons);
+        let r = d
+            .reasons
+            .iter()
+            .find(|r| r.code == "GATE022")
+            .expect("GATE022");
+        assert!(
+            r.message.contains("acme-metrics-operator.v0.3.1")
+                && r.message.contains("required by acme-db-operator.v1.5.0")
+                && r.message
+                    .contains("Subscription acme-metrics-operator-stable-acme-catalog-olm"),
+            "{}",
+            r.message
+        );
+        // Hold: the same plan is held for a person, with what to do.
+        let hold = with_spec("  newDependencies: Hold\n");
+        let d = one(&safe(), &hold, None);
+        assert_eq!(d.decision, Verdict::Hold);
+        let holds: Vec<_> = codes(&d)
+            .into_iter()
+            .filter(|c| c.1 == Effect::Hold)
+            .collect();
+        assert_eq!(holds, [("GATE021", Effect::Hold)], "the only hold");
+        assert!(
+            d.reasons[0]
+                .message
+                .contains("newDependencies: Hold holds it")
+                && d.reasons[0].message.contains(OVERRIDE_ANNOTATION),
+            "{}",
+            d.reasons[0].message
+        );
+        // The override approves it.
+        let mut docs = safe();
+        t::subscription(&mut docs)["metadata"]["annotations"] =
+            json!({OVERRIDE_ANNOTATION: "install-7xk2p"});
+        let d = one(&docs, &hold, None);
+        assert_eq!(d.decision, Verdict::Approve);
+        assert!(has(&d, "GATE021") && has(&d, "GATE012"));
+        // An upgrade alone (no Subscription step, no second CSV) is no new dependency.
+        let mut docs = safe();
+        let plan = t::plan(&mut docs);
+        plan["status"]["plan"]
+            .as_array_mut()
+            .expect("steps")
+            .retain(|s| s["resolving"] == "acme-db-operator.v1.5.0");
+        plan["spec"]["clusterServiceVersionNames"] = json!(["acme-db-operator.v1.5.0"]);
+        let d = one(&docs, &hold, None);
+        assert_eq!(d.decision, Verdict::Approve, "{:#?}", d.reasons);
+        assert!(!has(&d, "GATE021") && !has(&d, "GATE022"));
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod catalogs;
 pub mod convert;
 pub mod crds;
 pub mod decide;
+pub mod dependency;
 pub mod extension;
 mod fixture;
 pub mod jump;

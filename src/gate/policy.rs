@@ -11,6 +11,8 @@
 //!     matchLabels: {}             # (absent: none; empty: all)
 //!   maxVersionJump: minor         # patch | minor | major (default major: no limit)
 //!   crdSafety: Enforce            # Enforce (default) | Warn | Ignore
+//!   newDependencies: Allow        # Allow (default) | Hold: a plan that installs a package
+//!                                 # the namespace did not have (OLM pulled it in)
 //!   maintenanceWindows:           # empty: any time
 //!   - days: [Sat, Sun]
 //!     start: "02:00"
@@ -41,6 +43,16 @@ pub enum CrdSafety {
     Warn,
     /// Do not check.
     Ignore,
+}
+
+/// What to do with a plan that installs a package the namespace did not have: a dependency
+/// OLM's resolver pulled in, for which the plan's Subscription step creates a Subscription.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewDependencies {
+    /// Approve, reporting the dependency (GATE022).
+    Allow,
+    /// Hold the plan (GATE021).
+    Hold,
 }
 
 /// A label selector requirement (`matchExpressions[]`).
@@ -98,6 +110,8 @@ pub struct Policy {
     pub max_version_jump: Jump,
     /// `spec.crdSafety`.
     pub crd_safety: CrdSafety,
+    /// `spec.newDependencies`.
+    pub new_dependencies: NewDependencies,
     /// `spec.maintenanceWindows`.
     pub windows: Vec<Window>,
     /// `spec.minAge`.
@@ -278,6 +292,7 @@ pub fn from_node(doc: &Node) -> Result<Policy, PolicyError> {
         cluster_extension_selector: None,
         max_version_jump: Jump::Major,
         crd_safety: CrdSafety::Enforce,
+        new_dependencies: NewDependencies::Allow,
         windows: Vec::new(),
         min_age: None,
         paused: false,
@@ -314,7 +329,7 @@ fn alpha_spec(spec: &Node) -> Result<Node, PolicyError> {
             return Err(err(
                 e.key_pos,
                 format!(
-                    "unknown field spec.{} (known: subscriptionSelector, clusterExtensionSelector, maxUpgrade, crdChecks, maintenanceWindows, soak, paused); it is the v1 name, write apiVersion: olmctl.dev/v1 to use it",
+                    "unknown field spec.{} (known: subscriptionSelector, clusterExtensionSelector, maxUpgrade, crdChecks, newDependencies, maintenanceWindows, soak, paused); it is the v1 name, write apiVersion: olmctl.dev/v1 to use it",
                     e.key
                 ),
             ));
@@ -366,6 +381,7 @@ fn read_spec(spec: &Node, mut p: Policy) -> Result<Policy, PolicyError> {
             "clusterExtensionSelector",
             "maxVersionJump",
             "crdSafety",
+            "newDependencies",
             "maintenanceWindows",
             "minAge",
             "paused",
@@ -390,6 +406,18 @@ fn read_spec(spec: &Node, mut p: Policy) -> Result<Policy, PolicyError> {
                 return Err(err(
                     n.pos,
                     format!("invalid crdSafety {other:?}: use Enforce, Warn or Ignore"),
+                ));
+            }
+        };
+    }
+    if let Some(n) = s.get("newDependencies") {
+        p.new_dependencies = match string(n, "spec.newDependencies")? {
+            "Allow" => NewDependencies::Allow,
+            "Hold" => NewDependencies::Hold,
+            other => {
+                return Err(err(
+                    n.pos,
+                    format!("invalid newDependencies {other:?}: use Allow or Hold"),
                 ));
             }
         };
@@ -645,6 +673,36 @@ mod tests {
             assert!(e.message.contains(needle), "{bad}: {}", e.message);
             assert_eq!((e.pos.line, e.pos.col), (line, col), "{bad}: {}", e.message);
         }
+    }
+
+    #[test]
+    fn new_dependencies_in_both_versions() {
+        assert_eq!(
+            parse(EXAMPLE).expect("policy").new_dependencies,
+            NewDependencies::Allow,
+            "the default keeps what the gate did before the field"
+        );
+        let hold = EXAMPLE.replace("  paused", "  newDependencies: Hold\n  paused");
+        assert_eq!(
+            parse(&hold).expect("v1").new_dependencies,
+            NewDependencies::Hold
+        );
+        let alpha = "apiVersion: olmctl.dev/v1alpha1\nkind: UpgradePolicy\nmetadata: {name: a}\nspec:\n  newDependencies: Hold\n  crdChecks: Warn\n";
+        let p = parse(alpha).expect("v1alpha1");
+        assert_eq!(
+            (p.new_dependencies, p.crd_safety),
+            (NewDependencies::Hold, CrdSafety::Warn)
+        );
+        let bad = EXAMPLE.replace("  paused", "  newDependencies: Deny\n  paused");
+        let e = parse(&bad).expect_err("Deny");
+        assert_eq!(
+            (e.message.as_str(), e.pos.line, e.pos.col),
+            (
+                "invalid newDependencies \"Deny\": use Allow or Hold",
+                14,
+                20
+            )
+        );
     }
 
     proptest::proptest! {
