@@ -57,19 +57,27 @@ fn read_catalog(
     crate::inputs::catalog_cfg(&dir).map_err(|e| format!("{what}: {e}"))
 }
 
-/// Resolves `namespace` of `state`: the catalogs of the namespace and of the global namespace,
-/// each from `given` (NAME/NAMESPACE, DIR or IMAGE) else its CatalogSource's `spec.image`
-/// (pulled); what is left out is said in `notes`.
-pub fn resolve_namespace(
+/// A catalog of a namespace's resolution: its key, and its content or why it was not read.
+pub type ReadCatalog = (SourceKey, Result<DeclarativeConfig, String>);
+
+/// The catalogs a resolution of `namespace` reads besides `skip` (whose content is at hand):
+/// those of the namespace and of the global namespace, each from `given` (NAME/NAMESPACE, DIR
+/// or IMAGE) else its CatalogSource's `spec.image` (pulled; `reading` is told of each pull
+/// first), in key order, each read or why not, and notes: a CatalogSource without an image is
+/// left out.
+pub fn namespace_catalogs(
     state: &ClusterState,
     namespace: &str,
     global_namespace: &str,
     given: &[(SourceKey, String)],
+    skip: Option<&SourceKey>,
     timeout: Duration,
-    notes: &mut Vec<String>,
-) -> Result<Resolution, String> {
-    // The catalogs resolution reads: the namespace's and the global namespace's.
-    let wanted = |k: &SourceKey| k.namespace == namespace || k.namespace == global_namespace;
+    reading: &mut dyn FnMut(&SourceKey, &str),
+) -> (Vec<ReadCatalog>, Vec<String>) {
+    let mut notes = Vec::new();
+    let wanted = |k: &SourceKey| {
+        (k.namespace == namespace || k.namespace == global_namespace) && Some(k) != skip
+    };
     let mut sources: Vec<(SourceKey, String)> =
         given.iter().filter(|(k, _)| wanted(k)).cloned().collect();
     for cs in &state.catalog_sources {
@@ -86,13 +94,45 @@ pub fn resolve_namespace(
         sources.push((k, cs.image.clone()));
     }
     sources.sort();
-    let mut scratch = Vec::new();
+    let read = sources
+        .into_iter()
+        .map(|(k, src)| {
+            if !Path::new(&src).exists() {
+                reading(&k, &src);
+            }
+            // The content is read into memory: the pulled copy can go at once.
+            let mut scratch = Vec::new();
+            let cfg = read_catalog(&k.to_string(), &src, timeout, &mut scratch);
+            (k, cfg)
+        })
+        .collect();
+    (read, notes)
+}
+
+/// Resolves `namespace` of `state`: the catalogs of the namespace and of the global namespace,
+/// each from `given` (NAME/NAMESPACE, DIR or IMAGE) else its CatalogSource's `spec.image`
+/// (pulled); what is left out is said in `notes`; a catalog that cannot be read is an error.
+pub fn resolve_namespace(
+    state: &ClusterState,
+    namespace: &str,
+    global_namespace: &str,
+    given: &[(SourceKey, String)],
+    timeout: Duration,
+    notes: &mut Vec<String>,
+) -> Result<Resolution, String> {
     let mut cfgs = Vec::new();
-    for (k, src) in &sources {
-        cfgs.push((
-            k.clone(),
-            read_catalog(&k.to_string(), src, timeout, &mut scratch)?,
-        ));
+    let (read, said) = namespace_catalogs(
+        state,
+        namespace,
+        global_namespace,
+        given,
+        None,
+        timeout,
+        &mut |_, _| {},
+    );
+    notes.extend(said);
+    for (k, cfg) in read {
+        cfgs.push((k, cfg?));
     }
     let req = Request {
         namespace: namespace.to_string(),

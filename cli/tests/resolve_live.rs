@@ -175,3 +175,153 @@ fn status_explains_a_resolution_failure_from_the_live_state() {
     );
     assert!(r.stdout.contains("  install  kube-green."), "{}", r.stdout);
 }
+
+/// A copy of the fixture catalog's `packages` under a new directory.
+fn catalog_of(packages: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tmp");
+    for p in packages {
+        let to = dir.path().join(p);
+        std::fs::create_dir_all(&to).expect("mkdir");
+        std::fs::copy(
+            fixture_catalog().join(p).join("catalog.yaml"),
+            to.join("catalog.yaml"),
+        )
+        .expect("copy");
+    }
+    dir
+}
+
+/// `install` on a cluster resolves with what the cluster has (issue 41): the namespace's
+/// OperatorGroup (the install makes none of its own) and the global namespace's other
+/// CatalogSource, pulled from its image in a real registry, which holds the dependency the
+/// install's own catalog lacks; a catalog that cannot be read makes a failure a warning; an
+/// install nothing can satisfy is refused before anything is written.
+#[test]
+fn install_on_a_cluster_resolves_with_its_other_catalogs_and_objects() {
+    let reg = olmctl_testdata::registry::TestRegistry::start();
+    let community_dir = catalog_of(&["rabbitmq-cluster-operator"]);
+    let image = reg.image("community:v1");
+    let pushed = run(
+        &[],
+        &[
+            "catalog",
+            "push",
+            community_dir.path().to_str().expect("utf-8"),
+            "--tag",
+            &image,
+        ],
+    );
+    assert_eq!(pushed.code, Some(0), "{pushed:?}");
+    let own = catalog_of(&[
+        "rabbitmq-messaging-topology-operator",
+        "shipwright-operator",
+    ]);
+    let own = own.path().display().to_string();
+    let community_at = |image: &str| {
+        (
+            "catalogsources",
+            json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+                   "metadata": {"name": "community", "namespace": "olm"},
+                   "spec": {"sourceType": "grpc", "image": image}}),
+        )
+    };
+    let group = (
+        "operatorgroups",
+        json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+               "metadata": {"name": "team-og", "namespace": "team"}}),
+    );
+    let install = |env: &[(String, String)], package: &str| {
+        run(
+            env,
+            &[
+                "install",
+                package,
+                "--catalog",
+                "quay.io/example/own:1",
+                "--catalog-dir",
+                &own,
+                "-n",
+                "team",
+                "--no-wait",
+            ],
+        )
+    };
+
+    // The dependency comes from the cluster's community catalog.
+    let (api, _dir, env) = cluster(&[
+        namespace("olm"),
+        namespace("team"),
+        group.clone(),
+        community_at(&image),
+    ]);
+    let r = install(&env, "rabbitmq-messaging-topology-operator");
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(
+        r.stderr.contains(&format!(
+            "reading catalog community/olm ({image}) to resolve the install as OLM will\n"
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("note: OLM also installs rabbitmq-cluster-operator.v2.22.3 (rabbitmq-cluster-operator 2.22.3) from community/olm, a dependency of rabbitmq-messaging-topology-operator.v1.19.3, with Subscription rabbitmq-cluster-operator-stable-community-olm\n"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(api.list("operators.coreos.com", "subscriptions").len(), 1);
+    assert_eq!(
+        api.list("operators.coreos.com", "operatorgroups").len(),
+        1,
+        "the namespace's own OperatorGroup is kept, none added"
+    );
+
+    // Nothing provides Tekton's API: refused, nothing written.
+    let (api, _dir, env) = cluster(&[
+        namespace("olm"),
+        namespace("team"),
+        group.clone(),
+        community_at(&image),
+    ]);
+    let r = install(&env, "shipwright-operator");
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(
+        r.stderr.contains("error: OLM could not resolve the install of shipwright-operator in namespace team: nothing was written (--no-resolve installs anyway)\nOLM's message: constraints not satisfiable: "),
+        "{}",
+        r.stderr
+    );
+    assert!(api.list("operators.coreos.com", "subscriptions").is_empty());
+    assert!(api.list("operators.coreos.com", "catalogsources").len() == 1);
+
+    // The community catalog cannot be read: the install goes on, with a warning; what OLM
+    // would do without it is said (topology's head needs rabbitmq-cluster-operator, so OLM
+    // takes the highest bundle without that requirement), and a resolution that fails
+    // without it is no refusal.
+    let gone = format!("{}/nothing:v1", reg.image("").trim_end_matches('/'));
+    for (package, said) in [
+        (
+            "rabbitmq-messaging-topology-operator",
+            "note: OLM installs rabbitmq-messaging-topology-operator.v1.14.2, not rabbitmq-messaging-topology-operator.v1.19.3, the head of channel stable: bundle rabbitmq-messaging-topology-operator.v1.19.3 requires an operator with package: rabbitmq-cluster-operator and with version in range: >2.0.0 (OLM takes the highest bundle it can install; `olmctl resolve` explains, --version or --starting-csv chooses)\n",
+        ),
+        (
+            "shipwright-operator",
+            "warning: OLM would not resolve the install of shipwright-operator in namespace team from what could be read; installing anyway, as OLM decides with every catalog\nOLM's message: constraints not satisfiable: ",
+        ),
+    ] {
+        let (api, _dir, env) = cluster(&[
+            namespace("olm"),
+            namespace("team"),
+            group.clone(),
+            community_at(&gone),
+        ]);
+        let r = install(&env, package);
+        assert_eq!(r.code, Some(0), "{r:?}");
+        assert!(
+            r.stderr.contains(
+                "warning: the resolution before the install could not read catalog community/olm ("
+            ) && r.stderr.contains(said),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(api.list("operators.coreos.com", "subscriptions").len(), 1);
+    }
+}

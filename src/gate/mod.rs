@@ -9,7 +9,7 @@ pub mod crds;
 pub mod decide;
 pub mod dependency;
 pub mod extension;
-mod fixture;
+pub(crate) mod fixture;
 pub mod jump;
 pub mod manifests;
 pub mod objects;

@@ -138,6 +138,43 @@ impl ClusterState {
             .filter(move |s| s.namespace == namespace)
     }
 
+    /// The state after `o` is created or, when an object of its kind, namespace and name is
+    /// there, updated: the old one is replaced, except that a Subscription keeps its status
+    /// (an update of the spec leaves OLM's status as it was). Returns whether it was kept.
+    pub fn apply(&mut self, o: &Value) -> bool {
+        let name = s(o, &["metadata", "name"]);
+        let namespace = s(o, &["metadata", "namespace"]);
+        let same = |n: &str, ns: &str| n == name && ns == namespace;
+        let mut kept_status = None;
+        match s(o, &["kind"]).as_str() {
+            "Subscription" => {
+                if let Some(i) = self
+                    .subscriptions
+                    .iter()
+                    .position(|x| same(&x.name, &x.namespace))
+                {
+                    kept_status = Some(self.subscriptions.remove(i));
+                }
+            }
+            "ClusterServiceVersion" => self.csvs.retain(|x| !same(&x.name, &x.namespace)),
+            "OperatorGroup" => self
+                .operator_groups
+                .retain(|x| !same(&x.name, &x.namespace)),
+            "CatalogSource" => self
+                .catalog_sources
+                .retain(|x| !same(&x.name, &x.namespace)),
+            _ => {}
+        }
+        let kept = self.add(o);
+        if let (true, Some(old), Some(new)) = (kept, kept_status, self.subscriptions.last_mut()) {
+            new.installed_csv = old.installed_csv;
+            new.current_csv = old.current_csv;
+            new.state = old.state;
+            new.has_install_plan = old.has_install_plan;
+        }
+        kept
+    }
+
     /// Adds an object (a Kubernetes object as JSON); other kinds are ignored. Returns
     /// whether it was kept.
     pub fn add(&mut self, o: &Value) -> bool {
@@ -212,5 +249,55 @@ impl ClusterState {
             _ => return false,
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn apply_replaces_an_object_of_the_same_name_and_a_subscription_keeps_its_status() {
+        let mut st = ClusterState::default();
+        st.add(
+            &json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+            "metadata": {"name": "db", "namespace": "team"},
+            "spec": {"name": "db", "channel": "stable", "source": "c", "sourceNamespace": "olm"},
+            "status": {"installedCSV": "db.v1", "currentCSV": "db.v1", "state": "AtLatestKnown"}}),
+        );
+        st.add(
+            &json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "og", "namespace": "team"}}),
+        );
+        assert!(
+            st.apply(&json!({"apiVersion": "operators.coreos.com/v1alpha1",
+            "kind": "Subscription", "metadata": {"name": "db", "namespace": "team"},
+            "spec": {"name": "db", "channel": "fast", "source": "c", "sourceNamespace": "olm"}}))
+        );
+        assert!(st.apply(&json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "og", "namespace": "team",
+                "annotations": {"olm.operatorframework.io/exclude-global-namespace-resolution": "true"}}})));
+        assert_eq!(st.subscriptions.len(), 1);
+        let sub = &st.subscriptions[0];
+        assert_eq!(
+            (
+                sub.channel.as_str(),
+                sub.installed_csv.as_str(),
+                sub.state.as_str()
+            ),
+            ("fast", "db.v1", "AtLatestKnown")
+        );
+        assert_eq!(st.operator_groups.len(), 1);
+        assert!(st.operator_groups[0].exclude_global);
+        // Another name is another object; other groups are not kept.
+        assert!(
+            st.apply(&json!({"apiVersion": "operators.coreos.com/v1alpha1",
+            "kind": "Subscription", "metadata": {"name": "db", "namespace": "other"},
+            "spec": {"name": "db"}}))
+        );
+        assert_eq!(st.subscriptions.len(), 2);
+        assert!(!st.apply(&json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "team"}})));
     }
 }

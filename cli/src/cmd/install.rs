@@ -88,7 +88,8 @@ pub struct InstallArgs {
     catalog_dir: Option<PathBuf>,
     /// Do not resolve the install first. By default, when the catalog's content is at hand
     /// (--catalog-dir, or the catalog --version reads), the namespace is resolved as OLM's
-    /// resolver will resolve it: the dependencies OLM installs too are named, and an install
+    /// resolver will resolve it (on a cluster with its CSVs, Subscriptions and other
+    /// CatalogSources, pulled): the dependencies OLM installs too are named, and an install
     /// OLM could not resolve is refused (exit 1) before anything is written, with why.
     #[arg(long)]
     no_resolve: bool,
@@ -432,10 +433,28 @@ fn apply(
             }
         }
     }
-    if resolve && let Some((_, cfg)) = &at_hand {
-        let r = olmctl::install::preview::preview(&i, cfg, &Default::default(), &[]);
-        if let Err(code) = report_preview(&i, &r) {
+    if resolve && let Some((what, cfg)) = &at_hand {
+        // On a cluster, what else the namespace has and the other catalogs OLM reads; with
+        // --print (which connects to nothing) the install's catalog alone.
+        let seen = if print {
+            Seen::alone(what)
+        } else {
+            cluster_context(&i, &connection, timeout)
+        };
+        let others: Vec<_> = seen.others.iter().map(|(k, c)| (k.clone(), c)).collect();
+        let r = olmctl::install::preview::preview(&i, cfg, &seen.state, &others);
+        if let Err(code) = report_preview(&i, &r, &seen) {
             return code;
+        }
+        if let Some(p) = olmctl::install::preview::passed_over(&i, cfg, &seen.state, &others, &r) {
+            use olmctl::text::esc;
+            eprintln!(
+                "note: OLM installs {}, not {}, the head of channel {}: {} (OLM takes the highest bundle it can install; `olmctl resolve` explains, --version or --starting-csv chooses)",
+                esc(&p.chosen),
+                esc(&p.head),
+                esc(&p.channel),
+                esc(&p.why.join("; "))
+            );
         }
     }
     if print {
@@ -490,12 +509,112 @@ fn catalog_at_hand(
     Ok(Some((image, cfg)))
 }
 
+/// What the resolution before an install read besides the install's own catalog.
+struct Seen {
+    /// The cluster's objects (empty with --print).
+    state: olmctl::resolve::state::ClusterState,
+    /// The other catalogs of the namespace and the global namespace, read.
+    others: Vec<(
+        olmctl::resolve::entry::SourceKey,
+        olmctl::fbc::decl::DeclarativeConfig,
+    )>,
+    /// What could not be read: the resolution may miss what it holds, so a failure is not a
+    /// refusal.
+    left_out: Vec<String>,
+    /// Said before the resolution's answer.
+    notes: Vec<String>,
+    /// With --print: only the install's catalog (named) was read.
+    alone: Option<String>,
+}
+
+impl Seen {
+    fn alone(what: &str) -> Seen {
+        Seen {
+            state: Default::default(),
+            others: Vec::new(),
+            left_out: Vec::new(),
+            notes: Vec::new(),
+            alone: Some(what.to_string()),
+        }
+    }
+}
+
+/// The namespace's Subscriptions, CSVs and OperatorGroups and the CatalogSources of the
+/// namespace and the global namespace (`--catalog-namespace`), read from the cluster, and the
+/// content of every catalog but the install's own (pulled from its image, said on stderr
+/// first). Nothing that fails here stops the install: it is left out, and said.
+fn cluster_context(i: &Install, connection: &Connection, timeout: Duration) -> Seen {
+    let mut seen = Seen {
+        state: Default::default(),
+        others: Vec::new(),
+        left_out: Vec::new(),
+        notes: Vec::new(),
+        alone: None,
+    };
+    let objects = match crate::cluster::resolution_objects(
+        connection,
+        &i.namespace,
+        &i.catalog_namespace,
+        timeout,
+    ) {
+        Ok(o) => o,
+        Err(e) => {
+            seen.left_out.push(format!(
+                "the namespace's Subscriptions, CSVs, OperatorGroups and CatalogSources ({e})"
+            ));
+            return seen;
+        }
+    };
+    for o in &objects {
+        seen.state.add(o);
+    }
+    let (name, ns) = i.source();
+    let own = olmctl::resolve::entry::SourceKey::new(&name, &ns);
+    let (catalogs, notes) = crate::resolution::namespace_catalogs(
+        &seen.state,
+        &i.namespace,
+        &i.catalog_namespace,
+        &[],
+        Some(&own),
+        timeout,
+        &mut |k, image| {
+            eprintln!(
+                "reading catalog {} ({}) to resolve the install as OLM will",
+                olmctl::text::esc(&k.to_string()),
+                olmctl::text::esc(image)
+            )
+        },
+    );
+    seen.notes = notes;
+    for (k, cfg) in catalogs {
+        match cfg {
+            Ok(c) => seen.others.push((k, c)),
+            Err(e) => seen.left_out.push(format!("catalog {k} ({e})")),
+        }
+    }
+    seen
+}
+
 /// Says what OLM installs besides the package (its dependencies, from which catalog, under
 /// which Subscription) on stderr; an install OLM cannot resolve is refused with OLM's message
-/// and the explanation (`Err(exit status)`).
-fn report_preview(i: &Install, r: &olmctl::resolve::steps::Resolution) -> Result<(), u8> {
+/// and the explanation (`Err(exit status)`), unless something the resolution needed could not
+/// be read (then it is a warning and the install goes on: OLM decides with everything).
+fn report_preview(
+    i: &Install,
+    r: &olmctl::resolve::steps::Resolution,
+    seen: &Seen,
+) -> Result<(), u8> {
     use olmctl::resolve::steps::PulledBy;
     use olmctl::text::esc;
+    for n in &seen.notes {
+        eprintln!("note: {}", esc(n));
+    }
+    for l in &seen.left_out {
+        eprintln!(
+            "warning: the resolution before the install could not read {}",
+            esc(l)
+        );
+    }
     match &r.result {
         Ok(plan) => {
             for c in &plan.chosen {
@@ -518,10 +637,25 @@ fn report_preview(i: &Install, r: &olmctl::resolve::steps::Resolution) -> Result
             Ok(())
         }
         Err(f) => {
-            error(format_args!(
-                "OLM could not resolve the install of {} in namespace {}: nothing was written (--no-resolve installs anyway)",
-                i.package, i.namespace
-            ));
+            let partial = !seen.left_out.is_empty();
+            if partial {
+                eprintln!(
+                    "warning: OLM would not resolve the install of {} in namespace {} from what could be read; installing anyway, as OLM decides with every catalog",
+                    esc(&i.package),
+                    esc(&i.namespace)
+                );
+            } else {
+                let from = match &seen.alone {
+                    Some(what) => format!(
+                        " (resolved against {what} alone: --print reads no other catalog of the cluster)"
+                    ),
+                    None => String::new(),
+                };
+                error(format_args!(
+                    "OLM could not resolve the install of {} in namespace {}{from}: nothing was written (--no-resolve installs anyway)",
+                    i.package, i.namespace
+                ));
+            }
             eprintln!("OLM's message: {}", esc(f));
             if let Some(e) = &r.explanation {
                 for (n, item) in e.items.iter().enumerate() {
@@ -539,7 +673,7 @@ fn report_preview(i: &Install, r: &olmctl::resolve::steps::Resolution) -> Result
                     }
                 }
             }
-            Err(EXIT_FINDINGS)
+            if partial { Ok(()) } else { Err(EXIT_FINDINGS) }
         }
     }
 }
