@@ -266,10 +266,10 @@ impl Install {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn base() -> Install {
+    pub(crate) fn base() -> Install {
         Install {
             package: "olmctl-operator".into(),
             catalog: Catalog::Image("ghcr.io/olmctl/olmctl-catalog:v0.3.0".into()),

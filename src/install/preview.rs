@@ -165,18 +165,10 @@ mod tests {
         Install {
             package: "app".into(),
             catalog: Catalog::Image("example.com/app-catalog:1".into()),
-            catalog_namespace: "olm".into(),
             channel: None,
             version: None,
-            starting_csv: None,
             namespace: "team".into(),
-            target_namespaces: Vec::new(),
-            operator_group: true,
-            create_namespace: false,
-            approval: "Automatic".into(),
-            gate: None,
-            poll_interval: "30m".into(),
-            catalog_annotations: Default::default(),
+            ..crate::install::tests::base()
         }
     }
 
