@@ -1,6 +1,7 @@
 //! OLM v1 (operator-controller and catalogd): what it does with a registry+v1 bundle.
 //!
 //! - [`render`]: the objects operator-controller applies for a bundle, or why it refuses it;
+//! - [`dependencies`]: the dependency properties its catalog resolver refuses;
 //! - [`validate`]: the bundle checks its renderer runs first;
 //! - [`names`]: the names it gives generated objects (hashes as Go computes them);
 //! - [`csv_type`], [`unstructured`]: the CSV read into upstream's Go types, as its bundle source
@@ -10,6 +11,7 @@
 
 pub mod config_schema;
 pub mod csv_type;
+pub mod dependencies;
 pub mod deployment_config;
 pub mod names;
 pub mod render;

@@ -909,23 +909,12 @@ pub fn check_dependencies(bundle: &BundleDir) -> Result<(), Refused> {
         crate::bundle::render::render(bundle, "", crate::bundle::render::ObjectMode::BundleObjects)
             .map_err(|e| Refused(e.to_string()))?;
     let blob: Value = serde_json::from_str(&rendered.blob.to_json()).unwrap_or(Value::Null);
-    for p in blob["properties"].as_array().into_iter().flatten() {
-        let t = p["type"].as_str().unwrap_or_default();
-        if matches!(
-            t,
-            "olm.package.required" | "olm.gvk.required" | "olm.constraint"
-        ) {
-            let mut name = String::new();
-            crate::gojson::write_string(&mut name, &rendered.name);
-            let mut ty = String::new();
-            crate::gojson::write_string(&mut ty, t);
-            return refuse(format!(
-                "bundle {name} has a dependency declared via property {ty} which is currently \
-                 not supported"
-            ));
-        }
-    }
-    Ok(())
+    let types = blob["properties"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| p["type"].as_str().unwrap_or_default());
+    super::dependencies::no_dependency(&rendered.name, types).map_err(Refused)
 }
 
 /// [`check_dependencies`] (resolution), the manifest provider's refusals (`check_supported`), then

@@ -221,11 +221,19 @@ pub fn for_install(
     }
     found.sort_by(|a, b| (a.0, &b.1).cmp(&(b.0, &a.1)));
     match found.first() {
-        Some((_, v, b)) => Ok(Resolved {
-            name: b.name.clone(),
-            version: v.clone(),
-            image: b.image.clone(),
-        }),
+        Some((_, v, b)) => {
+            // `CatalogResolver.Resolve` validates the bundle it resolved.
+            super::dependencies::no_dependency(
+                &b.name,
+                b.properties.iter().map(|p| p.type_.as_str()),
+            )
+            .map_err(|e| super::dependencies::resolve_error(&b.name, &e))?;
+            Ok(Resolved {
+                name: b.name.clone(),
+                version: v.clone(),
+                image: b.image.clone(),
+            })
+        }
         None => {
             let mut m = format!("no bundles found for package {} ", go_quote(package));
             if let Some(v) = version.filter(|v| !v.is_empty()) {
@@ -284,6 +292,33 @@ mod tests {
         assert_eq!(
             for_install(&cfg, "p", &["stable".into()], Some("9.9.9")).unwrap_err(),
             "no bundles found for package \"p\" matching version \"9.9.9\" in channels [stable]"
+        );
+    }
+
+    #[test]
+    fn the_resolved_bundle_is_validated_and_one_with_a_dependency_refused() {
+        let cfg = crate::gate::fixture::catalog_of(&[
+            serde_json::json!({"schema": "olm.package", "name": "q", "defaultChannel": "stable"}),
+            serde_json::json!({"schema": "olm.channel", "package": "q", "name": "stable",
+                "entries": [{"name": "q.v1.0.0"}, {"name": "q.v2.0.0", "replaces": "q.v1.0.0"}]}),
+            serde_json::json!({"schema": "olm.bundle", "package": "q", "name": "q.v1.0.0",
+                "image": "example.com/q:1", "properties": [
+                    {"type": "olm.package", "value": {"packageName": "q", "version": "1.0.0"}}]}),
+            serde_json::json!({"schema": "olm.bundle", "package": "q", "name": "q.v2.0.0",
+                "image": "example.com/q:2", "properties": [
+                    {"type": "olm.package", "value": {"packageName": "q", "version": "2.0.0"}},
+                    {"type": "olm.gvk.required", "value": {"group": "g", "version": "v1", "kind": "K"}}]}),
+        ]);
+        // The highest is chosen, then refused: no fallback to 1.0.0 (as CatalogResolver.Resolve).
+        assert_eq!(
+            for_install(&cfg, "q", &[], None).unwrap_err(),
+            "validating bundle \"q.v2.0.0\": bundle \"q.v2.0.0\" has a dependency declared via property \"olm.gvk.required\" which is currently not supported"
+        );
+        assert_eq!(
+            for_install(&cfg, "q", &[], Some("<2.0.0"))
+                .expect("1.0.0")
+                .name,
+            "q.v1.0.0"
         );
     }
 
