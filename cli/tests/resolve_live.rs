@@ -191,13 +191,15 @@ fn catalog_of(packages: &[&str]) -> tempfile::TempDir {
     dir
 }
 
-/// `install` on a cluster resolves with what the cluster has (issue 41): the namespace's
+/// `resolve` on a cluster pulls the CatalogSources' images; `install` on a cluster resolves
+/// with what the cluster has (issue 41): the namespace's
 /// OperatorGroup (the install makes none of its own) and the global namespace's other
 /// CatalogSource, pulled from its image in a real registry, which holds the dependency the
 /// install's own catalog lacks; a catalog that cannot be read makes a failure a warning; an
 /// install nothing can satisfy is refused before anything is written.
 #[test]
-fn install_on_a_cluster_resolves_with_its_other_catalogs_and_objects() {
+fn on_a_cluster_resolve_pulls_catalogs_and_install_resolves_with_the_clusters_catalogs_and_objects()
+{
     let reg = olmctl_testdata::registry::TestRegistry::start();
     let community_dir = catalog_of(&["rabbitmq-cluster-operator"]);
     let image = reg.image("community:v1");
@@ -212,6 +214,36 @@ fn install_on_a_cluster_resolves_with_its_other_catalogs_and_objects() {
         ],
     );
     assert_eq!(pushed.code, Some(0), "{pushed:?}");
+    // `resolve` without -f or --catalog pulls the live CatalogSource's image.
+    let (api, _dir, env) = cluster(&[
+        namespace("olm"),
+        namespace("team"),
+        operator_group("team"),
+        (
+            "catalogsources",
+            json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+                   "metadata": {"name": "community", "namespace": "olm"},
+                   "spec": {"sourceType": "grpc", "image": image}}),
+        ),
+        subscription("team", "rco", "rabbitmq-cluster-operator", json!({})),
+    ]);
+    let r = run(&env, &["resolve", "-n", "team", "-o", "json"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let doc: Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(
+        (
+            doc["bundles"][0]["csv"].as_str(),
+            doc["bundles"][0]["catalog"].as_str()
+        ),
+        (
+            Some("rabbitmq-cluster-operator.v2.22.3"),
+            Some("community/olm")
+        ),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(api.list("operators.coreos.com", "subscriptions").len(), 1);
+
     let own = catalog_of(&[
         "rabbitmq-messaging-topology-operator",
         "shipwright-operator",
