@@ -146,7 +146,18 @@ pub fn resolve_namespace(
             })
             .collect(),
     };
-    Ok(resolve(&req))
+    let r = resolve(&req);
+    for p in olmctl::resolve::passed::passed_over(&req, &r) {
+        notes.push(format!(
+            "Subscription {} gets {}, not {}, the head of channel {}: {} (OLM installs the highest bundle it can)",
+            p.subscription,
+            p.chosen,
+            p.head,
+            p.channel,
+            p.why.join("; ")
+        ));
+    }
+    Ok(r)
 }
 
 fn catalog_name(k: &SourceKey) -> String {

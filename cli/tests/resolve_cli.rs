@@ -322,3 +322,48 @@ fn install_resolves_first() {
     assert_eq!(code(&o), 0);
     assert!(String::from_utf8_lossy(&o.stdout).contains("kind: Subscription"));
 }
+
+/// A channel head whose requirement nothing provides is passed over by OLM for an older
+/// bundle, and said: a catalog with rabbitmq-messaging-topology-operator alone gets 1.14.2,
+/// the newest bundle without the rabbitmq-cluster-operator requirement (all 35 fixture
+/// catalogs together give the head, with its dependency: the test above).
+#[test]
+fn a_head_passed_over_for_an_older_bundle_is_said_with_its_requirement() {
+    let only = tempfile::tempdir().expect("tmp");
+    let pkg = "rabbitmq-messaging-topology-operator";
+    std::fs::create_dir_all(only.path().join(pkg)).expect("mkdir");
+    std::fs::copy(
+        fixture_catalog().join(pkg).join("catalog.yaml"),
+        only.path().join(pkg).join("catalog.yaml"),
+    )
+    .expect("copy");
+    let d = objects(&[("og.yaml", OG)]);
+    let cat = format!("c/olm={}", only.path().display());
+    let o = olmctl(&[
+        "resolve",
+        "-n",
+        "team",
+        "-f",
+        d.path().to_str().expect("utf-8"),
+        "--catalog",
+        &cat,
+        "--subscribe",
+        pkg,
+        "--from",
+        "c/olm",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code(&o), 0);
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(
+        doc["bundles"][0]["csv"],
+        "rabbitmq-messaging-topology-operator.v1.14.2"
+    );
+    assert_eq!(
+        doc["notes"],
+        json!([
+            "Subscription rabbitmq-messaging-topology-operator gets rabbitmq-messaging-topology-operator.v1.14.2, not rabbitmq-messaging-topology-operator.v1.19.3, the head of channel stable: bundle rabbitmq-messaging-topology-operator.v1.19.3 requires an operator with package: rabbitmq-cluster-operator and with version in range: >2.0.0 (OLM installs the highest bundle it can)"
+        ])
+    );
+}

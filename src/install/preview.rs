@@ -5,6 +5,7 @@
 use super::Install;
 use crate::fbc::decl::DeclarativeConfig;
 use crate::resolve::entry::SourceKey;
+pub use crate::resolve::passed::PassedOver;
 use crate::resolve::state::ClusterState;
 use crate::resolve::steps::{CatalogContent, Request, Resolution, resolve};
 
@@ -22,6 +23,12 @@ pub fn preview(
     state: &ClusterState,
     others: &[(SourceKey, &DeclarativeConfig)],
 ) -> Resolution {
+    let state = prepared(i, state);
+    resolve(&request(i, cfg, &state, others))
+}
+
+/// `state` with the install's manifests applied, as [`preview`] describes.
+fn prepared(i: &Install, state: &ClusterState) -> ClusterState {
     let mut state = state.clone();
     let has_group = state
         .operator_groups
@@ -42,6 +49,15 @@ pub fn preview(
             "apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
             "metadata": {"name": i.namespace, "namespace": i.namespace}}));
     }
+    state
+}
+
+fn request<'c>(
+    i: &Install,
+    cfg: &'c DeclarativeConfig,
+    state: &'c ClusterState,
+    others: &[(SourceKey, &'c DeclarativeConfig)],
+) -> Request<'c> {
     let (name, namespace) = i.source();
     let mut catalogs = vec![CatalogContent {
         key: SourceKey::new(name, namespace),
@@ -51,34 +67,17 @@ pub fn preview(
         key: key.clone(),
         cfg,
     }));
-    resolve(&Request {
+    Request {
         namespace: i.namespace.clone(),
         global_namespace: i.catalog_namespace.clone(),
-        state: &state,
+        state,
         catalogs,
-    })
-}
-
-/// The bundle OLM installs for a Subscription without a startingCSV when it is not the head of
-/// the channel: OLM's resolver takes the highest bundle of the channel that can be installed,
-/// so a head whose requirements nothing satisfies is passed over, silently.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PassedOver {
-    /// The CSV OLM installs.
-    pub chosen: String,
-    /// The channel's head.
-    pub head: String,
-    /// The channel.
-    pub channel: String,
-    /// Why the head cannot be installed: the constraints of the resolution starting at it that
-    /// are not the Subscription's own (OLM's text, e.g. `bundle X requires an operator with
-    /// package: P ...`), else OLM's message.
-    pub why: Vec<String>,
+    }
 }
 
 /// When `r` (the [`preview`] of `i`) installs a bundle of `i`'s package that is not the head
-/// of its channel (the `--channel`, else the package's default), the head and why it is passed
-/// over (the same install starting at the head, resolved).
+/// of its channel (the `--channel`, else the package's default), the head and why it is
+/// passed over ([`crate::resolve::passed`]).
 pub fn passed_over(
     i: &Install,
     cfg: &DeclarativeConfig,
@@ -86,55 +85,10 @@ pub fn passed_over(
     others: &[(SourceKey, &DeclarativeConfig)],
     r: &Resolution,
 ) -> Option<PassedOver> {
-    if i.starting_csv.is_some() {
-        return None;
-    }
-    let plan = r.result.as_ref().ok()?;
-    let chosen = plan.chosen.iter().find(|c| c.package == i.package)?;
-    let channel = match &i.channel {
-        Some(c) => c.clone(),
-        None => cfg
-            .packages
-            .iter()
-            .find(|p| p.name == i.package)?
-            .default_channel
-            .clone(),
-    };
-    let entries = &cfg
-        .channels
-        .iter()
-        .find(|c| c.package == i.package && c.name == channel)?
-        .entries;
-    let crate::model::chain::Head::One(head) = crate::model::chain::heads(entries) else {
-        return None;
-    };
-    if chosen.csv == head {
-        return None;
-    }
-    let mut at_head = i.clone();
-    at_head.starting_csv = Some(head.to_string());
-    let failed = preview(&at_head, cfg, state, others);
-    let f = failed.result.err()?;
-    let why = match &failed.explanation {
-        Some(e)
-            if e.items
-                .iter()
-                .any(|it| !it.constraint.starts_with("subscription ")) =>
-        {
-            e.items
-                .iter()
-                .filter(|it| !it.constraint.starts_with("subscription "))
-                .map(|it| it.constraint.clone())
-                .collect()
-        }
-        _ => vec![f.to_string()],
-    };
-    Some(PassedOver {
-        chosen: chosen.csv.clone(),
-        head: head.to_string(),
-        channel,
-        why,
-    })
+    let state = prepared(i, state);
+    crate::resolve::passed::passed_over(&request(i, cfg, &state, others), r)
+        .into_iter()
+        .find(|p| p.subscription == i.package)
 }
 
 #[cfg(test)]

@@ -5,12 +5,14 @@
 //! [`requirement`] and [`cel`] the catalog entries and what a requirement admits;
 //! [`source`] reads catalogs and installed CSVs as OLM's sources do; [`resolver`] is the
 //! model (`resolver.go`); [`steps`] what OLM then does with the answer (`step_resolver.go`);
-//! [`explain`] says why in words a person can act on.
+//! [`explain`] says why in words a person can act on; [`passed`] when a new Subscription gets
+//! less than its channel's head, and why.
 
 pub mod cel;
 pub mod entry;
 pub mod explain;
 pub mod lint;
+pub mod passed;
 pub mod predicate;
 pub mod requirement;
 pub mod resolver;
