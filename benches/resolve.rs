@@ -22,7 +22,10 @@
 //! run: baseline 31.3 ms; rabbitmq-messaging-topology-operator, whose dependency
 //! rabbitmq-cluster-operator comes from another catalog, 72.3 ms (2.3x).
 //!
-//! `cargo bench --bench resolve` (a release build); prints the median of 15 rounds.
+//! `cargo bench --bench resolve` (a release build); prints the median of 15 rounds. Measured
+//! so on 2 cores with a debug build running beside it: the 35 catalogs' baseline 17.0 ms,
+//! rabbitmq-messaging-topology-operator 22.1 ms (1.3x); the solver's baseline 0.056 ms, 256
+//! variables 0.144 ms (2.6x), 512 variables 0.334 ms (6.0x), 1,024 variables 1.299 ms (23.4x).
 
 use std::time::{Duration, Instant};
 
