@@ -1171,3 +1171,218 @@ fn resolve_records_the_current_csv_first() {
         ]
     );
 }
+
+/// `TestDisjointChannelGraph`: two replacement chains in one channel stop the resolution.
+#[test]
+fn resolve_olm_disjoint_channel_graph() {
+    let ns = "test-namespace";
+    let cat = key("test-catalog", ns);
+    let p = "test-package";
+    let c = fbc(
+        &[
+            b("test-package.side1.v1", "0.0.1", "", p, "alpha"),
+            b(
+                "test-package.side1.v2",
+                "0.0.2",
+                "test-package.side1.v1",
+                p,
+                "alpha",
+            ),
+            b("test-package.side2.v1", "1.0.0", "", p, "alpha"),
+            b(
+                "test-package.side2.v2",
+                "2.0.0",
+                "test-package.side2.v1",
+                p,
+                "alpha",
+            ),
+        ],
+        &[],
+    );
+    let r = run(
+        ns,
+        &[og(ns), sub(ns, p, "alpha", &cat)],
+        &[(cat.clone(), &c)],
+    );
+    assert_eq!(
+        failure(&r),
+        "a unique replacement chain within a channel is required to determine the relative order between channel entries, but 2 replacement chains were found in channel \"alpha\" of package \"test-package\": test-package.side1.v2...test-package.side1.v1, test-package.side2.v2...test-package.side2.v1"
+    );
+}
+
+/// `TestSolveOperators_MultipleChannels`: a bundle in two channels is installed once, from the
+/// Subscription's channel.
+#[test]
+fn resolve_olm_multiple_channels() {
+    let ns = "olm";
+    let cat = key("community", ns);
+    let c = fbc(
+        &[
+            b("test-package.v1", "0.0.1", "", "test-package", "alpha"),
+            b(
+                "another-package.v1",
+                "1.0.0",
+                "",
+                "another-package",
+                "alpha",
+            ),
+            b("another-package.v1", "1.0.0", "", "another-package", "beta"),
+        ],
+        &[],
+    );
+    let r = run(
+        ns,
+        &[
+            og(ns),
+            csv(ns, "test-package.v1", "0.0.1", &[G]),
+            existing_sub(ns, "test-package.v1", "test-package", "alpha", &cat),
+            sub(ns, "another-package", "alpha", &cat),
+        ],
+        &[(cat.clone(), &c)],
+    );
+    assert_eq!(chosen(&r), ["another-package.v1@community"]);
+    assert_eq!(r.result.as_ref().unwrap().chosen[0].channel, "alpha");
+}
+
+/// `TestSolveOperators_FindLatestVersion`: the installed operator upgrades to the head and the
+/// new Subscription takes its channel's head, both 1.0.1.
+#[test]
+fn resolve_olm_find_latest_version() {
+    let ns = "olm";
+    let cat = key("community", ns);
+    let a = "another-package";
+    let c = fbc(
+        &[
+            b(
+                "test-package.v1.0.1",
+                "1.0.1",
+                "test-package.v1",
+                "test-package",
+                "alpha",
+            ),
+            b("another-package.v0.9.0", "0.9.0", "", a, "alpha"),
+            b(
+                "another-package.v1.0.0",
+                "1.0.0",
+                "another-package.v0.9.0",
+                a,
+                "alpha",
+            ),
+            b(
+                "another-package.v1.0.1",
+                "1.0.1",
+                "another-package.v1.0.0",
+                a,
+                "alpha",
+            ),
+        ],
+        &[],
+    );
+    let r = run(
+        ns,
+        &[
+            og(ns),
+            csv(ns, "test-package.v1", "0.0.1", &[G]),
+            existing_sub(ns, "test-package.v1", "test-package", "alpha", &cat),
+            sub(ns, a, "alpha", &cat),
+        ],
+        &[(cat.clone(), &c)],
+    );
+    assert_eq!(
+        chosen(&r),
+        [
+            "another-package.v1.0.1@community",
+            "test-package.v1.0.1@community"
+        ]
+    );
+    let p = r.result.as_ref().unwrap();
+    assert_eq!(
+        p.chosen
+            .iter()
+            .map(|c| c.version.as_str())
+            .collect::<Vec<_>>(),
+        ["1.0.1", "1.0.1"]
+    );
+    assert_eq!(
+        p.chosen[1].action,
+        Action::Upgrade("test-package.v1".into())
+    );
+}
+
+/// `TestSolveOperators_WithSkips`: a head that skips the other entry is chosen.
+#[test]
+fn resolve_olm_with_skips() {
+    let ns = "test-namespace";
+    let cat = key("test-catalog", ns);
+    let p = "another-package";
+    let c = fbc(
+        &[
+            b("another-package.v1", "1.0.0", "", p, "alpha"),
+            b("another-package.v2", "2.0.0", "", p, "alpha").skips(&["another-package.v1"]),
+        ],
+        &[],
+    );
+    let r = run(
+        ns,
+        &[og(ns), sub(ns, p, "alpha", &cat)],
+        &[(cat.clone(), &c)],
+    );
+    assert_eq!(chosen(&r), ["another-package.v2@test-catalog"]);
+}
+
+/// `TestSolveOperatorsWithSkipsPreventingSelection`: a-1 needs an API only b-1 provides, and
+/// b-1 is skipped by b-3, so it is no candidate: not satisfiable.
+#[test]
+fn resolve_olm_with_skips_preventing_selection() {
+    let ns = "test-namespace";
+    let cat = key("test-catalog", ns);
+    let c = fbc(
+        &[
+            b("a-1", "1.0.0", "", "a", "channel").requires(G.0, G.1, G.2),
+            b("b-1", "1.0.0", "", "b", "channel").provides(G.0, G.1, G.2),
+            b("b-2", "2.0.0", "b-1", "b", "channel"),
+            b("b-3", "3.0.0", "b-2", "b", "channel").skips(&["b-1"]),
+        ],
+        &[],
+    );
+    let r = run(
+        ns,
+        &[og(ns), sub(ns, "a", "channel", &cat)],
+        &[(cat.clone(), &c)],
+    );
+    assert!(
+        matches!(r.result, Err(Failure::NotSatisfiable(_))),
+        "{}",
+        failure(&r)
+    );
+}
+
+/// `TestSolveOperatorsWithClusterServiceVersionHavingDependency`: an installed CSV without a
+/// Subscription requires package b at exactly 1.0.0; b-1 (installed, subscribed) is not
+/// upgraded to b-2, and nothing is installed.
+#[test]
+fn resolve_olm_with_cluster_service_version_having_dependency() {
+    let ns = "test-namespace";
+    let cat = key("test-catalog", ns);
+    let c = fbc(&[b("b-2", "0.0.0", "b-1", "b", "default")], &[]);
+    let props = |p: &str| json!({"operatorframework.io/properties": p});
+    let a1 = json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": "a-1", "namespace": ns, "annotations": props(
+            r#"{"properties":[{"type":"olm.package.required","value":{"packageName":"b","versionRange":"1.0.0"}}]}"#)},
+        "spec": {"version": "0.0.0"}});
+    let b1 = json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": "b-1", "namespace": ns, "annotations": props(
+            r#"{"properties":[{"type":"olm.package","value":{"packageName":"b","version":"1.0.0"}}]}"#)},
+        "spec": {"version": "0.0.0"}});
+    let r = run(
+        ns,
+        &[
+            og(ns),
+            a1,
+            b1,
+            existing_sub(ns, "b-1", "b", "default", &cat),
+        ],
+        &[(cat.clone(), &c)],
+    );
+    assert_eq!(chosen(&r), Vec::<String>::new(), "nothing to install");
+}
