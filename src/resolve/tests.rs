@@ -223,6 +223,17 @@ fn key(name: &str, ns: &str) -> SourceKey {
     SourceKey::new(name, ns)
 }
 
+/// The cluster of many OLM cases: `test-package.v1` installed by its Subscription (channel
+/// alpha of `cat`), and a new Subscription to `another-package` in alpha.
+fn installed_and_new(ns: &str, cat: &SourceKey) -> Vec<Value> {
+    vec![
+        og(ns),
+        csv(ns, "test-package.v1", "0.0.1", &[G]),
+        existing_sub(ns, "test-package.v1", "test-package", "alpha", cat),
+        sub(ns, "another-package", "alpha", cat),
+    ]
+}
+
 /// `TestSolveOperators`: the installed operator stays, the new Subscription installs.
 #[test]
 fn resolve_olm_solve_operators() {
@@ -241,16 +252,7 @@ fn resolve_olm_solve_operators() {
         ],
         &[],
     );
-    let r = run(
-        ns,
-        &[
-            og(ns),
-            csv(ns, "test-package.v1", "0.0.1", &[G]),
-            existing_sub(ns, "test-package.v1", "test-package", "alpha", &cat),
-            sub(ns, "another-package", "alpha", &cat),
-        ],
-        &[(cat.clone(), &c)],
-    );
+    let r = run(ns, &installed_and_new(ns, &cat), &[(cat.clone(), &c)]);
     assert_eq!(chosen(&r), ["another-package.v1@test-catalog"]);
     let p = r.result.as_ref().unwrap();
     assert_eq!(p.chosen[0].action, Action::Install);
@@ -392,16 +394,7 @@ fn resolve_olm_with_package_dependencies() {
         ],
         &[],
     );
-    let r = run(
-        ns,
-        &[
-            og(ns),
-            csv(ns, "test-package.v1", "0.0.1", &[G]),
-            existing_sub(ns, "test-package.v1", "test-package", "alpha", &cat),
-            sub(ns, "another-package", "alpha", &cat),
-        ],
-        &[(cat.clone(), &c)],
-    );
+    let r = run(ns, &installed_and_new(ns, &cat), &[(cat.clone(), &c)]);
     assert_eq!(
         chosen(&r),
         [
@@ -1230,16 +1223,7 @@ fn resolve_olm_multiple_channels() {
         ],
         &[],
     );
-    let r = run(
-        ns,
-        &[
-            og(ns),
-            csv(ns, "test-package.v1", "0.0.1", &[G]),
-            existing_sub(ns, "test-package.v1", "test-package", "alpha", &cat),
-            sub(ns, "another-package", "alpha", &cat),
-        ],
-        &[(cat.clone(), &c)],
-    );
+    let r = run(ns, &installed_and_new(ns, &cat), &[(cat.clone(), &c)]);
     assert_eq!(chosen(&r), ["another-package.v1@community"]);
     assert_eq!(r.result.as_ref().unwrap().chosen[0].channel, "alpha");
 }
