@@ -1228,50 +1228,44 @@ fn resolve_olm_multiple_channels() {
     assert_eq!(r.result.as_ref().unwrap().chosen[0].channel, "alpha");
 }
 
+/// The catalog of OLM's FindLatestVersion cases: test-package.v1.0.1 replacing the installed
+/// v1, and another-package 0.9.0 -> 1.0.0 -> 1.0.1 (all in alpha).
+fn latest_versions() -> Vec<B> {
+    let a = "another-package";
+    vec![
+        b(
+            "test-package.v1.0.1",
+            "1.0.1",
+            "test-package.v1",
+            "test-package",
+            "alpha",
+        ),
+        b("another-package.v0.9.0", "0.9.0", "", a, "alpha"),
+        b(
+            "another-package.v1.0.0",
+            "1.0.0",
+            "another-package.v0.9.0",
+            a,
+            "alpha",
+        ),
+        b(
+            "another-package.v1.0.1",
+            "1.0.1",
+            "another-package.v1.0.0",
+            a,
+            "alpha",
+        ),
+    ]
+}
+
 /// `TestSolveOperators_FindLatestVersion`: the installed operator upgrades to the head and the
 /// new Subscription takes its channel's head, both 1.0.1.
 #[test]
 fn resolve_olm_find_latest_version() {
     let ns = "olm";
     let cat = key("community", ns);
-    let a = "another-package";
-    let c = fbc(
-        &[
-            b(
-                "test-package.v1.0.1",
-                "1.0.1",
-                "test-package.v1",
-                "test-package",
-                "alpha",
-            ),
-            b("another-package.v0.9.0", "0.9.0", "", a, "alpha"),
-            b(
-                "another-package.v1.0.0",
-                "1.0.0",
-                "another-package.v0.9.0",
-                a,
-                "alpha",
-            ),
-            b(
-                "another-package.v1.0.1",
-                "1.0.1",
-                "another-package.v1.0.0",
-                a,
-                "alpha",
-            ),
-        ],
-        &[],
-    );
-    let r = run(
-        ns,
-        &[
-            og(ns),
-            csv(ns, "test-package.v1", "0.0.1", &[G]),
-            existing_sub(ns, "test-package.v1", "test-package", "alpha", &cat),
-            sub(ns, a, "alpha", &cat),
-        ],
-        &[(cat.clone(), &c)],
-    );
+    let c = fbc(&latest_versions(), &[]);
+    let r = run(ns, &installed_and_new(ns, &cat), &[(cat.clone(), &c)]);
     assert_eq!(
         chosen(&r),
         [
@@ -1369,4 +1363,92 @@ fn resolve_olm_with_cluster_service_version_having_dependency() {
         &[(cat.clone(), &c)],
     );
     assert_eq!(chosen(&r), Vec::<String>::new(), "nothing to install");
+}
+
+/// `TestSolveOperators_FindLatestVersionWithNestedDependencies`: the dependencies'
+/// dependencies are installed too, each at the version the requirement names.
+#[test]
+fn resolve_olm_find_latest_version_with_nested_dependencies() {
+    let ns = "olm";
+    let cat = key("community", ns);
+    let (pc, pe) = ("packageC", "packageE");
+    let mut bundles = latest_versions();
+    bundles[3] = bundles[3]
+        .clone()
+        .requires_package(pc, "1.0.1")
+        .requires_package("packageD", "1.0.1");
+    bundles.extend([
+        b("packageC.v1.0.0", "1.0.0", "", pc, "alpha").requires_package(pe, "1.0.1"),
+        b("packageC.v1.0.1", "1.0.1", "packageC.v1.0.0", pc, "alpha").requires_package(pe, "1.0.1"),
+        b("packageD.v1.0.1", "1.0.1", "", "packageD", "alpha"),
+        b("packageE.v1.0.1", "1.0.1", "packageE.v1.0.0", pe, "alpha"),
+        b("packageE.v1.0.0", "1.0.0", "", pe, "alpha"),
+    ]);
+    let c = fbc(&bundles, &[]);
+    let r = run(ns, &installed_and_new(ns, &cat), &[(cat.clone(), &c)]);
+    assert_eq!(
+        chosen(&r),
+        [
+            "another-package.v1.0.1@community",
+            "packageC.v1.0.1@community",
+            "packageD.v1.0.1@community",
+            "packageE.v1.0.1@community",
+            "test-package.v1.0.1@community"
+        ]
+    );
+}
+
+/// `TestSolveOperators_IgnoreUnsatisfiableDependencies`: packageC of community needs a
+/// package nobody has; packageC of certified does not, so it is taken from there.
+#[test]
+fn resolve_olm_ignore_unsatisfiable_dependencies() {
+    let ns = "olm";
+    let community = key("community", ns);
+    let certified = key("certified", ns);
+    let a = "another-package";
+    let com = fbc(
+        &[
+            b("test-package.v1", "0.0.1", "", "test-package", "alpha"),
+            b("another-package.v1", "1.0.0", "", a, "alpha").requires_package("packageC", "0.1.0"),
+            b("packageC.v1", "0.1.0", "", "packageC", "alpha")
+                .requires_package("packageD", "0.1.0"),
+        ],
+        &[],
+    );
+    let cert = fbc(
+        &[
+            b("test-package.v1", "0.0.1", "", "test-package", "alpha"),
+            b("another-package.v1", "1.0.0", "", a, "alpha").requires_package("packageC", "0.1.0"),
+            b("packageC.v1", "0.1.0", "", "packageC", "alpha"),
+        ],
+        &[],
+    );
+    let r = run(
+        ns,
+        &installed_and_new(ns, &community),
+        &[(community.clone(), &com), (certified.clone(), &cert)],
+    );
+    assert_eq!(
+        chosen(&r),
+        // Identifier order: OLM compares these as a set.
+        ["packageC.v1@certified", "another-package.v1@community"]
+    );
+}
+
+/// `TestSolveOperatorsWithDeprecatedInnerChannelEntry`: a deprecated entry inside the
+/// channel does not stop its head from being chosen.
+#[test]
+fn resolve_olm_with_deprecated_inner_channel_entry() {
+    let ns = "namespace";
+    let cat = key("catalog", ns);
+    let c = fbc(
+        &[
+            b("a-1", "1.0.0", "", "a", "c"),
+            b("a-2", "2.0.0", "a-1", "a", "c").prop("olm.deprecated", json!({})),
+            b("a-3", "3.0.0", "a-2", "a", "c"),
+        ],
+        &[],
+    );
+    let r = run(ns, &[og(ns), sub(ns, "a", "c", &cat)], &[(cat.clone(), &c)]);
+    assert_eq!(chosen(&r), ["a-3@catalog"]);
 }
