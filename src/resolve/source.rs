@@ -156,6 +156,17 @@ fn api_set(crds: &[CsvApi], services: &[CsvApi]) -> Result<Vec<(String, String, 
     Ok(out)
 }
 
+/// A CSV's `spec.version` as OLM reads it (`OperatorVersion.UnmarshalJSON`: blang's
+/// `ParseTolerant`); absent, the zero version (Go's zero value). `None`: a version OLM's
+/// client cannot decode.
+fn csv_version(v: &str) -> Option<semver::Version> {
+    if v.is_empty() {
+        Some(semver::Version::new(0, 0, 0))
+    } else {
+        parse_tolerant(v)
+    }
+}
+
 /// `PropertyListFromPropertiesAnnotation`: `{"properties":[{"type":..,"value":..}]}`.
 fn annotation_properties(csv: &Csv, text: &str) -> Result<Vec<Property>, String> {
     let fail = |e: String| format!("failed to retrieve properties of csv \"{}\": {e}", csv.name);
@@ -206,9 +217,10 @@ pub fn existing_snapshot(state: &ClusterState, namespace: &str) -> Result<Snapsh
                     .map(|s| s.package.as_str())
                     .collect();
                 if let [pkg] = pkgs.into_iter().collect::<Vec<_>>().as_slice() {
-                    let version = parse_tolerant(&csv.version)
+                    // `csv.Spec.Version.String()`, empty for the zero version.
+                    let version = csv_version(&csv.version)
                         .filter(|v| *v != semver::Version::new(0, 0, 0))
-                        .map(|_| csv.version.clone())
+                        .map(|v| v.to_string())
                         .unwrap_or_default();
                     ps.push(Property::new(
                         "olm.package",
@@ -223,7 +235,7 @@ pub fn existing_snapshot(state: &ClusterState, namespace: &str) -> Result<Snapsh
             replaces: String::new(),
             skips: Vec::new(),
             skip_range: None,
-            version: semver::Version::parse(&csv.version).ok(),
+            version: csv_version(&csv.version),
             source: SourceInfo {
                 catalog: key.clone(),
                 subscription,

@@ -1452,3 +1452,789 @@ fn resolve_olm_with_deprecated_inner_channel_entry() {
     let r = run(ns, &[og(ns), sub(ns, "a", "c", &cat)], &[(cat.clone(), &c)]);
     assert_eq!(chosen(&r), ["a-3@catalog"]);
 }
+
+// `step_resolver_test.go::TestResolver`: the cases of OLM's `ResolveSteps`, in the namespace
+// `catsrc-namespace` with the catalog `catsrc` there. Upstream's `bundle(...)` is a bundle at
+// version 0.0.0 (`withVersion` changes it); its `existingOperator` a CSV without a properties
+// annotation (the package inferred from the Subscription that installed it) whose
+// `spec.version` is the zero `OperatorVersion`, which marshals as "0.0.0". OLM's expected steps
+// and updated Subscriptions are compared as what our model exposes: the bundles chosen (with
+// the Subscription OLM creates for one no Subscription matches, `subSteps`) and the
+// Subscriptions whose `currentCSV` moves.
+
+/// `TestResolver`'s namespace.
+const SR_NS: &str = "catsrc-namespace";
+
+/// `catalog` of `TestResolver`: `catsrc` in `catsrc-namespace`.
+fn catsrc() -> SourceKey {
+    key("catsrc", SR_NS)
+}
+
+/// `APISet1` .. `APISet4` (`testGVKKey` is g/v/k, plural ks).
+const API1: (&str, &str, &str) = ("g", "v", "k");
+const API2: (&str, &str, &str) = ("g2", "v2", "k2");
+const API3: (&str, &str, &str) = ("g3", "v3", "k3");
+const API4: (&str, &str, &str) = ("g4", "v4", "k4");
+
+/// `bundle(name, pkg, channel, replaces, providedCRDs, requiredCRDs, ...)`: version 0.0.0;
+/// provided APIs (CRDs or APIServices alike) are `olm.gvk`, required ones `olm.gvk.required`.
+fn bundle(
+    csv: &'static str,
+    pkg: &'static str,
+    ch: &'static str,
+    replaces: &'static str,
+    provides: &[(&str, &str, &str)],
+    requires: &[(&str, &str, &str)],
+) -> B {
+    let mut x = b(csv, "0.0.0", replaces, pkg, ch);
+    for (g, v, k) in provides {
+        x = x.provides(g, v, k);
+    }
+    for (g, v, k) in requires {
+        x = x.requires(g, v, k);
+    }
+    x
+}
+
+impl B {
+    /// `withVersion`.
+    fn version(mut self, v: &'static str) -> B {
+        self.version = v;
+        self
+    }
+}
+
+/// `newOperatorGroup(name, namespace)`.
+fn new_operator_group(name: &str, ns: &str) -> Value {
+    let mut o = og(ns);
+    o["metadata"]["name"] = json!(name);
+    o
+}
+
+/// `existingOperator(namespace, name, pkg, channel, replaces, providedCRDs, requiredCRDs,
+/// providedAPIServices, requiredAPIServices)`: the CSV of `bundle(...)`, spec.version the zero
+/// version, no properties annotation.
+fn existing_operator(
+    ns: &str,
+    name: &str,
+    provided_crds: &[(&str, &str, &str)],
+    required_crds: &[(&str, &str, &str)],
+    provided_apis: &[(&str, &str, &str)],
+    required_apis: &[(&str, &str, &str)],
+) -> Value {
+    let crds = |set: &[(&str, &str, &str)]| -> Vec<Value> {
+        set.iter()
+            .map(|(g, v, k)| json!({"name": format!("{k}s.{g}"), "version": v, "kind": k}))
+            .collect()
+    };
+    let apis = |set: &[(&str, &str, &str)]| -> Vec<Value> {
+        set.iter()
+            .map(|(g, v, k)| json!({"name": format!("{k}s"), "group": g, "version": v, "kind": k}))
+            .collect()
+    };
+    json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+           "metadata": {"name": name, "namespace": ns},
+           "spec": {"version": "0.0.0",
+                    "customresourcedefinitions": {"owned": crds(provided_crds), "required": crds(required_crds)},
+                    "apiservicedefinitions": {"owned": apis(provided_apis), "required": apis(required_apis)}}})
+}
+
+/// What `ResolveSteps` does for one chosen bundle: its CSV, package and catalog, whether it
+/// installs or upgrades, whether it is skipped as up to date, and the Subscription it creates
+/// (`subSteps`: `<package>-<channel>-<catalog>-<catalog namespace>`).
+#[derive(Debug, PartialEq, Eq)]
+struct Step {
+    csv: String,
+    package: String,
+    catalog: SourceKey,
+    action: Action,
+    up_to_date: bool,
+    new_subscription: Option<String>,
+}
+
+/// `bundleSteps` of a bundle of `catsrc` that nothing installed replaces.
+fn install(csv: &str, package: &str) -> Step {
+    Step {
+        csv: csv.into(),
+        package: package.into(),
+        catalog: catsrc(),
+        action: Action::Install,
+        up_to_date: false,
+        new_subscription: None,
+    }
+}
+
+/// `bundleSteps` of a bundle of `catsrc` that replaces the installed CSV `from`.
+fn upgrade(csv: &str, package: &str, from: &str) -> Step {
+    Step {
+        action: Action::Upgrade(from.into()),
+        ..install(csv, package)
+    }
+}
+
+impl Step {
+    /// With `subSteps`: the Subscription OLM creates for it.
+    fn creating(mut self, sub: &str) -> Step {
+        self.new_subscription = Some(sub.into());
+        self
+    }
+}
+
+/// Asserts OLM's answer: the steps (in identifier order) and the updated Subscriptions
+/// (`updatedSub`: name, new currentCSV).
+fn assert_steps(r: &Resolution, steps: &[Step], updated: &[(&str, &str)]) {
+    let p = match &r.result {
+        Ok(p) => p,
+        Err(e) => panic!("resolution failed: {e}"),
+    };
+    let got: Vec<Step> = p
+        .chosen
+        .iter()
+        .map(|c| Step {
+            csv: c.csv.clone(),
+            package: c.package.clone(),
+            catalog: c.catalog.clone(),
+            action: c.action.clone(),
+            up_to_date: c.up_to_date,
+            new_subscription: c.new_subscription.clone(),
+        })
+        .collect();
+    assert_eq!(got, steps);
+    let want: Vec<(String, String)> = updated
+        .iter()
+        .map(|(s, c)| (s.to_string(), c.to_string()))
+        .collect();
+    assert_eq!(p.updated, want);
+}
+
+/// Asserts OLM's `solverError`: the constraints, sorted by their text (upstream compares them
+/// as a set), and the error as it reads.
+fn assert_not_satisfiable(r: &Resolution, constraints: &[&str]) {
+    match &r.result {
+        Err(Failure::NotSatisfiable(n)) => {
+            let got: Vec<String> = n.0.iter().map(ToString::to_string).collect();
+            assert_eq!(got, constraints);
+        }
+        other => panic!("not a NotSatisfiable: {other:?}"),
+    }
+    assert_eq!(
+        failure(r),
+        format!("constraints not satisfiable: {}", constraints.join(", "))
+    );
+}
+
+/// Resolves `TestResolver`'s namespace over `catsrc` holding `bundles` (no catalog at all when
+/// there are none, as upstream's `bundlesByCatalog` then has none).
+fn run_sr(objects: &[Value], bundles: &[B]) -> Resolution {
+    let cfg = fbc(bundles, &[]);
+    if bundles.is_empty() {
+        run(SR_NS, objects, &[])
+    } else {
+        run(SR_NS, objects, &[(catsrc(), &cfg)])
+    }
+}
+
+/// `TestResolver/SubscriptionOmitsChannel`.
+#[test]
+fn step_resolver_subscription_omits_channel() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            sub(ns, "package", "", &catsrc()),
+            new_operator_group("foo", ns),
+        ],
+        &[bundle("bundle", "package", "channel", "", &[], &[])],
+    );
+    assert_steps(
+        &r,
+        &[install("bundle", "package")],
+        &[("package-", "bundle")],
+    );
+}
+
+/// `TestResolver/SubscriptionWithNoCandidates/Error`.
+#[test]
+fn step_resolver_subscription_with_no_candidates_error() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            sub(ns, "a", "alpha", &catsrc()),
+            new_operator_group("foo", ns),
+        ],
+        &[],
+    );
+    assert_not_satisfiable(
+        &r,
+        &[
+            "no operators found from catalog catsrc in namespace catsrc-namespace referenced by subscription a-alpha",
+            "subscription a-alpha exists",
+        ],
+    );
+}
+
+/// `TestResolver/SubscriptionWithNoCandidatesInPackage/Error`.
+#[test]
+fn step_resolver_subscription_with_no_candidates_in_package_error() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            sub(ns, "a", "alpha", &catsrc()),
+            new_operator_group("foo", ns),
+        ],
+        &[bundle("bundle", "package", "channel", "", &[], &[])],
+    );
+    assert_not_satisfiable(
+        &r,
+        &[
+            "no operators found in package a in the catalog referenced by subscription a-alpha",
+            "subscription a-alpha exists",
+        ],
+    );
+}
+
+/// `TestResolver/SubscriptionWithNoCandidatesInChannel/Error`.
+#[test]
+fn step_resolver_subscription_with_no_candidates_in_channel_error() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            sub(ns, "a", "alpha", &catsrc()),
+            new_operator_group("foo", ns),
+        ],
+        &[bundle("bundle", "a", "channel", "", &[], &[])],
+    );
+    assert_not_satisfiable(
+        &r,
+        &[
+            "no operators found in channel alpha of package a in the catalog referenced by subscription a-alpha",
+            "subscription a-alpha exists",
+        ],
+    );
+}
+
+/// `TestResolver/SubscriptionWithNoCandidatesWithStartingCSVName/Error`.
+#[test]
+fn step_resolver_subscription_with_no_candidates_with_starting_csv_name_error() {
+    let ns = SR_NS;
+    let mut s = sub(ns, "a", "alpha", &catsrc());
+    s["spec"]["startingCSV"] = json!("notfound");
+    let r = run_sr(
+        &[s, new_operator_group("foo", ns)],
+        &[bundle("bundle", "a", "alpha", "", &[], &[])],
+    );
+    assert_not_satisfiable(
+        &r,
+        &[
+            "no operators found with name notfound in channel alpha of package a in the catalog referenced by subscription a-alpha",
+            "subscription a-alpha exists",
+        ],
+    );
+}
+
+/// `TestResolver/SingleNewSubscription/NoDeps`.
+#[test]
+fn step_resolver_single_new_subscription_no_deps() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            sub(ns, "a", "alpha", &catsrc()),
+            new_operator_group("foo", ns),
+        ],
+        &[bundle("a.v1", "a", "alpha", "", &[], &[])],
+    );
+    assert_steps(&r, &[install("a.v1", "a")], &[("a-alpha", "a.v1")]);
+}
+
+/// `TestResolver/SingleNewSubscription/ResolveOne`.
+#[test]
+fn step_resolver_single_new_subscription_resolve_one() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            sub(ns, "a", "alpha", &catsrc()),
+            new_operator_group("foo", ns),
+        ],
+        &[
+            bundle("b.v1", "b", "beta", "", &[API1], &[]),
+            bundle("a.v1", "a", "alpha", "", &[], &[API1]),
+        ],
+    );
+    assert_steps(
+        &r,
+        &[
+            install("a.v1", "a"),
+            install("b.v1", "b").creating("b-beta-catsrc-catsrc-namespace"),
+        ],
+        &[("a-alpha", "a.v1")],
+    );
+}
+
+/// `TestResolver/SingleNewSubscription/DependencyMissing`.
+#[test]
+fn step_resolver_single_new_subscription_dependency_missing() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            sub(ns, "a", "alpha", &catsrc()),
+            new_operator_group("foo", ns),
+        ],
+        &[bundle("a.v1", "a", "alpha", "", &[], &[API1])],
+    );
+    assert_not_satisfiable(
+        &r,
+        &[
+            "bundle a.v1 requires an operator providing an API with group: g, version: v, kind: k",
+            "subscription a-alpha exists",
+            "subscription a-alpha requires catsrc/catsrc-namespace/alpha/a.v1",
+        ],
+    );
+}
+
+/// `TestResolver/InstalledSub/NoUpdates`.
+#[test]
+fn step_resolver_installed_sub_no_updates() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            existing_sub(ns, "a.v1", "a", "alpha", &catsrc()),
+            existing_operator(ns, "a.v1", &[API1], &[], &[], &[]),
+            new_operator_group("foo", ns),
+        ],
+        &[bundle("a.v1", "a", "alpha", "", &[API1], &[])],
+    );
+    assert_steps(&r, &[], &[]);
+}
+
+/// `TestResolver/TwoExistingOperatorsWithSameName/NoError`: CSVs of other namespaces, no
+/// Subscription: nothing.
+#[test]
+fn step_resolver_two_existing_operators_with_same_name_no_error() {
+    let r = run_sr(
+        &[
+            existing_operator("ns1", "a.v1", &[], &[], &[], &[]),
+            existing_operator("ns2", "a.v1", &[], &[], &[], &[]),
+            new_operator_group("foo", SR_NS),
+        ],
+        &[],
+    );
+    assert!(r.nothing_to_do);
+    assert_steps(&r, &[], &[]);
+}
+
+/// `TestResolver/SecondSubscriptionConflictsWithExistingResolvedSubscription`.
+#[test]
+fn step_resolver_second_subscription_conflicts_with_existing_resolved_subscription() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            existing_sub(ns, "a.v1", "a", "alpha", &catsrc()),
+            existing_sub(ns, "b.v1", "b", "alpha", &catsrc()),
+            existing_operator(ns, "a.v1", &[API1], &[], &[], &[]),
+            new_operator_group("foo", ns),
+        ],
+        &[
+            bundle("a.v1", "a", "alpha", "", &[API1], &[]),
+            bundle("b.v1", "b", "alpha", "", &[API1], &[]),
+        ],
+    );
+    assert!(
+        matches!(r.result, Err(Failure::NotSatisfiable(_))),
+        "{}",
+        failure(&r)
+    );
+}
+
+/// `TestResolver/ConflictingSubscriptionsToSamePackage`.
+#[test]
+fn step_resolver_conflicting_subscriptions_to_same_package() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            sub(ns, "a", "alpha", &catsrc()),
+            sub(ns, "a", "beta", &catsrc()),
+            new_operator_group("foo", ns),
+        ],
+        &[
+            bundle("a.v1", "a", "alpha", "", &[API1], &[]),
+            bundle("a.v2", "a", "beta", "", &[API1], &[]),
+        ],
+    );
+    assert!(
+        matches!(r.result, Err(Failure::NotSatisfiable(_))),
+        "{}",
+        failure(&r)
+    );
+}
+
+/// `TestResolver/SatisfiableSubscriptionsToSamePackage`: two Subscriptions, one bundle both
+/// accept.
+#[test]
+fn step_resolver_satisfiable_subscriptions_to_same_package() {
+    let ns = SR_NS;
+    let mut second = sub(ns, "a", "alpha", &catsrc());
+    second["metadata"]["name"] = json!("a-alpha-2");
+    let r = run_sr(
+        &[
+            sub(ns, "a", "alpha", &catsrc()),
+            second,
+            new_operator_group("foo", ns),
+        ],
+        &[bundle("a.v1", "a", "alpha", "", &[API1], &[])],
+    );
+    assert_steps(
+        &r,
+        &[install("a.v1", "a")],
+        &[("a-alpha", "a.v1"), ("a-alpha-2", "a.v1")],
+    );
+}
+
+/// `TestResolver/InstalledSub/UpdateAvailable`.
+#[test]
+fn step_resolver_installed_sub_update_available() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            existing_sub(ns, "a.v1", "a", "alpha", &catsrc()),
+            existing_operator(ns, "a.v1", &[API1], &[], &[], &[]),
+            new_operator_group("foo", ns),
+        ],
+        &[
+            bundle("a.v2", "a", "alpha", "a.v1", &[API1], &[]),
+            bundle("a.v1", "a", "alpha", "", &[API1], &[]),
+        ],
+    );
+    assert_steps(&r, &[upgrade("a.v2", "a", "a.v1")], &[("a-alpha", "a.v2")]);
+}
+
+/// `TestResolver/InstalledSub/UpdateAvailable/FromDifferentPackage`: b.v2 replaces a.v1,
+/// installed by the Subscription to package b.
+#[test]
+fn step_resolver_installed_sub_update_available_from_different_package() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            existing_sub(ns, "a.v1", "b", "alpha", &catsrc()),
+            existing_operator(ns, "a.v1", &[API1], &[], &[], &[]),
+            new_operator_group("foo", ns),
+        ],
+        &[
+            bundle("a.v1", "a", "alpha", "", &[API1], &[]),
+            bundle("b.v2", "b", "alpha", "a.v1", &[API1], &[]),
+        ],
+    );
+    assert_steps(&r, &[upgrade("b.v2", "b", "a.v1")], &[("b-alpha", "b.v2")]);
+}
+
+/// `TestResolver/InstalledSub/NoRunningOperator`: the installed CSV is gone; it is installed
+/// again, and the Subscription, whose currentCSV names it already, is not updated.
+#[test]
+fn step_resolver_installed_sub_no_running_operator() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            existing_sub(ns, "a.v1", "a", "alpha", &catsrc()),
+            new_operator_group("foo", ns),
+        ],
+        &[bundle("a.v1", "a", "alpha", "", &[API1], &[])],
+    );
+    assert_steps(&r, &[install("a.v1", "a")], &[]);
+}
+
+/// `TestResolver/InstalledSub/UpdateFound/UpdateRequires/ResolveOne`.
+#[test]
+fn step_resolver_installed_sub_update_found_update_requires_resolve_one() {
+    let ns = SR_NS;
+    // The installed CSV owns the API as a CRD, then (`.../ResolveOne/APIServer`) as an
+    // APIService.
+    type Apis<'a> = &'a [(&'a str, &'a str, &'a str)];
+    let owned: [(Apis, Apis); 2] = [(&[API1], &[]), (&[], &[API1])];
+    for (crds, apis) in owned {
+        let r = run_sr(
+            &[
+                existing_sub(ns, "a.v1", "a", "alpha", &catsrc()),
+                existing_operator(ns, "a.v1", crds, &[], apis, &[]),
+                new_operator_group("foo", ns),
+            ],
+            &[
+                bundle("a.v1", "a", "alpha", "", &[], &[]),
+                bundle("a.v2", "a", "alpha", "a.v1", &[], &[API1]),
+                bundle("b.v1", "b", "beta", "", &[API1], &[]),
+            ],
+        );
+        assert_steps(
+            &r,
+            &[
+                upgrade("a.v2", "a", "a.v1"),
+                install("b.v1", "b").creating("b-beta-catsrc-catsrc-namespace"),
+            ],
+            &[("a-alpha", "a.v2")],
+        );
+    }
+}
+
+/// `TestResolver/InstalledSub/SingleNewSubscription/UpdateAvailable/ResolveOne`.
+#[test]
+fn step_resolver_installed_sub_single_new_subscription_update_available_resolve_one() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            existing_sub(ns, "a.v1", "a", "alpha", &catsrc()),
+            existing_operator(ns, "a.v1", &[API1], &[], &[], &[]),
+            sub(ns, "b", "beta", &catsrc()),
+            new_operator_group("foo", ns),
+        ],
+        &[
+            bundle("a.v1", "a", "alpha", "", &[], &[]),
+            bundle("a.v2", "a", "alpha", "a.v1", &[], &[]),
+            bundle("b.v1", "b", "beta", "", &[], &[]),
+        ],
+    );
+    assert_steps(
+        &r,
+        &[upgrade("a.v2", "a", "a.v1"), install("b.v1", "b")],
+        &[("a-alpha", "a.v2"), ("b-beta", "b.v1")],
+    );
+}
+
+/// `TestResolver/InstalledSub/SingleNewSubscription/NoRunningOperator/ResolveOne`.
+#[test]
+fn step_resolver_installed_sub_single_new_subscription_no_running_operator_resolve_one() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            existing_sub(ns, "a.v1", "a", "alpha", &catsrc()),
+            sub(ns, "b", "beta", &catsrc()),
+            new_operator_group("foo", ns),
+        ],
+        &[
+            bundle("a.v1", "a", "alpha", "", &[API1], &[]),
+            bundle("b.v1", "b", "beta", "", &[], &[]),
+        ],
+    );
+    assert_steps(
+        &r,
+        &[install("a.v1", "a"), install("b.v1", "b")],
+        &[("b-beta", "b.v1")],
+    );
+}
+
+/// `TestResolver/NoMoreVersionDeadlock`: a.v1 and b.v1 need each other's API, a.v2 and b.v2
+/// each other's new one: both upgrade together.
+#[test]
+fn step_resolver_no_more_version_deadlock() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            existing_sub(ns, "a.v1", "a", "alpha", &catsrc()),
+            existing_operator(ns, "a.v1", &[API1], &[API2], &[], &[]),
+            existing_sub(ns, "b.v1", "b", "alpha", &catsrc()),
+            existing_operator(ns, "b.v1", &[API2], &[API1], &[], &[]),
+            new_operator_group("foo", ns),
+        ],
+        &[
+            bundle("a.v2", "a", "alpha", "a.v1", &[API3], &[API4]),
+            bundle("b.v2", "b", "alpha", "b.v1", &[API4], &[API3]),
+        ],
+    );
+    assert_steps(
+        &r,
+        &[upgrade("a.v2", "a", "a.v1"), upgrade("b.v2", "b", "b.v1")],
+        &[("a-alpha", "a.v2"), ("b-alpha", "b.v2")],
+    );
+}
+
+/// `TestResolver/OwnedAPITransfer`: the API b.v1 requires moves from a to b.v2.
+#[test]
+fn step_resolver_owned_api_transfer() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            existing_sub(ns, "a.v1", "a", "alpha", &catsrc()),
+            existing_operator(ns, "a.v1", &[API1], &[], &[], &[]),
+            existing_sub(ns, "b.v1", "b", "alpha", &catsrc()),
+            existing_operator(ns, "b.v1", &[], &[API1], &[], &[]),
+            new_operator_group("foo", ns),
+        ],
+        &[
+            bundle("a.v2", "a", "alpha", "a.v1", &[], &[]),
+            bundle("b.v2", "b", "alpha", "b.v1", &[API1], &[]),
+        ],
+    );
+    assert_steps(
+        &r,
+        &[upgrade("a.v2", "a", "a.v1"), upgrade("b.v2", "b", "b.v1")],
+        &[("a-alpha", "a.v2"), ("b-alpha", "b.v2")],
+    );
+}
+
+/// `TestResolver/PicksOlderProvider`: only a.v1, not the head a.v2, provides the API b.v1
+/// requires.
+#[test]
+fn step_resolver_picks_older_provider() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            sub(ns, "b", "alpha", &catsrc()),
+            new_operator_group("foo", ns),
+        ],
+        &[
+            bundle("a.v1", "a", "alpha", "", &[API1], &[]),
+            bundle("a.v2", "a", "alpha", "a.v1", &[], &[]),
+            bundle("b.v1", "b", "alpha", "", &[], &[API1]),
+        ],
+    );
+    assert_steps(
+        &r,
+        &[
+            install("a.v1", "a").creating("a-alpha-catsrc-catsrc-namespace"),
+            install("b.v1", "b"),
+        ],
+        &[("b-alpha", "b.v1")],
+    );
+}
+
+/// `TestResolver/InstalledSub/UpdateInHead/SkipRange`: a.v3 replaces a.v2 (not in the
+/// catalog) and skips the installed a.v1 (0.0.0) by its range.
+#[test]
+fn step_resolver_installed_sub_update_in_head_skip_range() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            existing_sub(ns, "a.v1", "a", "alpha", &catsrc()),
+            existing_operator(ns, "a.v1", &[API1], &[], &[], &[]),
+            new_operator_group("foo", ns),
+        ],
+        &[bundle("a.v3", "a", "alpha", "a.v2", &[], &[])
+            .version("1.0.0")
+            .skip_range("< 1.0.0")],
+    );
+    assert_steps(&r, &[upgrade("a.v3", "a", "a.v1")], &[("a-alpha", "a.v3")]);
+}
+
+/// The same upgrade when the installed CSV's `spec.version` is absent or tolerant semver
+/// (`v0.0.0`, `0.0`): OLM reads it with `ParseTolerant`, absent as the zero version
+/// (`OperatorVersion.UnmarshalJSON`, `source_csvs.go::newEntryFromV1Alpha1CSV`), so the skip
+/// range still admits the head.
+#[test]
+fn step_resolver_skip_range_from_a_tolerant_or_absent_installed_version() {
+    let ns = SR_NS;
+    for version in [None, Some("v0.0.0"), Some("0.0")] {
+        let mut installed = existing_operator(ns, "a.v1", &[API1], &[], &[], &[]);
+        match version {
+            Some(v) => installed["spec"]["version"] = json!(v),
+            None => {
+                installed["spec"]
+                    .as_object_mut()
+                    .expect("spec")
+                    .remove("version");
+            }
+        }
+        let r = run_sr(
+            &[
+                existing_sub(ns, "a.v1", "a", "alpha", &catsrc()),
+                installed,
+                new_operator_group("foo", ns),
+            ],
+            &[bundle("a.v3", "a", "alpha", "a.v2", &[], &[])
+                .version("1.0.0")
+                .skip_range("< 1.0.0")],
+        );
+        assert_steps(&r, &[upgrade("a.v3", "a", "a.v1")], &[("a-alpha", "a.v3")]);
+    }
+}
+
+/// `TestResolver/InstalledSubs/ExistingOperators/OldCSVsReplaced`.
+#[test]
+fn step_resolver_installed_subs_existing_operators_old_csvs_replaced() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            existing_sub(ns, "a.v1", "a", "alpha", &catsrc()),
+            existing_sub(ns, "b.v1", "b", "beta", &catsrc()),
+            existing_operator(ns, "a.v1", &[], &[API1], &[], &[]),
+            existing_operator(ns, "b.v1", &[API1], &[], &[], &[]),
+            new_operator_group("foo", ns),
+        ],
+        &[
+            bundle("a.v1", "a", "alpha", "", &[], &[API1]),
+            bundle("a.v2", "a", "alpha", "a.v1", &[], &[API1]),
+            bundle("b.v1", "b", "beta", "", &[API1], &[]),
+            bundle("b.v2", "b", "beta", "b.v1", &[API1], &[]),
+        ],
+    );
+    assert_steps(
+        &r,
+        &[upgrade("a.v2", "a", "a.v1"), upgrade("b.v2", "b", "b.v1")],
+        &[("a-alpha", "a.v2"), ("b-beta", "b.v2")],
+    );
+}
+
+/// `TestResolver/InstalledSub/UpdatesAvailable/SkipRangeNotInHead`: the head a.v4's range
+/// excludes 0.0.0, so the next entry that skips the installed a.v1, a.v3, is taken.
+#[test]
+fn step_resolver_installed_sub_updates_available_skip_range_not_in_head() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            existing_sub(ns, "a.v1", "a", "alpha", &catsrc()),
+            existing_operator(ns, "a.v1", &[API1], &[], &[], &[]),
+            new_operator_group("foo", ns),
+        ],
+        &[
+            bundle("a.v2", "a", "alpha", "", &[], &[])
+                .version("1.0.0")
+                .skip_range("< 1.0.0"),
+            bundle("a.v3", "a", "alpha", "a.v2", &[], &[])
+                .version("1.0.0")
+                .skip_range("< 1.0.0"),
+            bundle("a.v4", "a", "alpha", "a.v3", &[], &[])
+                .version("1.0.0")
+                .skip_range("< 1.0.0 !0.0.0"),
+        ],
+    );
+    assert_steps(&r, &[upgrade("a.v3", "a", "a.v1")], &[("a-alpha", "a.v3")]);
+}
+
+/// `TestResolver/NewSub/StartingCSV`: the startingCSV a.v2, not the head, is installed. OLM
+/// writes a.v2's own `replaces` (a.v1) into the CSV of its step; nothing is installed, so it
+/// is an install.
+#[test]
+fn step_resolver_new_sub_starting_csv() {
+    let ns = SR_NS;
+    let mut s = sub(ns, "a", "alpha", &catsrc());
+    s["spec"]["startingCSV"] = json!("a.v2");
+    let r = run_sr(
+        &[s, new_operator_group("foo", ns)],
+        &[
+            bundle("a.v1", "a", "alpha", "", &[], &[]),
+            bundle("a.v2", "a", "alpha", "a.v1", &[], &[]),
+            bundle("a.v3", "a", "alpha", "a.v2", &[], &[])
+                .version("1.0.0")
+                .skip_range("< 1.0.0"),
+        ],
+    );
+    assert_steps(&r, &[install("a.v2", "a")], &[("a-alpha", "a.v2")]);
+}
+
+/// `TestResolver/InstalledSub/UpdatesAvailable/SpecifiedSkips`: a.v2 and a.v3 both skip the
+/// installed a.v1; the head a.v3 is taken.
+#[test]
+fn step_resolver_installed_sub_updates_available_specified_skips() {
+    let ns = SR_NS;
+    let r = run_sr(
+        &[
+            existing_sub(ns, "a.v1", "a", "alpha", &catsrc()),
+            existing_operator(ns, "a.v1", &[API1], &[], &[], &[]),
+            new_operator_group("foo", ns),
+        ],
+        &[
+            bundle("a.v2", "a", "alpha", "", &[], &[])
+                .version("1.0.0")
+                .skips(&["a.v1"]),
+            bundle("a.v3", "a", "alpha", "a.v2", &[], &[])
+                .version("1.0.0")
+                .skips(&["a.v1"]),
+        ],
+    );
+    assert_steps(&r, &[upgrade("a.v3", "a", "a.v1")], &[("a-alpha", "a.v3")]);
+}
