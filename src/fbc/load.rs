@@ -119,6 +119,17 @@ pub fn list_files(root: &Path) -> Result<Vec<PathBuf>, LoadError> {
     Ok(files)
 }
 
+/// A catalog from FBC blobs (one JSON document each), parsed as a file is parsed; the blobs
+/// must be valid. For tests.
+#[cfg(test)]
+pub(crate) fn from_blobs(blobs: &[serde_json::Value]) -> DeclarativeConfig {
+    let text: Vec<String> = blobs.iter().map(serde_json::Value::to_string).collect();
+    let mut cfg = DeclarativeConfig::default();
+    let problems = parse_text(&text.join("\n"), &Arc::from(Path::new("c.json")), &mut cfg);
+    assert!(problems.is_empty(), "{problems:?}");
+    cfg
+}
+
 /// Parses the text of one file into `cfg`, appending problems.
 pub fn parse_text(text: &str, file: &Arc<Path>, cfg: &mut DeclarativeConfig) -> Vec<LoadProblem> {
     let mut blob_problems = Vec::new();

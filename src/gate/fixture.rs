@@ -12,13 +12,5 @@ pub fn example_dir() -> PathBuf {
 /// blobs must be valid.
 #[cfg(test)]
 pub fn catalog_of(blobs: &[serde_json::Value]) -> crate::fbc::decl::DeclarativeConfig {
-    let text: Vec<String> = blobs.iter().map(serde_json::Value::to_string).collect();
-    let mut cfg = crate::fbc::decl::DeclarativeConfig::default();
-    let problems = crate::fbc::load::parse_text(
-        &text.join("\n"),
-        &std::sync::Arc::from(Path::new("c.json")),
-        &mut cfg,
-    );
-    assert!(problems.is_empty(), "{problems:?}");
-    cfg
+    crate::fbc::load::from_blobs(blobs)
 }

@@ -9,7 +9,7 @@ pub mod crds;
 pub mod decide;
 pub mod dependency;
 pub mod extension;
-pub(crate) mod fixture;
+mod fixture;
 pub mod jump;
 pub mod manifests;
 pub mod objects;

@@ -94,7 +94,7 @@ pub fn passed_over(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::fixture::catalog_of;
+    use crate::fbc::load::from_blobs as catalog_of;
     use crate::install::Catalog;
     use serde_json::{Value, json};
 

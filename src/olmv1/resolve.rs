@@ -297,7 +297,7 @@ mod tests {
 
     #[test]
     fn the_resolved_bundle_is_validated_and_one_with_a_dependency_refused() {
-        let cfg = crate::gate::fixture::catalog_of(&[
+        let cfg = crate::fbc::load::from_blobs(&[
             serde_json::json!({"schema": "olm.package", "name": "q", "defaultChannel": "stable"}),
             serde_json::json!({"schema": "olm.channel", "package": "q", "name": "stable",
                 "entries": [{"name": "q.v1.0.0"}, {"name": "q.v2.0.0", "replaces": "q.v1.0.0"}]}),
