@@ -26,8 +26,7 @@
 //!   the pin stays, with every candidate's reasons. With several selected catalogs known one
 //!   by one, a candidate OLM v1 would not resolve across them (the same highest priority) is
 //!   not taken (GATE020, [`super::catalogs`]), and a candidate's bundle is the winning
-//!   catalog's; nor is one whose bundle declares a dependency, which OLM v1's resolver refuses
-//!   (GATE020, `NoDependencyValidation`);
+//!   catalog's;
 //! - the clock: `paused` holds, outside every maintenance window waits, and `minAge` counts from
 //!   the later of the last step (the `olmctl.dev/pinned-at` annotation the operator writes
 //!   with each move) and the newest `status.lastUnpacked` of the ClusterCatalogs the extension
@@ -610,25 +609,6 @@ fn decide(ctx: &ExtContext<'_>, ce: &Object, policies: &[&Policy]) -> ExtensionD
         let Some(b) = from.or_else(|| known.get(step.bundle.as_str()).copied()) else {
             continue;
         };
-        // `CatalogResolver.Resolve` validates the bundle it resolved: one that declares a
-        // dependency is refused (`NoDependencyValidation`).
-        if let Err(e) = crate::olmv1::dependencies::no_dependency(
-            &b.name,
-            b.properties.iter().map(|p| p.type_.as_str()),
-        ) {
-            let r = Reason::new(
-                &UNRESOLVABLE,
-                Effect::Hold,
-                format!(
-                    "ClusterExtension {}: a pin to {} would not resolve: {}",
-                    d.name,
-                    pin_of(&step.version),
-                    crate::olmv1::dependencies::resolve_error(&b.name, &e)
-                ),
-            );
-            refused.push((step.clone(), vec![r]));
-            continue;
-        }
         let f = facts(ctx, ce, installed_bundle, b, check_crds);
         let mut rs: Vec<Reason> = policies
             .iter()
@@ -1300,44 +1280,6 @@ mod tests {
             &mixed,
         );
         assert_eq!(verdict(&d), (ExtVerdict::Move, Some("1.1.0")), "{d:?}");
-    }
-
-    #[test]
-    fn gate020_a_step_whose_bundle_declares_a_dependency_is_not_taken() {
-        // 1.1.0 requires another package: operator-controller's resolver would refuse it
-        // (NoDependencyValidation), so the pin moves to 1.0.1.
-        let mut with_dep = bundle(("1.1.0", None, None, true));
-        with_dep["properties"].as_array_mut().expect("props").push(json!(
-            {"type": "olm.package.required", "value": {"packageName": "cert-manager", "versionRange": ">=1.0.0"}}
-        ));
-        let cfg = catalog(
-            &[
-                ("1.0.0", None, None, true),
-                ("1.0.1", None, None, true),
-                ("2.0.0", None, None, true),
-                ("3.0.0", None, None, true),
-            ],
-            &[with_dep],
-        );
-        let d = one(&ce("1.0.0"), &cfg, &policy(""));
-        assert_eq!(
-            verdict(&d),
-            (ExtVerdict::Move, Some("1.0.1")),
-            "{:#?}",
-            d.reasons
-        );
-        let passed: Vec<&str> = d
-            .reasons
-            .iter()
-            .filter(|r| r.code == "GATE018")
-            .map(|r| r.message.as_str())
-            .collect();
-        assert_eq!(
-            passed,
-            [
-                "acme-db.v1.1.0 (1.1.0) passed over: GATE020: ClusterExtension acme-db: a pin to 1.1.0 would not resolve: validating bundle \"acme-db.v1.1.0\": bundle \"acme-db.v1.1.0\" has a dependency declared via property \"olm.package.required\" which is currently not supported"
-            ]
-        );
     }
 
     #[test]
