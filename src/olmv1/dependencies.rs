@@ -2,16 +2,12 @@
 //! (`resolve/validation.go :: NoDependencyValidation`, the one `Validations` entry
 //! `cmd/operator-controller/main.go` gives `CatalogResolver`): OLM v1 resolves no dependencies.
 
+use crate::range::go_quote;
+
 /// The property types that declare a dependency (`property.TypePackageRequired`,
 /// `TypeGVKRequired`, `TypeConstraint`).
 pub const DEPENDENCY_TYPES: [&str; 3] =
     ["olm.package.required", "olm.gvk.required", "olm.constraint"];
-
-fn go_quote(s: &str) -> String {
-    let mut q = String::new();
-    crate::gojson::write_string(&mut q, s);
-    q
-}
 
 /// `NoDependencyValidation` on the bundle `name` with its properties' types, in order: the
 /// first dependency property found is named, in upstream's words.

@@ -82,20 +82,16 @@ pub fn passed_over(req: &Request<'_>, r: &Resolution) -> Vec<PassedOver> {
         let Err(f) = &again.result else {
             continue;
         };
-        let why = match &again.explanation {
-            Some(e)
-                if e.items
-                    .iter()
-                    .any(|it| !it.constraint.starts_with("subscription ")) =>
-            {
-                e.items
-                    .iter()
-                    .filter(|it| !it.constraint.starts_with("subscription "))
-                    .map(|it| it.constraint.clone())
-                    .collect()
-            }
-            _ => vec![f.to_string()],
-        };
+        let mut why: Vec<String> = again
+            .explanation
+            .iter()
+            .flat_map(|e| &e.items)
+            .filter(|it| !it.constraint.starts_with("subscription "))
+            .map(|it| it.constraint.clone())
+            .collect();
+        if why.is_empty() {
+            why.push(f.to_string());
+        }
         out.push(PassedOver {
             subscription: s.name.clone(),
             chosen: chosen.csv.clone(),

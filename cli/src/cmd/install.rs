@@ -510,6 +510,7 @@ fn catalog_at_hand(
 }
 
 /// What the resolution before an install read besides the install's own catalog.
+#[derive(Default)]
 struct Seen {
     /// The cluster's objects (empty with --print).
     state: olmctl::resolve::state::ClusterState,
@@ -530,11 +531,8 @@ struct Seen {
 impl Seen {
     fn alone(what: &str) -> Seen {
         Seen {
-            state: Default::default(),
-            others: Vec::new(),
-            left_out: Vec::new(),
-            notes: Vec::new(),
             alone: Some(what.to_string()),
+            ..Seen::default()
         }
     }
 }
@@ -544,13 +542,7 @@ impl Seen {
 /// content of every catalog but the install's own (pulled from its image, said on stderr
 /// first). Nothing that fails here stops the install: it is left out, and said.
 fn cluster_context(i: &Install, connection: &Connection, timeout: Duration) -> Seen {
-    let mut seen = Seen {
-        state: Default::default(),
-        others: Vec::new(),
-        left_out: Vec::new(),
-        notes: Vec::new(),
-        alone: None,
-    };
+    let mut seen = Seen::default();
     let objects = match crate::cluster::resolution_objects(
         connection,
         &i.namespace,
