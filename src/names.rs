@@ -11,6 +11,8 @@
 
 use std::fmt;
 
+pub mod object;
+
 /// `DNS1123LabelMaxLength`.
 pub const LABEL_MAX: usize = 63;
 /// `DNS1123SubdomainMaxLength`.

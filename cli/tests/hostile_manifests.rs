@@ -118,6 +118,15 @@ fn name() -> impl Strategy<Value = (String, bool)> {
     ]
 }
 
+/// A version: semver now and then (and whether it is; without build metadata, whose `+` no
+/// CSV name may hold), else hostile text.
+fn version() -> impl Strategy<Value = (String, bool)> {
+    prop_oneof![
+        2 => "[0-9]\\.[1-9]?[0-9]\\.[0-9](-[a-z][a-z0-9]{0,3}(\\.[0-9])?)?".prop_map(|s| (s, true)),
+        3 => hostile().prop_map(|s| (s, false)),
+    ]
+}
+
 /// A valid name always.
 fn plain() -> impl Strategy<Value = (String, bool)> {
     "[a-z]([a-z0-9-]{0,8}[a-z0-9])?".prop_map(|s| (s, true))
@@ -136,23 +145,18 @@ fn bundle_with(package: &str, csv: &str) -> tempfile::TempDir {
 }
 
 fn installer_rbac(bundle: &Path, extra: &[&str], format: &str) -> Output {
-    let mut args = vec![
-        "bundle",
-        "installer-rbac",
-        p(bundle),
-        "--install-namespace",
-        "ops",
-        "-o",
-        format,
-    ];
+    let mut args = vec!["bundle", "installer-rbac", p(bundle), "-o", format];
+    if !extra.contains(&"--install-namespace") {
+        args.extend(["--install-namespace", "ops"]);
+    }
     args.extend_from_slice(extra);
     olmctl(&args)
 }
 
 /// installer-rbac's YAML is its header comment, then exactly the objects of `-o json`.
-fn check_installer_rbac(package: &str, extension: Option<&str>, sa: Option<&str>) -> i32 {
+fn check_installer_rbac(package: &str, extension: Option<&str>, sa: Option<&str>, ns: &str) -> i32 {
     let b = bundle_with(package, CSV);
-    let mut extra = Vec::new();
+    let mut extra = vec!["--install-namespace", ns];
     if let Some(e) = extension {
         extra.extend(["--cluster-extension", e]);
     }
@@ -182,6 +186,7 @@ fn check_installer_rbac(package: &str, extension: Option<&str>, sa: Option<&str>
         .unwrap_or_else(|| format!("{}-installer", extension.unwrap_or(package)));
     assert_eq!(objects[0]["kind"], "ServiceAccount");
     assert_eq!(objects[0]["metadata"]["name"], sa_name.as_str());
+    assert_eq!(objects[0]["metadata"]["namespace"], ns);
     for o in &objects {
         assert!(
             o["kind"] != "ClusterRoleBinding" || o["metadata"]["name"] != "pwned",
@@ -205,7 +210,15 @@ fn a_package_name_cannot_inject_objects_into_installer_rbac() {
         "{err}"
     );
     // Named on the command line, the same bundle is fine.
-    check_installer_rbac(INJECTED, Some("demo"), None);
+    check_installer_rbac(INJECTED, Some("demo"), None, "ops");
+    // The install namespace is a Namespace's name: a label, checked before anything is read.
+    let o = installer_rbac(
+        b.path(),
+        &["--install-namespace", "ops\n---\nkind: X"],
+        "yaml",
+    );
+    assert_eq!(sane(&o), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--install-namespace"));
     // Flags are names too, and an escape sequence never reaches the terminal.
     for flag in ["--cluster-extension", "--service-account"] {
         let o = installer_rbac(b.path(), &[flag, "a\u{1b}]0;owned\u{7}\n# x"], "yaml");
@@ -227,14 +240,26 @@ fn install_v0(args: &[&str]) -> Output {
 }
 
 /// `install --print` of these options: exit 0 and the library's manifests, or a refusal.
-fn check_install(package: &str, channel: &str, ns: &str, source: Option<&str>, poll: &str) -> i32 {
+/// `version` is given with a CatalogSource only (with an image the catalog would be pulled to
+/// look it up); its CSV name is then a guess, said in a comment before the documents.
+fn check_install(
+    package: &str,
+    channel: &str,
+    ns: &str,
+    source: Option<&str>,
+    poll: &str,
+    version: Option<&str>,
+) -> i32 {
+    let version = version.filter(|_| source.is_some());
     // Values as `--flag=value`: a value may start with `-`, which clap takes for a flag after
     // a space (a usage error, not what is tested here).
     let (channel_arg, poll_arg) = (
         format!("--channel={channel}"),
         format!("--poll-interval={poll}"),
     );
+    let version_arg = version.map(|v| format!("--version={v}"));
     let mut args = vec![package, channel_arg.as_str(), "-n", ns, poll_arg.as_str()];
+    args.extend(version_arg.as_deref());
     match source {
         Some(s) => args.extend(["--catalog-source", s]),
         None => args.extend(["--catalog", "quay.io/example/catalog:v1"]),
@@ -252,18 +277,28 @@ fn check_install(package: &str, channel: &str, ns: &str, source: Option<&str>, p
         },
         catalog_namespace: "olm".into(),
         channel: Some(channel.into()),
-        version: None,
+        version: version.map(str::to_string),
         starting_csv: None,
         namespace: ns.into(),
         target_namespaces: Vec::new(),
         operator_group: true,
         create_namespace: false,
-        approval: "Automatic".into(),
+        // A version pins the start, and OLM would then upgrade at once: Manual (`--approval`).
+        approval: if version.is_some() {
+            "Manual"
+        } else {
+            "Automatic"
+        }
+        .into(),
         gate: None,
         poll_interval: poll.into(),
         catalog_annotations: Default::default(),
     };
-    assert_eq!(documents(&stdout(&o)), want.manifests());
+    let text = stdout(&o);
+    let header = &text[..text.find("---\n").expect("a document")];
+    assert!(header.lines().all(|l| l.starts_with("# ")), "{header:?}");
+    assert_eq!(header.is_empty(), version.is_none(), "{header:?}");
+    assert_eq!(documents(&text), want.manifests());
     0
 }
 
@@ -403,8 +438,57 @@ fn install_refuses_names_the_api_server_refuses() {
         );
     }
     // Values that are not names are written as values.
-    check_install("p", INJECTED, "ops", None, "30m\n---\nkind: X");
+    check_install("p", INJECTED, "ops", None, "30m\n---\nkind: X", None);
+    check_install("p", "stable", "ops", Some("src"), "30m", Some("1.0.0-rc.1"));
     check_install_v1("p", "1.0.0\n# x", INJECTED, "ops", Some("installer"));
+}
+
+/// `bundle render --olmv1` of the demo bundle with `csv`, as YAML and as JSON: the objects
+/// (the YAML exactly those of `-o json`), or the exit code of both.
+fn render_both(csv: &str, ns: &str) -> Result<Vec<Value>, i32> {
+    let b = bundle_with("demo", csv);
+    let run = |format: &str| {
+        olmctl(&[
+            "bundle",
+            "render",
+            "--olmv1",
+            p(b.path()),
+            "--install-namespace",
+            ns,
+            "-o",
+            format,
+        ])
+    };
+    let (yaml, json) = (run("yaml"), run("json"));
+    assert_eq!(sane(&yaml), sane(&json));
+    if code(&yaml) != 0 {
+        return Err(code(&yaml));
+    }
+    let objects: Vec<Value> = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(documents(&stdout(&yaml)), objects);
+    Ok(objects)
+}
+
+/// The demo CSV with its name, its Deployment's, the Deployment's service account and a
+/// permission's (granting `rules`) replaced.
+fn csv_named(csv_name: &str, deployment: &str, sa: &str, perm_sa: &str, rules: &str) -> String {
+    CSV.replace("  name: demo.v1.2.0", &format!("  name: {}", quoted(csv_name)))
+        .replace("- name: demo-operator", &format!("- name: {}", quoted(deployment)))
+        .replace(
+            "deploymentName: demo-operator",
+            &format!("deploymentName: {}", quoted(deployment)),
+        )
+        .replace(
+            "serviceAccountName: demo-operator",
+            &format!("serviceAccountName: {}", quoted(sa)),
+        )
+        .replace(
+            "      deployments:\n",
+            &format!(
+                "      permissions:\n      - serviceAccountName: {}\n        rules: {rules}\n      deployments:\n",
+                quoted(perm_sa)
+            ),
+        )
 }
 
 /// `bundle render --olmv1`: the YAML is exactly the objects of `-o json`.
@@ -421,29 +505,88 @@ fn check_render(value: &str, ns: &str) -> i32 {
             "  displayName: Demo",
             &format!("  displayName: {}", quoted(value)),
         );
-    let b = bundle_with("demo", &csv);
-    let run = |format: &str| {
-        olmctl(&[
-            "bundle",
-            "render",
-            "--olmv1",
-            p(b.path()),
-            "--install-namespace",
-            ns,
-            "-o",
-            format,
-        ])
+    let objects = match render_both(&csv, ns) {
+        Ok(o) => o,
+        Err(c) => return c,
     };
-    let (yaml, json) = (run("yaml"), run("json"));
-    assert_eq!(sane(&yaml), sane(&json));
-    if code(&yaml) != 0 {
-        return code(&yaml);
-    }
-    let objects: Vec<Value> = serde_json::from_slice(&json.stdout).expect("json");
-    assert_eq!(documents(&stdout(&yaml)), objects);
     let texts = objects.iter().map(Value::to_string).collect::<String>();
     assert!(!texts.contains("\"pwned\""), "an injected object");
     0
+}
+
+/// `bundle render --olmv1` of a CSV whose own names are hostile: the CSV's name, its
+/// Deployment's, the Deployment's service account and a permission's: exit 0 with the YAML
+/// exactly the objects of `-o json`, those names among them, or a refusal.
+fn check_render_names(csv_name: &str, deployment: &str, sa: &str, perm_sa: &str, ns: &str) -> i32 {
+    let csv = csv_named(
+        csv_name,
+        deployment,
+        sa,
+        perm_sa,
+        "[{apiGroups: [''], resources: [configmaps], verbs: [get]}]",
+    );
+    let objects = match render_both(&csv, ns) {
+        Ok(o) => o,
+        Err(c) => return c,
+    };
+    let named = |kind: &str, name: &str| {
+        objects
+            .iter()
+            .any(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+    };
+    // ServiceAccounts are made for the permissions' accounts (`BundleCSVServiceAccountGenerator`).
+    assert!(named("ServiceAccount", perm_sa));
+    assert!(named("Deployment", deployment));
+    for o in &objects {
+        assert!(o["metadata"]["name"] != "pwned", "an injected object: {o}");
+        if o["kind"] == "Deployment" {
+            assert_eq!(o["spec"]["template"]["spec"]["serviceAccountName"], sa);
+        }
+    }
+    0
+}
+
+#[test]
+fn render_refuses_csv_names_the_api_server_refuses() {
+    let hostile = "sa\n# x\u{1b}[2J";
+    for (args, field) in [
+        (
+            ["demo.v1.2.0", "demo-operator", hostile, "demo-operator"],
+            "Deployment.apps \"demo-operator\" is invalid: spec.template.spec.serviceAccountName: Invalid value: \"sa\\n# x\\x1b[2J\"",
+        ),
+        (
+            ["demo.v1.2.0", "demo-operator", "demo-operator", hostile],
+            "ServiceAccount \"sa\\n# x\\x1b[2J\" is invalid: metadata.name",
+        ),
+        (
+            // A valid Deployment name; its Service's (a DNS-1035 label) must start with a letter.
+            ["demo.v1.2.0", "1demo", "demo-operator", "demo-operator"],
+            "Service \"1demo-service\" is invalid: metadata.name",
+        ),
+    ] {
+        let [csv, dep, sa, perm] = args;
+        assert_eq!(check_render_names(csv, dep, sa, perm, "ops"), 1, "{args:?}");
+        let csv = csv_named("demo.v1.2.0", dep, sa, perm, "[]");
+        let b = bundle_with("demo", &csv);
+        for cmd in [&["render", "--olmv1"][..], &["installer-rbac"][..]] {
+            let mut all = vec!["bundle"];
+            all.extend_from_slice(cmd);
+            all.extend([p(b.path()), "--install-namespace", "ops"]);
+            let o = olmctl(&all);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(sane(&o), 1, "{cmd:?}: {err}");
+            assert!(
+                err.contains("the API server would refuse a rendered object: "),
+                "{err}"
+            );
+            assert!(err.contains(field), "{cmd:?}: {err}");
+        }
+    }
+    // Valid, the same names render.
+    assert_eq!(
+        check_render_names("demo.v1.2.0", "op", "sa-1", "sa-2", "ops"),
+        0
+    );
 }
 
 /// The bundle.Dockerfile LABELs as the Dockerfile parser reads them (moby/buildkit
@@ -623,22 +766,22 @@ proptest! {
     // name drawn is a plain one, must print: so no run passes by refusing everything.
 
     #[test]
-    fn installer_rbac_prints_exactly_its_objects(package in name(), ext in proptest::option::of(name()), sa in proptest::option::of(name())) {
-        let plain = package.1 && ext.as_ref().is_none_or(|e| e.1) && sa.as_ref().is_none_or(|s| s.1);
-        let c = check_installer_rbac(&package.0, ext.as_ref().map(|e| e.0.as_str()), sa.as_ref().map(|s| s.0.as_str()));
+    fn installer_rbac_prints_exactly_its_objects(package in name(), ext in proptest::option::of(name()), sa in proptest::option::of(name()), ns in name()) {
+        let plain = package.1 && ext.as_ref().is_none_or(|e| e.1) && sa.as_ref().is_none_or(|s| s.1) && ns.1;
+        let c = check_installer_rbac(&package.0, ext.as_ref().map(|e| e.0.as_str()), sa.as_ref().map(|s| s.0.as_str()), &ns.0);
         prop_assert!(!plain || c == 0, "plain names refused");
     }
 
     #[test]
-    fn install_print_writes_exactly_its_manifests(package in name(), channel in hostile(), ns in name(), source in proptest::option::of(name()), poll in hostile()) {
-        let plain = package.1 && ns.1 && source.as_ref().is_none_or(|s| s.1);
-        let c = check_install(&package.0, &channel, &ns.0, source.as_ref().map(|s| s.0.as_str()), &poll);
+    fn install_print_writes_exactly_its_manifests(package in name(), channel in hostile(), ns in name(), source in proptest::option::of(name()), poll in hostile(), version in proptest::option::of(version())) {
+        let plain = package.1 && ns.1 && source.as_ref().is_none_or(|s| s.1) && version.as_ref().is_none_or(|v| v.1);
+        let c = check_install(&package.0, &channel, &ns.0, source.as_ref().map(|s| s.0.as_str()), &poll, version.as_ref().map(|v| v.0.as_str()));
         prop_assert!(!plain || c == 0, "plain names refused");
     }
 
     #[test]
     fn install_print_writes_hostile_values_as_themselves(package in plain(), channel in hostile(), ns in plain(), poll in hostile()) {
-        prop_assert_eq!(check_install(&package.0, &channel, &ns.0, None, &poll), 0);
+        prop_assert_eq!(check_install(&package.0, &channel, &ns.0, None, &poll, None), 0);
     }
 
     #[test]
@@ -657,6 +800,28 @@ proptest! {
     fn bundle_render_olmv1_prints_exactly_its_objects(value in hostile(), ns in name()) {
         let c = check_render(&value, &ns.0);
         prop_assert!(!ns.1 || c == 0, "a plain namespace refused");
+    }
+
+    #[test]
+    fn bundle_render_olmv1_checks_the_csvs_names(csv in name(), dep in name(), sa in name(), perm in name(), ns in name()) {
+        let plain = csv.1 && dep.1 && sa.1 && perm.1 && ns.1;
+        let c = check_render_names(&csv.0, &dep.0, &sa.0, &perm.0, &ns.0);
+        prop_assert!(!plain || c == 0, "plain names refused");
+    }
+
+    #[test]
+    fn bundle_render_olmv1_renders_plain_csv_names(csv in plain(), dep in plain(), sa in plain(), perm in plain(), ns in plain()) {
+        prop_assert_eq!(check_render_names(&csv.0, &dep.0, &sa.0, &perm.0, &ns.0), 0);
+    }
+
+    #[test]
+    fn bundle_render_olmv1_refuses_a_line_break_in_any_csv_name(which in 0..3usize, bad in hostile(), names in [plain(), plain(), plain()]) {
+        // A Deployment's, a service account's or a permission's name with a line break is no
+        // subdomain: refused, whatever else it holds.
+        let bad = format!("{bad}\n");
+        let mut n: Vec<String> = names.iter().map(|x| x.0.clone()).collect();
+        n[which] = bad;
+        prop_assert_eq!(check_render_names("demo.v1.2.0", &n[0], &n[1], &n[2], "ops"), 1);
     }
 
     #[test]

@@ -939,7 +939,17 @@ pub fn manifests(bundle: &BundleDir, opts: &Options) -> Result<Vec<Value>, Refus
         })
         .map_err(Refused)?;
     }
-    render_objects(bundle, objs, opts)
+    let out = render_objects(bundle, objs, opts)?;
+    // What the ClusterExtension's apply would meet: the API server's validation of each name
+    // (upstream's renderer leaves that to it; printed, such an object would fail `kubectl apply`).
+    for o in &out {
+        crate::names::object::check(o).map_err(|e| {
+            Refused(format!(
+                "the API server would refuse a rendered object: {e}"
+            ))
+        })?;
+    }
+    Ok(out)
 }
 
 /// The objects as a multi-document YAML stream (`---` before each; keys sorted).
