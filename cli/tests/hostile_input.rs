@@ -7,7 +7,8 @@
 //! - files that are FIFOs, devices, links to devices or sparse giants;
 //! - files that do not load, for every command that loads a catalog;
 //! - catalogs given as a FIFO or a device;
-//! - unparseable `--k8s-version` ranges.
+//! - unparseable `--k8s-version` ranges;
+//! - a deploymentConfig of 100,000 env variables and tolerations (issue 39 §12).
 
 #![cfg(unix)]
 
@@ -381,4 +382,54 @@ fn unparseable_kubernetes_versions_are_usage_errors() {
     ]);
     assert_eq!(r.bounded(PARSE_RSS), 1, "{r:?}");
     assert_mentions(&r, &["SKW001"]);
+}
+
+/// Issue 39 §12: a deploymentConfig is merged in linear time. 100,000 env variables and
+/// tolerations (quadratic merging took about 5 s for 20,000, so the watchdog would end this
+/// run) reach the Deployment as upstream merges them: variables new to the container are
+/// appended, a name given twice twice (`applyEnvironmentConfig` indexes the container's only),
+/// and an equal toleration once (`applyTolerationsConfig`).
+#[test]
+fn a_huge_deployment_config_is_merged_in_linear_time() {
+    const N: usize = 100_000;
+    let mut env: Vec<serde_json::Value> = (0..N)
+        .map(|i| serde_json::json!({"name": format!("V{i}"), "value": "x"}))
+        .collect();
+    env.push(serde_json::json!({"name": "V7", "value": "again"}));
+    let mut tolerations: Vec<serde_json::Value> = (0..N)
+        .map(|i| serde_json::json!({"key": format!("k{i}"), "operator": "Exists"}))
+        .collect();
+    tolerations.push(serde_json::json!({"key": "k7", "operator": "Exists"}));
+    let config = serde_json::json!({"env": env, "tolerations": tolerations}).to_string();
+    let b = bundle_dir(&[("dc.json", &config)]);
+    let dc = b.path().join("dc.json");
+    let r = run(&[
+        "bundle",
+        "render",
+        "--olmv1",
+        p(b.path()),
+        "--install-namespace",
+        "ops",
+        "--deployment-config",
+        p(&dc),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(r.bounded(1 << 30), 0, "{}", r.stderr);
+    let objects: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).expect("json");
+    let dep = objects
+        .iter()
+        .find(|o| o["kind"] == "Deployment")
+        .expect("a Deployment");
+    let spec = &dep["spec"]["template"]["spec"];
+    let got_env = spec["containers"][0]["env"].as_array().expect("env");
+    assert_eq!(got_env.len(), N + 1);
+    assert_eq!(got_env[7], serde_json::json!({"name": "V7", "value": "x"}));
+    assert_eq!(
+        got_env[N],
+        serde_json::json!({"name": "V7", "value": "again"})
+    );
+    let got_tol = spec["tolerations"].as_array().expect("tolerations");
+    assert_eq!(got_tol.len(), N);
+    assert_eq!(got_tol[N - 1]["key"], format!("k{}", N - 1));
 }
