@@ -165,4 +165,40 @@ fn a_role_of_thousands_of_rules_is_derived_or_refused_within_bounds() {
         "{}",
         r.stderr
     );
+    // It points at the bundle's file, line and rule, not only at the object made from it.
+    assert!(
+        r.stderr
+            .contains(&format!("{}: manifests/csv.yaml:", b.path().display()))
+            && r.stderr
+                .contains(": spec.install.spec.clusterPermissions[0].rules[0]: ClusterRole "),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn huge_rules_beside_others_are_compared_on_their_lists() {
+    let huge = huge_rule(100)[0]["rules"][0].clone();
+    // The huge rule and a hundred small ones it covers: one rule is left to grant.
+    let mut rules = vec![huge.clone()];
+    rules.extend((0..100).map(|i| {
+        json!({"apiGroups": [format!("g{i}")], "resources": [format!("r{i}")], "resourceNames": [format!("n{i}")], "verbs": ["get"]})
+    }));
+    let b = bundle(json!([{"serviceAccountName": "big", "rules": rules}]));
+    assert_eq!(granted_rules(&b, 100 * MB), vec![huge.clone()]);
+    // A hundred rules of a hundred resources and names, each on a group (or a resource) of its
+    // own: looked up by group (by resource), none meets another; all are granted.
+    for (field, value) in [("apiGroups", "x{i}.io"), ("resources", "only{i}")] {
+        let rules: Vec<Value> = (0..100)
+            .map(|i| {
+                let mut r = huge.clone();
+                r[field] = json!([value.replace("{i}", &i.to_string())]);
+                r
+            })
+            .collect();
+        let b = bundle(json!([{"serviceAccountName": "big", "rules": rules}]));
+        let granted = granted_rules(&b, 100 * MB);
+        assert_eq!(granted.len(), 100);
+        assert_eq!(granted[99][field], json!([value.replace("{i}", "99")]));
+    }
 }

@@ -81,6 +81,30 @@ pub fn touches(owner: &Rule, sub: &Rule) -> bool {
             && sub.non_resource_urls.iter().any(|u| url_ok(owner, u)))
 }
 
+/// Whether `owner` alone covers every rule of `sub`'s breakdown: each value of each of `sub`'s
+/// lists passes `owner`'s test for that list (a broken-down rule is one value of each).
+pub fn covers_whole(owner: &Rule, sub: &Rule) -> bool {
+    // Without verbs (or without groups or resources, and URLs) there is nothing to cover.
+    let verbs = sub.verbs.iter().all(|v| verb_ok(owner, v));
+    let resource_part = sub.api_groups.is_empty()
+        || sub.resources.is_empty()
+        || sub.verbs.is_empty()
+        || (verbs
+            && sub.api_groups.iter().all(|g| group_ok(owner, g))
+            && sub.resources.iter().all(|r| resource_ok(owner, r))
+            && if sub.resource_names.is_empty() {
+                name_ok(owner, None)
+            } else {
+                sub.resource_names.iter().all(|n| name_ok(owner, Some(n)))
+            });
+    let url_part = sub.non_resource_urls.is_empty()
+        || sub.verbs.is_empty()
+        || (verbs
+            && owner.resource_names.is_empty()
+            && sub.non_resource_urls.iter().all(|u| url_ok(owner, u)));
+    resource_part && url_part
+}
+
 /// A set of owners, one bit each.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Bits(Vec<u64>);
@@ -263,6 +287,7 @@ mod tests {
             prop_assert_eq!(covered(&refs, &sub).unwrap(), covers(&owners, std::slice::from_ref(&sub)).0);
             for o in &owners {
                 prop_assert_eq!(touches(o, &sub), breakdown(&sub).iter().any(|a| rule_covers(o, a)));
+                prop_assert_eq!(covers_whole(o, &sub), breakdown(&sub).iter().all(|a| rule_covers(o, a)));
             }
         }
     }

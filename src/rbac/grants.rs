@@ -329,6 +329,30 @@ impl<'a> Sources<'a> {
     }
 }
 
+/// Of the rules granted through `object` (a role as [`RoleRef::describe`] names it, or a
+/// binding as [`Grant::binding`] does), the first with the longest lists: the one to point at
+/// when the object's rules are too many to compare.
+pub fn largest_rule<'g>(granted: &'g Granted, object: &str) -> Option<&'g Grant> {
+    let size = |r: &Rule| {
+        r.api_groups.len()
+            + r.resources.len()
+            + r.verbs.len()
+            + r.resource_names.len()
+            + r.non_resource_urls.len()
+    };
+    let mut best: Option<&Grant> = None;
+    for g in granted
+        .grants
+        .iter()
+        .filter(|g| g.binding == object || g.role.describe() == object)
+    {
+        if best.is_none_or(|b| size(&g.rule) > size(&b.rule)) {
+            best = Some(g);
+        }
+    }
+    best
+}
+
 /// What `objects` grant (Roles, ClusterRoles and their bindings; other kinds are ignored).
 /// `sources` point each rule at where it was written.
 pub fn granted(objects: &[Value], sources: &[Source]) -> Granted {

@@ -38,19 +38,68 @@ pub enum Error {
     /// The rules an object grants overlap too much to compare: one comparison went past
     /// [`super::cover::MAX_STEPS`], or all of them past [`MAX_COVER_WORK`].
     TooComplex {
-        /// The Role, ClusterRole or binding (`ClusterRole x`).
+        /// The Role, ClusterRole or binding (`ClusterRole x`, `Role ns/x`).
         object: String,
+        /// Where its rule with the longest lists was written, and that rule, once found
+        /// ([`Error::locate`]).
+        origin: Option<Box<(super::grants::Origin, Rule)>>,
     },
+}
+
+impl Error {
+    /// The error, pointing at the rule with the longest lists among those `objects` grant
+    /// through the object (`sources`: the bundle's, [`super::grants::sources`]), its file
+    /// named relative to the bundle's directory `root` (which may be a pulled image's copy).
+    pub fn locate(
+        self,
+        objects: &[Value],
+        sources: &[super::grants::Source],
+        root: &std::path::Path,
+    ) -> Error {
+        match self {
+            Error::TooComplex { object, .. } => {
+                let granted = super::grants::granted(objects, sources);
+                let origin = super::grants::largest_rule(&granted, &object).and_then(|g| {
+                    let mut o = g.origin.clone()?;
+                    if let Ok(rel) = o.file.strip_prefix(root) {
+                        o.file = rel.into();
+                    }
+                    Some(Box::new((o, g.rule.clone())))
+                });
+                Error::TooComplex { object, origin }
+            }
+        }
+    }
 }
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Error::TooComplex { object } => write!(
-                f,
-                "{object}: its rules overlap each other, or the rules that would cover them, in too many ways to compare (olmctl compares at most {} combinations at once and {MAX_COVER_WORK} rules in all); merge the rules that overlap",
-                super::cover::MAX_STEPS
-            ),
+            Error::TooComplex { object, origin } => {
+                if let Some(b) = origin {
+                    let (o, rule) = &**b;
+                    let mut shown = rule.compact();
+                    if shown.chars().count() > 160 {
+                        shown = format!("{}...", shown.chars().take(160).collect::<String>());
+                    }
+                    write!(
+                        f,
+                        "{}:{}: {}: {} (its rule with the longest lists: {})",
+                        crate::text::esc(&o.file.display().to_string()),
+                        o.pos.line,
+                        crate::text::esc(&o.path),
+                        crate::text::esc(object),
+                        crate::text::esc(&shown),
+                    )?;
+                } else {
+                    write!(f, "{}", crate::text::esc(object))?;
+                }
+                write!(
+                    f,
+                    " has rules that overlap each other, or overlap the rules that would cover them, in too many ways to compare (olmctl compares at most {} combinations at once and {MAX_COVER_WORK} rules in all); merge the rules that overlap",
+                    super::cover::MAX_STEPS
+                )
+            }
         }
     }
 }
@@ -230,7 +279,7 @@ pub fn needs(objects: &[Value], old: &[Value], opts: &Options) -> Vec<Need> {
                 out.push(Need::Hold {
                     namespace: ns.to_string(),
                     rules,
-                    object: format!("{kind} {name}"),
+                    object: described(kind, ns, name),
                     or: Request::resource(
                         "escalate",
                         "rbac.authorization.k8s.io",
@@ -261,7 +310,7 @@ pub fn needs(objects: &[Value], old: &[Value], opts: &Options) -> Vec<Need> {
                     Some(rules) => out.push(Need::Hold {
                         namespace: ns.to_string(),
                         rules,
-                        object: format!("{kind} {name}"),
+                        object: described(kind, ns, name),
                         or: bind,
                     }),
                     None => out.push(Need::Allow(bind)),
@@ -548,6 +597,90 @@ struct Holding {
     pending: BTreeSet<usize>,
 }
 
+/// Candidates by the values of one of their lists: those that name a value, and those that
+/// match every value (a wildcard; for names, a rule without names).
+#[derive(Default)]
+struct Lookup<'a> {
+    any: Vec<usize>,
+    by: HashMap<&'a str, Vec<usize>>,
+}
+
+impl<'a> Lookup<'a> {
+    /// Files candidate `j` under its `values` that some rule asks for, or as matching any.
+    fn add(
+        &mut self,
+        j: usize,
+        values: &'a [String],
+        wildcard: impl Fn(&str) -> bool,
+        wanted: &HashSet<&str>,
+    ) {
+        if values.iter().any(|v| wildcard(v)) {
+            self.any.push(j);
+            return;
+        }
+        let mut mine: Vec<&str> = values
+            .iter()
+            .map(String::as_str)
+            .filter(|v| wanted.contains(v))
+            .collect();
+        mine.sort_unstable();
+        mine.dedup();
+        for v in mine {
+            self.by.entry(v).or_default().push(j);
+        }
+    }
+
+    /// How many candidates [`Lookup::list`] would go through for `values`.
+    fn cost(&self, values: &[String]) -> usize {
+        values
+            .iter()
+            .map(|v| self.by.get(v.as_str()).map_or(0, Vec::len))
+            .fold(self.any.len(), usize::saturating_add)
+    }
+
+    /// The candidates for `values`, sorted, without repeats.
+    fn list(&self, values: &[String]) -> Vec<usize> {
+        let mut out = self.any.clone();
+        for v in values {
+            out.extend(self.by.get(v.as_str()).into_iter().flatten());
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// A rule's groups (0), resources (1) or names (2).
+fn list_of(x: &Rule, k: usize) -> &[String] {
+    match k {
+        0 => &x.api_groups,
+        1 => &x.resources,
+        _ => &x.resource_names,
+    }
+}
+
+/// The cheapest of `lookups` (by group, resource, name) for rule `x`: which, and its cost; none
+/// for a URL rule (any candidate may touch its resource part, only nameless ones its URLs).
+fn pick<'l>(lookups: [&'l Lookup<'l>; 3], x: &Rule) -> Option<(&'l Lookup<'l>, usize, usize)> {
+    if !x.non_resource_urls.is_empty() {
+        return None;
+    }
+    lookups
+        .into_iter()
+        .enumerate()
+        .map(|(k, l)| (l, k, l.cost(list_of(x, k))))
+        .min_by_key(|(_, _, c)| *c)
+}
+
+/// The length of a rule's lists.
+fn lists_of(x: &Rule) -> usize {
+    x.api_groups.len()
+        + x.resources.len()
+        + x.verbs.len()
+        + x.resource_names.len()
+        + x.non_resource_urls.len()
+}
+
 /// Charges `units` of work; past [`MAX_COVER_WORK`] the minimisation gives up.
 fn charge(work: &mut u64, units: usize) -> Result<(), super::cover::TooManySteps> {
     *work = work.saturating_add(units as u64);
@@ -567,59 +700,54 @@ impl Holding {
         let Need::Hold { rules, or, .. } = need else {
             return Ok(None);
         };
-        // A rule limited to names is touched only by candidates without names or with one of
-        // its names: candidates are looked up by name, not each compared with each rule.
-        let wanted: HashSet<&str> = rules
-            .iter()
-            .flat_map(|x| x.resource_names.iter().map(String::as_str))
-            .collect();
-        let mut nameless: Vec<usize> = Vec::new();
-        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        // A rule is touched only by candidates on one of its groups, one of its resources and
+        // (limited to names) one of its names, or on every one (a wildcard, no names): the
+        // candidates are looked up by whichever of the three lists fewest for that rule, not
+        // each compared with each rule.
+        let mut by_group = Lookup::default();
+        let mut by_resource = Lookup::default();
+        let mut by_name = Lookup::default();
+        let wanted = |f: fn(&Rule) -> &Vec<String>| -> HashSet<&str> {
+            rules
+                .iter()
+                .flat_map(|x| f(x).iter().map(String::as_str))
+                .collect()
+        };
+        let (groups, resources, names) = (
+            wanted(|x| &x.api_groups),
+            wanted(|x| &x.resources),
+            wanted(|x| &x.resource_names),
+        );
         for &j in near {
-            let names = &view.rules[j].1.resource_names;
-            if names.is_empty() {
-                nameless.push(j);
-            } else if let Some(set) = &view.names[j] {
+            let r = &view.rules[j].1;
+            by_group.add(j, &r.api_groups, |g| g == "*", &groups);
+            by_resource.add(j, &r.resources, |x| x.starts_with('*'), &resources);
+            match &view.names[j] {
+                _ if r.resource_names.is_empty() => by_name.any.push(j),
                 // A long list (a management rule naming every object of a kind): only the
                 // names these rules have are looked up in it.
-                for n in wanted.iter().filter(|n| set.contains(*n)) {
-                    by_name.entry(n).or_default().push(j);
+                Some(set) => {
+                    for n in names.iter().filter(|n| set.contains(*n)) {
+                        by_name.by.entry(n).or_default().push(j);
+                    }
                 }
-            } else {
-                for n in names.iter().filter(|n| wanted.contains(n.as_str())) {
-                    by_name.entry(n.as_str()).or_default().push(j);
-                }
+                None => by_name.add(j, &r.resource_names, |_| false, &names),
             }
         }
+        let lookups = [&by_group, &by_resource, &by_name];
+        let pick = |x: &Rule| pick(lookups, x);
         // What listing the candidates of every rule costs, charged before anything is listed.
         let listed = rules
             .iter()
-            .map(|x| {
-                if x.non_resource_urls.is_empty() {
-                    x.resource_names
-                        .iter()
-                        .map(|n| by_name.get(n.as_str()).map_or(0, Vec::len))
-                        .fold(nameless.len(), usize::saturating_add)
-                } else {
-                    near.len()
-                }
-            })
+            .map(|x| pick(x).map_or(near.len(), |(_, _, c)| c))
             .fold(0usize, usize::saturating_add);
         charge(work, listed)?;
         let mut owners: Vec<Vec<usize>> = Vec::with_capacity(rules.len());
         for x in rules {
-            let mut maybe: Vec<usize> = nameless.clone();
-            if x.non_resource_urls.is_empty() {
-                for n in &x.resource_names {
-                    maybe.extend(by_name.get(n.as_str()).into_iter().flatten());
-                }
-                maybe.sort_unstable();
-                maybe.dedup();
-            } else {
-                // A URL rule's breakdown has no names: only nameless candidates cover it, but
-                // its resource part may be touched by any.
-                maybe = near.to_vec();
-            }
+            let mut maybe = match pick(x) {
+                Some((l, k, _)) => l.list(list_of(x, k)),
+                None => near.to_vec(),
+            };
             maybe.retain(|&j| super::cover::touches(&view.rules[j].1, x));
             owners.push(maybe);
         }
@@ -672,11 +800,16 @@ impl Holding {
             .filter(|&&j| keep[j])
             .map(|&j| &all[j].1)
             .collect();
-        let lists = x.api_groups.len()
-            + x.resources.len()
-            + x.verbs.len()
-            + x.resource_names.len()
-            + x.non_resource_urls.len();
+        let lists = lists_of(x);
+        // One kept owner that covers the whole rule (most often its copy, which goes first)
+        // answers it, for the work of comparing their lists.
+        let copies = owners.iter().filter(|o| **o == x);
+        for o in copies.chain(owners.iter().filter(|o| **o != x)) {
+            charge(work, lists.saturating_add(lists_of(o)))?;
+            if super::cover::covers_whole(o, x) {
+                return Ok(true);
+            }
+        }
         charge(work, owners.len().max(1).saturating_mul(lists.max(1)))?;
         super::cover::covered(&owners, x)
     }
@@ -743,8 +876,18 @@ impl Holding {
     }
 }
 
+/// `Kind name`, or `Kind ns/name` in a namespace (as [`super::grants`] names roles and bindings).
+fn described(kind: &str, ns: &str, name: &str) -> String {
+    if ns.is_empty() {
+        format!("{kind} {name}")
+    } else {
+        format!("{kind} {ns}/{name}")
+    }
+}
+
 fn too_complex(need: &Need) -> Error {
     Error::TooComplex {
+        origin: None,
         object: match need {
             Need::Hold { object, .. } => object.clone(),
             Need::Allow(_) => String::new(),
@@ -824,6 +967,7 @@ fn minimise(
                     let met = h
                         .met_without(i, held, view.rules, &keep, &mut fresh, &mut work)
                         .map_err(|_| Error::TooComplex {
+                            origin: None,
                             object: object.clone(),
                         })?;
                     known.insert(n, fresh);
@@ -1024,7 +1168,14 @@ mod tests {
     fn rule() -> impl Strategy<Value = Value> {
         (
             pick(&["", "apps", "*"]),
-            pick(&["configmaps", "deployments", "*", "roles"]),
+            pick(&[
+                "configmaps",
+                "deployments",
+                "*",
+                "roles",
+                "deployments/status",
+                "*/status",
+            ]),
             prop_oneof![2 => Just(Vec::new()), 1 => pick(&["a", "b"])],
             pick(&["get", "list", "create", "*", "delete"]),
         )

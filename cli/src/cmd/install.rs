@@ -336,7 +336,14 @@ fn installer_rbac_v1(
             extension: i.package.clone(),
         },
     )
-    .map_err(|e| format!("{}: {e}", chosen.image))
+    .map_err(|e| {
+        let e = e.locate(
+            &objects,
+            &olmctl::rbac::grants::sources(&bundle),
+            &bundle.dir,
+        );
+        format!("{}: {e}", chosen.image)
+    })
 }
 
 /// Runs `olmctl install`.

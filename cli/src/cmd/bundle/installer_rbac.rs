@@ -39,7 +39,15 @@ pub struct InstallerRbacArgs {
     pull: PullArgs,
 }
 
-fn rendered(arg: &str, a: &InstallerRbacArgs) -> Result<(Vec<serde_json::Value>, String), u8> {
+/// The bundle's objects as operator-controller renders them, its package, and where its RBAC
+/// was written (to point at a rule) with the directory it was read from.
+type Rendered = (
+    Vec<serde_json::Value>,
+    String,
+    (Vec<olmctl::rbac::grants::Source>, std::path::PathBuf),
+);
+
+fn rendered(arg: &str, a: &InstallerRbacArgs) -> Result<Rendered, u8> {
     let (bundle, _scratch) = crate::inputs::bundle(arg, &a.registry, &a.pull)?;
     let package = bundle
         .annotation(olmctl::bundle::load::keys::PACKAGE)
@@ -48,7 +56,10 @@ fn rendered(arg: &str, a: &InstallerRbacArgs) -> Result<(Vec<serde_json::Value>,
     // operator-controller v1.10: the line whose spec.serviceAccount is honoured.
     let opts = a.render.options(&a.install_namespace, "1.10");
     olmctl::olmv1::render::manifests(&bundle, &opts)
-        .map(|o| (o, package))
+        .map(|o| {
+            let sources = olmctl::rbac::grants::sources(&bundle);
+            (o, package, (sources, bundle.dir.clone()))
+        })
         .map_err(|r| {
             crate::term::error(format_args!(
                 "{}: operator-controller would not install this bundle: {r}",
@@ -86,13 +97,13 @@ pub fn run(a: InstallerRbacArgs) -> u8 {
             return EXIT_USAGE;
         }
     }
-    let (objects, package) = match rendered(&a.bundle, &a) {
+    let (objects, package, (sources, root)) = match rendered(&a.bundle, &a) {
         Ok(x) => x,
         Err(code) => return code,
     };
     let old = match &a.upgrade_from {
         Some(o) => match rendered(o, &a) {
-            Ok((objs, _)) => objs,
+            Ok((objs, _, _)) => objs,
             Err(code) => return code,
         },
         None => Vec::new(),
@@ -127,6 +138,7 @@ pub fn run(a: InstallerRbacArgs) -> u8 {
     let objs = match installer_rbac(&objects, &old, &opts) {
         Ok(o) => o,
         Err(e) => {
+            let e = e.locate(&objects, &sources, &root);
             crate::term::error(format_args!("{}: {e}", esc(&a.bundle)));
             return EXIT_USAGE;
         }
