@@ -2,6 +2,7 @@
 //! the objects through OLM's states: each progress step, Manual approval, OLM's failures.
 
 mod cluster;
+mod common;
 
 use cluster::*;
 use olmctl::install::uninstall::Uninstall;
@@ -345,15 +346,7 @@ fn with_a_gate_the_plan_is_left_to_olmctl_operator() {
 
 #[test]
 fn uninstall_deletes_subscription_csv_and_when_asked_crds_and_our_catalog() {
-    let (fake, _olm) = cluster(Scenario::default());
-    assert_eq!(
-        run_install(
-            &fake,
-            &request("Automatic", false),
-            &mut Recorder::default()
-        ),
-        0
-    );
+    let (fake, _olm) = installed();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -478,15 +471,7 @@ fn conditions_olm_retries_are_waited_out_and_the_last_one_is_told_at_the_timeout
 fn uninstall_deletes_custom_resources_while_the_operator_runs_then_every_csv_of_the_package() {
     // Defect D: uninstall deleted only status.installedCSV (a failed upgrade leaves two) and
     // the CRDs with custom resources whose finalizer then had no controller.
-    let (fake, _olm) = cluster(Scenario::default());
-    assert_eq!(
-        run_install(
-            &fake,
-            &request("Automatic", false),
-            &mut Recorder::default()
-        ),
-        0
-    );
+    let (fake, _olm) = installed();
     // A failed upgrade left the next CSV too; a Widget carries the operator's finalizer.
     let mut next = fake
         .get(OLM, "clusterserviceversions", NS, "p.v1.0.0")
@@ -527,15 +512,7 @@ fn uninstall_deletes_custom_resources_while_the_operator_runs_then_every_csv_of_
 
 #[test]
 fn uninstall_keeping_crds_warns_of_custom_resources_with_finalizers() {
-    let (fake, _olm) = cluster(Scenario::default());
-    assert_eq!(
-        run_install(
-            &fake,
-            &request("Automatic", false),
-            &mut Recorder::default()
-        ),
-        0
-    );
+    let (fake, _olm) = installed();
     fake.insert(
         "widgets",
         json!({"apiVersion": "example.com/v1", "kind": "Widget",
@@ -548,6 +525,23 @@ fn uninstall_keeping_crds_warns_of_custom_resources_with_finalizers() {
         "warning: Widget operators/w keeps finalizer(s) example.com/cleanup: nothing removes them once the operator is gone, and they block the deletion of its namespace and CRD; delete it before uninstalling, or pass --delete-crds"
     );
     assert!(fake.get("example.com", "widgets", NS, "w").is_some());
+}
+
+/// The double's cluster with p installed (Automatic approval).
+fn installed() -> (
+    olmctl_testkit::api::ApiServer,
+    std::sync::Arc<std::sync::Mutex<Olm>>,
+) {
+    let (fake, olm) = cluster(Scenario::default());
+    assert_eq!(
+        run_install(
+            &fake,
+            &request("Automatic", false),
+            &mut Recorder::default()
+        ),
+        0
+    );
+    (fake, olm)
 }
 
 /// `olmctl uninstall p --yes` (with `--delete-crds` when `crds`): its exit status and lines.
@@ -579,15 +573,7 @@ fn uninstall_deletes_only_the_crds_its_bundle_shipped_and_nobody_else_uses() {
     // A CSV's owned list is the bundle author's claim: it named cert-manager's CRD, a path out
     // of the CRDs' collection and a name with a query. Before, olmctl deleted every
     // Certificate of the cluster, then cert-manager's CRD, and sent the path as it was.
-    let (fake, _olm) = cluster(Scenario::default());
-    assert_eq!(
-        run_install(
-            &fake,
-            &request("Automatic", false),
-            &mut Recorder::default()
-        ),
-        0
-    );
+    let (fake, _olm) = installed();
     for ns in ["cert-manager", "kube-system"] {
         fake.insert(
             "namespaces",
@@ -691,6 +677,21 @@ fn uninstall_and_status_refuse_names_that_leave_their_path_segment() {
         let e = u.check().unwrap_err();
         assert!(e.starts_with(flag), "{e}");
     }
+    // The real binaries refuse them before any cluster is reached (no kubeconfig here).
+    for args in [
+        &["status", "-n", "../kube-system"][..],
+        &["uninstall", "p", "-n", "../kube-system"],
+        &["uninstall", "../x", "--olmv1"],
+    ] {
+        let o = common::cli::olmctl(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: --namespace \"../kube-system\": a lowercase RFC 1123 label")
+                || err.starts_with("error: the package name \"../x\""),
+            "{args:?}: {err}"
+        );
+    }
     // Below the flags, every name is a path segment as client-go takes it.
     let err = rt
         .block_on(async {
@@ -711,4 +712,123 @@ fn uninstall_and_status_refuse_names_that_leave_their_path_segment() {
         err,
         "CustomResourceDefinition ../../api/v1/namespaces/kube-system/secrets/x: invalid resource name \"../../api/v1/namespaces/kube-system/secrets/x\": may not contain '/'"
     );
+}
+
+/// The bundle of p.v1.0.0 (its CSV owns widgets.example.com; `crd` adds its manifest) and a
+/// catalog serving it, pushed to `reg` by the real binary: the catalog's reference.
+fn push_catalog(reg: &common::registry::TestRegistry, crd: bool) -> String {
+    let bundle_ref = reg.image(&format!("p-bundle-{crd}:v1.0.0"));
+    let catalog_ref = reg.image(&format!("p-catalog-{crd}:v1"));
+    let csv = json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": "p.v1.0.0"},
+        "spec": {"version": "1.0.0", "customresourcedefinitions": {"owned": [{"name": CRD, "version": "v1", "kind": "Widget"}]},
+            "installModes": [{"type": "AllNamespaces", "supported": true}],
+            "install": {"strategy": "deployment", "spec": {"deployments": []}}}});
+    let mut files = vec![
+        ("manifests/p.clusterserviceversion.yaml".to_string(), csv.to_string()),
+        ("metadata/annotations.yaml".to_string(), "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: p\n  operators.operatorframework.io.bundle.channels.v1: stable\n".to_string()),
+    ];
+    if crd {
+        files.push((
+            "manifests/widgets.crd.yaml".to_string(),
+            widget_crd().to_string(),
+        ));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let b = common::write_tree(&refs);
+    let pushed = |args: &[&str]| {
+        let o = common::cli::olmctl(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    };
+    pushed(&[
+        "bundle",
+        "build",
+        common::cli::p(b.path()),
+        "--tag",
+        &bundle_ref,
+        "--push",
+        // A CSV cut to what uninstall reads: the build's findings are not this test's.
+        "--force",
+    ]);
+    let fbc = [
+        json!({"schema": "olm.package", "name": "p", "defaultChannel": "stable"}),
+        json!({"schema": "olm.channel", "package": "p", "name": "stable", "entries": [{"name": "p.v1.0.0"}]}),
+        json!({"schema": "olm.bundle", "package": "p", "name": "p.v1.0.0", "image": bundle_ref,
+            "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "1.0.0"}}]}),
+    ]
+    .iter()
+    .map(|v| v.to_string())
+    .collect::<Vec<_>>()
+    .join("\n");
+    let c = common::write_tree(&[("p/catalog.json", &fbc)]);
+    pushed(&[
+        "catalog",
+        "push",
+        common::cli::p(c.path()),
+        "--tag",
+        &catalog_ref,
+    ]);
+    catalog_ref
+}
+
+#[test]
+fn uninstall_reads_the_bundle_from_the_catalog_when_no_install_plan_is_left() {
+    // OLM keeps a namespace's newest InstallPlans only: with none left, the installed bundle
+    // is read from the CatalogSource's image, and only the CRDs it ships are deleted.
+    let reg = common::registry::TestRegistry::start();
+    for (ships, image) in [
+        (true, push_catalog(&reg, true)),
+        (false, push_catalog(&reg, false)),
+        (false, "/etc".to_string()),
+    ] {
+        let (fake, _olm) = installed();
+        for p in fake.list(OLM, "installplans") {
+            let name = p["metadata"]["name"].as_str().unwrap().to_string();
+            fake.delete(OLM, "installplans", NS, &name);
+        }
+        let mut cs = fake.list(OLM, "catalogsources").remove(0);
+        cs["spec"]["image"] = json!(image);
+        fake.insert("catalogsources", cs);
+        let (code, ui) = uninstall_p(&fake, true);
+        assert_eq!(code, 0, "{:?} {:?}", ui.lines, ui.errors);
+        let crd_left = fake
+            .get("apiextensions.k8s.io", "customresourcedefinitions", "", CRD)
+            .is_some();
+        assert_eq!(crd_left, !ships, "{image}: {:?}", ui.lines);
+        let kept: Vec<&String> = ui.lines.iter().filter(|l| l.contains(" kept: ")).collect();
+        if ships {
+            assert!(kept.is_empty(), "{:?}", ui.lines);
+            assert!(
+                ui.lines
+                    .contains(&format!("CustomResourceDefinition {CRD} deleted"))
+            );
+        } else if image.starts_with('/') {
+            assert!(
+                ui.lines.iter().any(
+                    |l| l.starts_with("note: no InstallPlan of operators is left")
+                        && l.ends_with(
+                            "CatalogSource olm/p-catalog /etc is not a registry image reference"
+                        )
+                ),
+                "{:?}",
+                ui.lines
+            );
+            assert!(
+                kept[0].contains("the bundle could not be read from the catalog"),
+                "{kept:?}"
+            );
+        } else {
+            assert_eq!(
+                *kept[0],
+                format!(
+                    "CRD {CRD} kept: the package's bundle does not ship it: bundle {} (catalog {image}) has no CRD manifest of that name",
+                    reg.image("p-bundle-false:v1.0.0")
+                )
+            );
+        }
+    }
 }

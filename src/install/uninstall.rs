@@ -100,6 +100,46 @@ pub struct Found {
     /// The CRDs the package's CSVs own, as the cluster has them (with `--delete-crds`): one
     /// another installer manages (Helm) stays.
     pub crds: Vec<Value>,
+    /// The installed bundle's own CRD manifests, read from the bundle in the catalog, when no
+    /// InstallPlan step is left to say what it shipped ([`Uninstall::needs_bundle`]).
+    pub bundle_crds: Option<BundleCrds>,
+}
+
+/// The CRDs an installed bundle ships, as read from its image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleCrds {
+    /// Where they were read: `bundle IMAGE (catalog IMAGE)`.
+    pub from: String,
+    /// The names of its `CustomResourceDefinition` manifests.
+    pub names: BTreeSet<String>,
+}
+
+impl BundleCrds {
+    /// The CRD manifests of `bundle` (as opm reads a bundle: each manifest's first document
+    /// of kind `CustomResourceDefinition`), read from `from`.
+    pub fn of(bundle: &crate::bundle::load::BundleDir, from: String) -> BundleCrds {
+        use crate::bundle::load::{kind_of, str_at};
+        let names = bundle
+            .first_docs()
+            .filter(|(_, d)| kind_of(d) == Some("CustomResourceDefinition"))
+            .filter_map(|(_, d)| str_at(d, &["metadata", "name"]))
+            .map(str::to_string)
+            .collect();
+        BundleCrds { from, names }
+    }
+}
+
+/// The image of the catalog's bundle `csv` of `package` (the `olm.bundle` of that name), the
+/// one OLM unpacked to install it (`resolver.NewStepsFromBundle`).
+pub fn bundle_image<'a>(
+    cfg: &'a crate::fbc::decl::DeclarativeConfig,
+    package: &str,
+    csv: &str,
+) -> Option<&'a str> {
+    cfg.bundles
+        .iter()
+        .find(|b| b.package == package && b.name == csv)
+        .map(|b| b.image.as_str())
 }
 
 /// A CRD one of the package's CSVs owns that `--delete-crds` leaves alone, and why.
@@ -216,29 +256,29 @@ impl Uninstall {
     /// another operator's CRD (`certificates.cert-manager.io`), or a name that is no CRD name
     /// at all. What the bundle shipped is what OLM applied for it: the steps of the namespace's
     /// InstallPlans that resolve one of the package's CSVs (OLM's `resolver.NewStepsFromBundle`
-    /// makes a step of every object of the bundle it unpacked from the catalog). The rest is
-    /// kept, each with why; both lists sorted.
+    /// makes a step of every object of the bundle it unpacked from the catalog); when OLM has
+    /// deleted them all (it keeps a namespace's newest five), the bundle's CRD manifests read
+    /// from the catalog by the caller ([`Found::bundle_crds`]). The rest is kept, each with
+    /// why; both lists sorted.
     pub fn deletable_crds(&self, found: &Found) -> (Vec<String>, Vec<KeptCrd>) {
         let csvs = self.package_csvs(found.subscription.as_ref(), &found.csvs);
         let ours: BTreeSet<&str> = csvs.iter().map(|c| s(c, "/metadata/name")).collect();
-        let steps: Vec<&Value> = found
-            .install_plans
-            .iter()
-            .filter_map(|p| p.pointer("/status/plan").and_then(Value::as_array))
-            .flatten()
-            .filter(|step| ours.contains(s(step, "/resolving")))
-            .collect();
+        let steps = self.plan_steps(found);
         // A step OLM carried out: `Created`, or `Present` when the CRD was there and OLM
         // updated it (an upgrade's CRD steps are all `Present`); catalog/operator.go ::
-        // ExecutePlan.
-        let shipped: BTreeSet<&str> = steps
-            .iter()
-            .filter(|step| {
-                s(step, "/resource/kind") == "CustomResourceDefinition"
-                    && matches!(s(step, "/status"), "Created" | "Present")
-            })
-            .map(|step| s(step, "/resource/name"))
-            .collect();
+        // ExecutePlan. Without steps, the bundle read from the catalog, if it was.
+        let from_bundle = found.bundle_crds.as_ref().filter(|_| steps.is_empty());
+        let shipped: BTreeSet<&str> = match from_bundle {
+            Some(b) => b.names.iter().map(String::as_str).collect(),
+            None => steps
+                .iter()
+                .filter(|step| {
+                    s(step, "/resource/kind") == "CustomResourceDefinition"
+                        && matches!(s(step, "/status"), "Created" | "Present")
+                })
+                .map(|step| s(step, "/resource/name"))
+                .collect(),
+        };
         let crd_of = |name: &str| found.crds.iter().find(|c| s(c, "/metadata/name") == name);
         let (mut delete, mut kept) = (Vec::new(), Vec::new());
         for name in Self::owned_crds(&csvs) {
@@ -251,17 +291,24 @@ impl Uninstall {
                 continue;
             }
             let csv_list = ours.iter().copied().collect::<Vec<_>>().join(", ");
-            if steps.is_empty() {
+            if let Some(b) = from_bundle {
+                if !shipped.contains(name.as_str()) {
+                    kept.push(keep(format!(
+                        "the package's bundle does not ship it: {} has no CRD manifest of that name",
+                        b.from
+                    )));
+                    continue;
+                }
+            } else if steps.is_empty() {
                 // OLM deletes all but the newest InstallPlans of a namespace (catalog/
                 // operator.go :: gcInstallPlans, maxInstallPlanCount 5): nothing says what the
                 // bundle shipped, so nothing is taken on the CSV's word.
                 kept.push(keep(format!(
-                    "no InstallPlan of namespace {} is left for {csv_list} (OLM keeps only a namespace's newest), so nothing shows that the package's bundle shipped it; if it is the package's own, delete it with kubectl delete crd {name}",
+                    "no InstallPlan of namespace {} is left for {csv_list} (OLM keeps only a namespace's newest) and the bundle could not be read from the catalog, so nothing shows that the package's bundle shipped it; if it is the package's own, delete it with kubectl delete crd {name}",
                     self.namespace
                 )));
                 continue;
-            }
-            if !shipped.contains(name.as_str()) {
+            } else if !shipped.contains(name.as_str()) {
                 kept.push(keep(format!(
                     "the package's bundle does not ship it: no InstallPlan of namespace {} created or updated it for {csv_list}",
                     self.namespace
@@ -322,6 +369,27 @@ impl Uninstall {
             delete.push(name);
         }
         (delete, kept)
+    }
+
+    /// The steps of the namespace's InstallPlans that resolve one of the package's CSVs.
+    fn plan_steps<'a>(&self, found: &'a Found) -> Vec<&'a Value> {
+        let csvs = self.package_csvs(found.subscription.as_ref(), &found.csvs);
+        let ours: BTreeSet<&str> = csvs.iter().map(|c| s(c, "/metadata/name")).collect();
+        found
+            .install_plans
+            .iter()
+            .filter_map(|p| p.pointer("/status/plan").and_then(Value::as_array))
+            .flatten()
+            .filter(|step| ours.contains(s(step, "/resolving")))
+            .collect()
+    }
+
+    /// Whether `--delete-crds` must read the installed bundle from the catalog
+    /// ([`Found::bundle_crds`]): no InstallPlan step is left to say what it shipped, and one
+    /// of the package's CSVs owns a CRD.
+    pub fn needs_bundle(&self, found: &Found) -> bool {
+        let csvs = self.package_csvs(found.subscription.as_ref(), &found.csvs);
+        self.delete_crds && self.plan_steps(found).is_empty() && !Self::owned_crds(&csvs).is_empty()
     }
 
     /// The phases, and notes and warnings about what is left alone.
@@ -509,7 +577,55 @@ mod tests {
             )],
             cluster_csvs: Vec::new(),
             crds: Vec::new(),
+            bundle_crds: None,
         }
+    }
+
+    #[test]
+    fn without_install_plans_the_bundle_read_from_the_catalog_decides() {
+        let u = Uninstall {
+            package: "p".into(),
+            subscription: None,
+            namespace: "operators".into(),
+            delete_crds: true,
+            delete_catalog_source: false,
+        };
+        let mut f = found();
+        for c in &mut f.csvs[..2] {
+            c["spec"]["customresourcedefinitions"]["owned"] =
+                json!([{"name": "widgets.example.com"}, {"name": "certificates.cert-manager.io"}]);
+        }
+        // Steps are there: they decide, whatever was read.
+        f.bundle_crds = Some(BundleCrds {
+            from: "bundle b (catalog c)".into(),
+            names: ["certificates.cert-manager.io".to_string()].into(),
+        });
+        assert!(!u.needs_bundle(&f));
+        assert_eq!(u.deletable_crds(&f).0, ["widgets.example.com"]);
+        // None left: the bundle's manifests.
+        f.install_plans.clear();
+        assert!(u.needs_bundle(&f));
+        f.bundle_crds = Some(BundleCrds {
+            from: "bundle b (catalog c)".into(),
+            names: ["widgets.example.com".to_string()].into(),
+        });
+        let (delete, kept) = u.deletable_crds(&f);
+        assert_eq!(delete, ["widgets.example.com"]);
+        assert_eq!(
+            kept,
+            [KeptCrd {
+                name: "certificates.cert-manager.io".into(),
+                why: "the package's bundle does not ship it: bundle b (catalog c) has no CRD manifest of that name".into()
+            }]
+        );
+        // Nothing read: nothing deleted.
+        f.bundle_crds = None;
+        let (delete, kept) = u.deletable_crds(&f);
+        assert!(delete.is_empty());
+        assert!(
+            kept.iter()
+                .all(|k| k.why.contains("could not be read from the catalog"))
+        );
     }
 
     /// An InstallPlan that created these CRDs for `csv` (and its CSV).

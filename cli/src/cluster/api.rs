@@ -55,6 +55,11 @@ impl Calls {
         }
     }
 
+    /// What is left of `--timeout`.
+    pub fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
     /// Whether `--timeout` has run out.
     pub fn expired(&self) -> bool {
         Instant::now() >= self.deadline

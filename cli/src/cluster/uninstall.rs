@@ -34,6 +34,63 @@ fn storage_version(crd: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
+/// An image reference read from the cluster, checked to be one: never a path on this machine
+/// (which the pull would read as a directory) nor an `oci:` layout.
+fn registry_image<'a>(what: &str, image: &'a str) -> Result<&'a str, String> {
+    let shown = olmctl::text::esc(image);
+    if image.is_empty() {
+        return Err(format!("{what} has no image"));
+    }
+    if !olmctl::oci::deliver::is_image(image) || olmctl::oci::transport::parse(image).is_some() {
+        return Err(format!("{what} {shown} is not a registry image reference"));
+    }
+    Ok(image)
+}
+
+/// The installed bundle's CRD manifests, read as OLM read them: the CatalogSource's image
+/// pulled, the bundle of the installed CSV found in the package (`olm.bundle` of that name),
+/// its image pulled (operator-lifecycle-manager's `resolver.NewStepsFromBundle` makes a step
+/// of each of its objects).
+fn bundle_crds(
+    source: Option<&Value>,
+    package: &str,
+    csv: &str,
+    timeout: std::time::Duration,
+) -> Result<olmctl::install::uninstall::BundleCrds, String> {
+    use olmctl::oci::deliver::Want;
+    let source = source.ok_or("the Subscription's CatalogSource is not there")?;
+    let name = format!(
+        "CatalogSource {}/{}",
+        s(source, "/metadata/namespace"),
+        s(source, "/metadata/name")
+    );
+    if csv.is_empty() {
+        return Err("the Subscription names no installed CSV".into());
+    }
+    let catalog = registry_image(&name, s(source, "/spec/image"))?;
+    let (dir, _scratch) = crate::inputs::pulled_dir(catalog, Want::Catalog, timeout)?;
+    let cfg = crate::inputs::catalog_cfg(&dir)?;
+    let image = olmctl::install::uninstall::bundle_image(&cfg, package, csv).ok_or_else(|| {
+        format!(
+            "catalog {} has no bundle {} in package {}",
+            olmctl::text::esc(catalog),
+            olmctl::text::esc(csv),
+            olmctl::text::esc(package)
+        )
+    })?;
+    let image = registry_image(&format!("bundle {}", olmctl::text::esc(csv)), image)?;
+    let (bdir, _bundle_scratch) = crate::inputs::pulled_dir(image, Want::Bundle, timeout)?;
+    let bundle = olmctl::bundle::load::load_bundle(&bdir).map_err(|e| e.to_string())?;
+    Ok(olmctl::install::uninstall::BundleCrds::of(
+        &bundle,
+        format!(
+            "bundle {} (catalog {})",
+            olmctl::text::esc(image),
+            olmctl::text::esc(catalog)
+        ),
+    ))
+}
+
 /// Runs the uninstall; returns the exit status.
 ///
 /// A call the API server does not answer in time is an error (exit 2), as any API error,
@@ -55,11 +112,37 @@ pub async fn run(cluster: &Cluster, req: &UninstallRequest, ui: &mut dyn Ui) -> 
         csvs,
         ..Found::default()
     };
+    found.catalog_source = match (
+        sub.pointer("/spec/source").and_then(Value::as_str),
+        sub.pointer("/spec/sourceNamespace").and_then(Value::as_str),
+    ) {
+        // Read without --delete-catalog-source too: one `install --bundle` made goes anyway.
+        (Some(src), Some(sns)) => api::get(&c, api::CATALOG_SOURCE, Some(sns), src).await?,
+        _ => None,
+    };
     // Which CRDs are the package's own: with --delete-crds, those its bundle shipped (the
-    // namespace's InstallPlans) that no other CSV of the cluster owns or requires.
+    // namespace's InstallPlans, else the bundle read from the catalog) that no other CSV of
+    // the cluster owns or requires.
     let crds = if u.delete_crds {
         found.install_plans = api::list(&c, api::INSTALL_PLAN, Some(ns)).await?;
         found.cluster_csvs = api::list_selected(&c, api::CSV, None, Some(NOT_COPIED)).await?;
+        if u.needs_bundle(&found) {
+            let csv = olmctl::install::uninstall::Uninstall::csv_name(&sub).unwrap_or_default();
+            let timeout = c.remaining();
+            let source = found.catalog_source.clone();
+            // The pull runs its own runtime: on a thread of its own, not inside this one.
+            let read = std::thread::scope(|t| {
+                t.spawn(|| bundle_crds(source.as_ref(), &u.package, &csv, timeout))
+                    .join()
+                    .unwrap_or_else(|_| Err("reading the catalog failed".to_string()))
+            });
+            match read {
+                Ok(b) => found.bundle_crds = Some(b),
+                Err(e) => ui.line(&format!(
+                    "note: no InstallPlan of {ns} is left to say which CRDs the package's bundle shipped, and its bundle was not read from the catalog: {e}"
+                )),
+            }
+        }
         let owned = olmctl::install::uninstall::Uninstall::owned_crds(
             &u.package_csvs(Some(&sub), &found.csvs),
         );
@@ -101,14 +184,6 @@ pub async fn run(cluster: &Cluster, req: &UninstallRequest, ui: &mut dyn Ui) -> 
         .await?;
         found.custom_resources.push((crd, items));
     }
-    found.catalog_source = match (
-        sub.pointer("/spec/source").and_then(Value::as_str),
-        sub.pointer("/spec/sourceNamespace").and_then(Value::as_str),
-    ) {
-        // Read without --delete-catalog-source too: one `install --bundle` made goes anyway.
-        (Some(src), Some(sns)) => api::get(&c, api::CATALOG_SOURCE, Some(sns), src).await?,
-        _ => None,
-    };
     let (phases, notes) = u.plan(&found);
     let crds: Vec<&Deletion> = phases
         .iter()

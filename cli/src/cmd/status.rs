@@ -67,6 +67,13 @@ const HEADERS: [&str; 10] = [
 
 /// Runs `olmctl status`.
 pub fn run(a: StatusArgs) -> u8 {
+    // A namespace given is checked before the cluster is reached (the context's, once read).
+    if let Some(ns) = &a.namespace
+        && let Err(e) = olmctl::names::check(olmctl::names::Rule::Label, "--namespace", ns)
+    {
+        crate::term::error(e);
+        return crate::term::EXIT_USAGE;
+    }
     let connection: crate::cluster::Connection = a.cluster.into();
     let req = StatusRequest {
         namespace: a.namespace,
