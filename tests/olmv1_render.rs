@@ -411,6 +411,18 @@ const CSV_FILE: &str = "manifests/webhook-operator.clusterserviceversion.yaml";
 
 /// webhook-operator v0.0.5 with its CSV's text edited by `edit`, rendered with cert-manager.
 fn edited_webhook_bundle(edit: impl Fn(&str) -> String) -> Result<Vec<Value>, String> {
+    edited_webhook_bundle_with(edit, olmctl::olmv1::render::render)
+}
+
+/// The webhook bundle with its CSV edited, rendered by `renderer` (upstream's renderer alone,
+/// or [`olmctl::olmv1::render::manifests`] with what the API server would refuse).
+fn edited_webhook_bundle_with(
+    edit: impl Fn(&str) -> String,
+    renderer: fn(
+        &olmctl::bundle::load::BundleDir,
+        &olmctl::olmv1::render::Options,
+    ) -> Result<Vec<Value>, olmctl::olmv1::render::Refused>,
+) -> Result<Vec<Value>, String> {
     let tmp = tempfile::tempdir().expect("tmp");
     let dir = tmp.path().join("b");
     olmctl_testdata::copy_tree(&data().join("bundles/webhook-operator.v0.0.5"), &dir);
@@ -420,7 +432,7 @@ fn edited_webhook_bundle(edit: impl Fn(&str) -> String) -> Result<Vec<Value>, St
     assert_ne!(edited, text, "the edit changes the CSV");
     std::fs::write(&csv, edited).expect("write");
     let b = load_bundle(&dir).expect("bundle");
-    olmctl::olmv1::render::manifests(&b, &opts(CertProvider::CertManager, None)).map_err(|e| e.0)
+    renderer(&b, &opts(CertProvider::CertManager, None)).map_err(|e| e.0)
 }
 
 fn with_container_port(port: &str) -> Result<Vec<Value>, String> {
@@ -484,6 +496,27 @@ fn webhook_ports_are_read_as_int32() {
         ("[443]", "unrecognized type: int32"),
     ] {
         assert_eq!(with_container_port(given), Err(refused(e)), "{given}");
+    }
+    // Rendered, the ports upstream's decoder leaves outside 1..65535 would be refused by the
+    // API server (`ValidateWebhookService`'s `IsValidPortNum`): printed, they are refused.
+    for (given, port) in [
+        ("0", "0"),
+        ("-1", "-1"),
+        ("65536", "65536"),
+        ("4294967296", "0"),
+        ("1e+20", "0"),
+    ] {
+        let port_edit =
+            |t: &str| t.replace("containerPort: 443", &format!("containerPort: {given}"));
+        let e = edited_webhook_bundle_with(port_edit, olmctl::olmv1::render::manifests)
+            .expect_err(given);
+        assert_eq!(
+            e,
+            format!(
+                "the API server would refuse a rendered object: ValidatingWebhookConfiguration.admissionregistration.k8s.io \"vwebhooktest-v1.kb.io\" is invalid: webhooks[0].clientConfig.service.port: Invalid value: {port}: port is not valid: must be between 1 and 65535, inclusive (the CSV's webhookdefinitions[2].containerPort: OLM v1 reads it as the bundle has it, where OLM v0's CSV CRD defaults it to 443)"
+            ),
+            "{given}"
+        );
     }
 }
 

@@ -6,7 +6,8 @@
 //! validation.go` (`ValidateObjectMeta` with the kind's name function, `ValidatePodSpec`'s
 //! `serviceAccountName`, `validateContainers`, `ValidateVolumes`), apimachinery's `ValidateLabels` and `ValidateAnnotations`,
 //! and `pkg/apis/rbac/validation/validation.go` (`ValidateRBACName`, `ValidateRoleBindingSubject`,
-//! the `roleRef`). Names a kind's strategy gives: `ValidateNamespaceName` (a label),
+//! the `roleRef`), and the ports those objects hold (`IsValidPortNum`: a Service's ports, a
+//! container's, a webhook's service port). Names a kind's strategy gives: `ValidateNamespaceName` (a label),
 //! `ValidateServiceName` (a DNS-1035 label), `ValidateRBACName` (a path segment) and
 //! `NameIsDNSSubdomain` for every other kind, custom resources included.
 
@@ -23,6 +24,8 @@ pub struct FieldError {
     pub value: String,
     /// The API server's message (`field.Invalid`'s detail, or "Required value").
     pub detail: String,
+    /// The value is a number (`field.Invalid` prints it as `%v`, not quoted).
+    pub number: bool,
 }
 
 /// An object the API server would refuse on create, and why.
@@ -47,6 +50,8 @@ impl std::fmt::Display for Invalid {
             .map(|e| {
                 if e.detail.starts_with("Required value") {
                     format!("{}: {}", e.field, e.detail)
+                } else if e.number {
+                    format!("{}: Invalid value: {}: {}", e.field, e.value, e.detail)
                 } else {
                     format!("{}: Invalid value: {}: {}", e.field, q(&e.value), e.detail)
                 }
@@ -111,6 +116,7 @@ impl Collect {
                 field: field.to_string(),
                 value: value.to_string(),
                 detail,
+                number: false,
             });
         }
     }
@@ -120,6 +126,7 @@ impl Collect {
             field: field.to_string(),
             value: String::new(),
             detail: "Required value".to_string(),
+            number: false,
         });
     }
 
@@ -146,6 +153,7 @@ impl Collect {
                     field: format!("{at}name"),
                     value: String::new(),
                     detail: "Required value: name or generateName is required".to_string(),
+                    number: false,
                 }),
             }
             self.name(&format!("{at}namespace"), &meta["namespace"], Rule::Label);
@@ -178,6 +186,12 @@ impl Collect {
         for list in ["initContainers", "containers"] {
             for (i, c) in items(&spec[list]) {
                 self.name(&format!("{at}{list}[{i}].name"), &c["name"], Rule::Label);
+                for (j, p) in items(&c["ports"]) {
+                    self.port(
+                        &format!("{at}{list}[{i}].ports[{j}].containerPort"),
+                        &p["containerPort"],
+                    );
+                }
             }
         }
         for (i, v) in items(&spec["volumes"]) {
@@ -186,6 +200,26 @@ impl Collect {
             // (`validateSecretVolumeSource`, `validateConfigMapVolumeSource`).
             self.name(&format!("{vat}.name"), &v["name"], Rule::Label);
         }
+    }
+
+    /// `IsValidPortNum` of an integer port, when it is one (`validateServicePort`,
+    /// `validateContainerPorts`; apiserver's `webhook.ValidateWebhookService` says it after
+    /// `prefix`, "port is not valid: ").
+    fn port_with(&mut self, field: &str, v: &Value, prefix: &str) {
+        if let Some(n) = v.as_i64()
+            && !(1..=65535).contains(&n)
+        {
+            self.0.push(FieldError {
+                field: field.to_string(),
+                value: n.to_string(),
+                detail: format!("{prefix}must be between 1 and 65535, inclusive"),
+                number: true,
+            });
+        }
+    }
+
+    fn port(&mut self, field: &str, v: &Value) {
+        self.port_with(field, v, "");
     }
 
     /// A binding's `roleRef` and `subjects`.
@@ -238,6 +272,25 @@ pub fn check(obj: &Value) -> Result<(), Invalid> {
             c.pod_spec("spec.template.spec.", &t["spec"]);
         }
         "Pod" => c.pod_spec("spec.", &obj["spec"]),
+        "Service" => {
+            for (i, p) in items(&obj["spec"]["ports"]) {
+                c.port(&format!("spec.ports[{i}].port"), &p["port"]);
+                // A targetPort of 0 is defaulted to the port before validation
+                // (`SetDefaults_Service`).
+                if p["targetPort"] != 0 {
+                    c.port(&format!("spec.ports[{i}].targetPort"), &p["targetPort"]);
+                }
+            }
+        }
+        "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration" => {
+            for (i, w) in items(&obj["webhooks"]) {
+                c.port_with(
+                    &format!("webhooks[{i}].clientConfig.service.port"),
+                    &w["clientConfig"]["service"]["port"],
+                    "port is not valid: ",
+                );
+            }
+        }
         "RoleBinding" => c.binding(obj, true),
         "ClusterRoleBinding" => c.binding(obj, false),
         _ => {}
@@ -365,6 +418,31 @@ mod tests {
                 "spec.template.spec.volumes[0].name"
             ]
         );
+    }
+
+    #[test]
+    fn ports_are_between_1_and_65535() {
+        let mut d = deployment("sa");
+        d["spec"]["template"]["spec"]["containers"][0]["ports"] =
+            json!([{"containerPort": 443}, {"containerPort": 0}]);
+        let e = check(&d).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Deployment.apps \"demo\" is invalid: spec.template.spec.containers[0].ports[1].containerPort: Invalid value: 0: must be between 1 and 65535, inclusive"
+        );
+        let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+            "spec": {"ports": [{"port": 65536, "targetPort": "https"}, {"port": 1, "targetPort": -1}, {"port": 2, "targetPort": 0}]}});
+        let fields: Vec<String> = check(&svc)
+            .unwrap_err()
+            .errors
+            .into_iter()
+            .map(|e| e.field)
+            .collect();
+        assert_eq!(fields, ["spec.ports[0].port", "spec.ports[1].targetPort"]);
+        let wh = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "w"}, "webhooks": [{"clientConfig": {"service": {"port": 443}}}, {"clientConfig": {"service": {"port": 0}}}]});
+        let e = check(&wh).unwrap_err();
+        assert_eq!(e.errors[0].field, "webhooks[1].clientConfig.service.port");
     }
 
     #[test]

@@ -939,13 +939,40 @@ pub fn manifests(bundle: &BundleDir, opts: &Options) -> Result<Vec<Value>, Refus
         })
         .map_err(Refused)?;
     }
+    // The webhooks' names, in the CSV's order: to point a port refused at its containerPort.
+    let webhooks: Vec<String> = objs.csv["spec"]["webhookdefinitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|w| w["generateName"].as_str().unwrap_or_default().to_string())
+        .collect();
     let out = render_objects(bundle, objs, opts)?;
     // What the ClusterExtension's apply would meet: the API server's validation of each name
-    // (upstream's renderer leaves that to it; printed, such an object would fail `kubectl apply`).
+    // and port (upstream's renderer leaves that to it; printed, such an object would fail
+    // `kubectl apply`).
     for o in &out {
         crate::names::object::check(o).map_err(|e| {
+            // A webhook's port is the CSV's containerPort, which upstream copies as it is
+            // (`Port: &wh.ContainerPort`).
+            let hint = e
+                .errors
+                .iter()
+                .find_map(|f| {
+                    let i: usize = f
+                        .field
+                        .strip_prefix("webhooks[")?
+                        .strip_suffix("].clientConfig.service.port")?
+                        .parse()
+                        .ok()?;
+                    let name = o["webhooks"][i]["name"].as_str()?;
+                    let at = webhooks.iter().position(|w| w == name)?;
+                    Some(format!(
+                        " (the CSV's webhookdefinitions[{at}].containerPort: OLM v1 reads it as the bundle has it, where OLM v0's CSV CRD defaults it to 443)"
+                    ))
+                })
+                .unwrap_or_default();
             Refused(format!(
-                "the API server would refuse a rendered object: {e}"
+                "the API server would refuse a rendered object: {e}{hint}"
             ))
         })?;
     }

@@ -30,7 +30,7 @@ spec:
     owned:
     - {name: widgets.demo.io, version: v1, kind: Widget, displayName: Widget, description: A widget.}
   webhookdefinitions:
-  - {generateName: vwidget.demo.io, type: ValidatingAdmissionWebhook, deploymentName: demo-operator, admissionReviewVersions: [v1], sideEffects: None}
+  - {generateName: vwidget.demo.io, type: ValidatingAdmissionWebhook, deploymentName: demo-operator, containerPort: 443, admissionReviewVersions: [v1], sideEffects: None}
   install:
     strategy: deployment
     spec:
