@@ -28,7 +28,8 @@ pub struct Uninstall {
     pub subscription: Option<String>,
     /// The install namespace.
     pub namespace: String,
-    /// Also delete the CRDs the CSV owns (and with them every custom resource).
+    /// Also delete the package's own CRDs (and with them every custom resource): see
+    /// [`Uninstall::deletable_crds`].
     pub delete_crds: bool,
     /// Also delete the CatalogSource, when `olmctl install` created it.
     pub delete_catalog_source: bool,

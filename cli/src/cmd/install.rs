@@ -151,7 +151,9 @@ pub struct UninstallArgs {
     /// The Subscription's name (default: the package's, as `olmctl install` names it).
     #[arg(long, value_name = "NAME")]
     subscription: Option<String>,
-    /// Also delete the CRDs the CSV owns, and with them every custom resource of them.
+    /// Also delete the package's own CRDs, and with them every custom resource of them: those
+    /// its CSVs own that its bundle shipped (the InstallPlans, else the bundle read from the
+    /// catalog) and no other CSV owns or requires; every other is kept, and said.
     #[arg(long)]
     delete_crds: bool,
     /// Also delete the CatalogSource, when `olmctl install` created it.
