@@ -345,6 +345,32 @@ fn images_are_read_from_the_oci_layouts_olmctl_writes_by_reference() {
         assert_eq!(code(&o), 0, "{r}: {}", err(&o));
         assert_eq!(stdout(&o), stdout(&dir), "{r}");
     }
+    // bundle validate reads the image as its directory: the same findings, by code and message.
+    let findings = |o: &std::process::Output| -> Vec<(String, String)> {
+        let v: serde_json::Value = serde_json::from_str(&stdout(o)).expect("JSON");
+        v["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| {
+                (
+                    f["code"].as_str().unwrap_or_default().to_string(),
+                    f["message"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect()
+    };
+    let dir = olmctl(&["bundle", "validate", p(&bundle), "-o", "json"]);
+    let image = olmctl(&["bundle", "validate", &by_tag(&bl, "1.18.6"), "-o", "json"]);
+    assert_eq!(code(&image), code(&dir), "{}", err(&image));
+    assert!(!findings(&dir).is_empty());
+    assert_eq!(findings(&image), findings(&dir));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&image)).expect("JSON");
+    let file = v["findings"][0]["file"].as_str().unwrap_or_default();
+    assert!(
+        file.starts_with(&format!("{}/", by_tag(&bl, "1.18.6"))),
+        "an image's files are named by its reference, not a scratch directory: {file}"
+    );
     // A catalog: its FBC, as the directory renders through fmt's canonical form.
     let o = olmctl(&["catalog", "render", &by_tag(&cl, "1.30.0"), "-o", "yaml"]);
     assert_eq!(code(&o), 0, "{}", err(&o));
@@ -407,9 +433,10 @@ fn help_names_what_the_readme_documents() {
     for args in [
         &["catalog", "template", "--help"][..],
         &["catalog", "build", "--help"][..],
+        &["check", "catalog", "--help"][..],
     ] {
         let h = help(args);
-        let bundles = &h[h.find("--bundles <MAP.yaml>").expect("--bundles")..];
+        let bundles = &h[h.find("--bundles <").expect("--bundles")..];
         let bundles = &bundles[..bundles.find("\n\n").unwrap_or(bundles.len())];
         assert!(bundles.contains("OCI image layout"), "{args:?}: {bundles}");
     }
@@ -661,4 +688,20 @@ fn generate_dockerfile_writes_opms_dockerfile_beside_the_catalog() {
         text.contains("FROM scratch\n# OLMv0 CatalogSources"),
         "{text}"
     );
+}
+
+/// hulft's z-stream pattern (each minor's last release skipping the one before, as the
+/// certified index publishes it) strands nobody: `catalog lint` of the real package is clean.
+#[test]
+fn hulfts_real_channel_lints_clean() {
+    let o = olmctl(&[
+        "catalog",
+        "lint",
+        p(&first_day().join("catalogs/v4.21/hulft")),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(v["findings"], serde_json::json!([]));
 }

@@ -238,11 +238,33 @@ fn catalog_path_refuses_what_the_catalog_lacks() {
     let o = path(&["-p", "hulft", "--from", "banana"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("neither a bundle of package `hulft` nor a version"));
-    // A name with a version need not be in the catalog (a pruned bundle): resolved, and here
-    // stuck, as nothing names it.
+    // A name with a version need not be in the catalog (a pruned bundle): resolved, said so,
+    // and here stuck, as nothing names it.
     let o = path(&["-p", "hulft", "--from", "hulft.v10.3.1"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("no further upgrade"));
+    assert!(
+        text(&o.stderr).contains("note: `hulft.v10.3.1` is no bundle of package `hulft` in this catalog: taken as an installed version the catalog no longer has"),
+        "{}",
+        text(&o.stderr)
+    );
+    // Another package's CSV, and a version newer than every bundle, are refused.
+    let o = path(&["-p", "hulft", "--from", "clife.v1.18.6-cee.2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("--from `clife.v1.18.6-cee.2` is not a bundle of package `hulft`, whose bundles are named hulft.v<version>"),
+        "{}",
+        text(&o.stderr)
+    );
+    for from in ["99.0.0", "hulft.v99.0.0"] {
+        let o = path(&["-p", "hulft", "--from", from]);
+        assert_eq!(o.status.code(), Some(2), "{from}");
+        assert!(
+            text(&o.stderr).contains(&format!("--from `{from}` is newer than every bundle of package `hulft` (the newest is 10.6.0)")),
+            "{}",
+            text(&o.stderr)
+        );
+    }
     let o = path(&["-p", "hulft", "--from", "hulft.v10.30"]);
     assert!(
         text(&o.stderr).contains("(did you mean `hulft.v10.3.0`?)"),

@@ -155,6 +155,23 @@ fn a_bundle_directory_is_served_by_a_one_bundle_catalog_installed_and_uninstalle
     let from_image = run(&env, &["catalog", "render", &bundle_image, "-o", "json"]);
     assert_eq!(from_image.code, Some(0), "{from_image:?}");
     assert_eq!(json_blobs(&from_image.stdout), [blobs[2].clone()]);
+    // The bundle given as an image (operator-sdk run bundle IMAGE): pulled, not pushed again;
+    // the same one-bundle catalog (the build is reproducible), the same manifests.
+    let by_image = run(
+        &env,
+        &[
+            "install",
+            "--bundle",
+            &bundle_image,
+            "--registry",
+            &registry,
+            "--base-image",
+            &base,
+            "--print",
+        ],
+    );
+    assert_eq!(by_image.code, Some(0), "{by_image:?}");
+    assert_eq!(yaml_docs(&by_image.stdout), docs);
 
     // Installed: the CatalogSource names the same catalog by digest (the build is
     // reproducible), the Subscription is the printed one.

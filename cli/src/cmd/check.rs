@@ -36,7 +36,8 @@ pub enum CheckCmd {
         dir: PathBuf,
         /// Where the bundles' contents are: a bundle directory, a package directory in the
         /// `<package>/<version>/` layout (operators/my-operator), a directory of such packages
-        /// (operators/), or a YAML/JSON file mapping bundle names to directories or images.
+        /// (operators/), or a YAML/JSON file mapping bundle names to directories or images
+        /// (registry references, or oci:PATH[:TAG] for an OCI image layout).
         /// Directories are matched by their CSV's metadata.name. Without it, the bundle images
         /// named in the catalog are pulled. Exits 2 when none of them is a bundle of the catalog.
         #[arg(long)]

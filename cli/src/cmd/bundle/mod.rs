@@ -65,9 +65,10 @@ pub enum BundleCmd {
     /// what OLM only finds at runtime. Exit 0 when no error-level finding (1 with --strict and
     /// warnings), 1 on errors, 2 when a directory cannot be read.
     Validate {
-        /// Bundle directories (holding manifests/ and metadata/, or a bundle/ subdirectory).
-        #[arg(required = true)]
-        dirs: Vec<PathBuf>,
+        /// Bundles: directories (holding manifests/ and metadata/, or a bundle/ subdirectory)
+        /// or bundle images (a registry reference, or oci:PATH[:TAG] for an OCI layout).
+        #[arg(required = true, value_name = "BUNDLE")]
+        dirs: Vec<String>,
         /// Treat warnings as errors for the exit status.
         #[arg(long)]
         strict: bool,
@@ -96,6 +97,8 @@ pub enum BundleCmd {
         optional_values: Vec<String>,
         #[command(flatten)]
         registry: crate::args::RegistryArgs,
+        #[command(flatten)]
+        pull: crate::args::PullArgs,
         /// Custom OperatorHub categories, a JSON file {"categories": [...]} that replaces the
         /// standard set (default: the file named by $OPERATOR_BUNDLE_CATEGORIES, as
         /// operator-framework/api reads it).
@@ -248,6 +251,7 @@ pub fn run(cmd: BundleCmd) -> u8 {
             optional_values,
             categories_file,
             registry,
+            pull,
             output,
             mut findings,
         } => {
@@ -343,7 +347,55 @@ pub fn run(cmd: BundleCmd) -> u8 {
                 crate::term::error(e);
                 return EXIT_USAGE;
             }
-            validate(&dirs, opts, Some(&registry), strict, output, &findings)
+            // Images are pulled (each into a scratch directory kept until the end); local
+            // paths are read as they are. An input that is not there is an image only when it
+            // reads as one that names its registry (`oci:`, a host with a dot or a port, a tag
+            // or a digest): a missing directory stays a missing directory, reported with the
+            // others checked.
+            let image_like = |s: &str| {
+                !std::path::Path::new(s).exists()
+                    && (s.starts_with("oci:")
+                        || s.contains(['@', ':'])
+                        || s.split('/').next().is_some_and(|h| h.contains('.')))
+                    && !s.starts_with(['/', '.'])
+            };
+            let inputs: Vec<&str> = dirs
+                .iter()
+                .map(String::as_str)
+                .filter(|s| image_like(s))
+                .collect();
+            let (pulled, _scratch) = match crate::inputs::pulled(
+                &inputs,
+                &registry,
+                &pull,
+                olmctl::oci::deliver::Want::Bundle,
+            ) {
+                Ok(p) => p,
+                Err(e) => {
+                    crate::term::error(e);
+                    return EXIT_USAGE;
+                }
+            };
+            let names: Vec<String> = dirs.clone();
+            let mut pulled = pulled.into_iter();
+            let dirs: Vec<PathBuf> = dirs
+                .iter()
+                .map(|given| {
+                    image_like(given)
+                        .then(|| pulled.next().flatten().map(|(_, d)| d))
+                        .flatten()
+                        .unwrap_or_else(|| PathBuf::from(given))
+                })
+                .collect();
+            validate(
+                &dirs,
+                Some(&names),
+                opts,
+                Some(&registry),
+                strict,
+                output,
+                &findings,
+            )
         }
     }
 }
@@ -366,6 +418,7 @@ fn generate(opts: &olmctl::bundle::generate::Options, out: &std::path::Path) -> 
     eprintln!("wrote {} files to {}", g.files.len(), esc(out.display()));
     validate(
         &[out.to_path_buf()],
+        None,
         Options::default(),
         None,
         false,
@@ -392,14 +445,22 @@ pub fn parse_k8s_version(s: &str) -> Result<semver::Version, String> {
 /// `bundle validate`: one library operation ([`olmctl::validate::each`]), each bundle's
 /// findings printed as it is checked, in the order given; a directory that cannot be read is
 /// an error on stderr (exit status 2) and the others are still checked.
+/// Each bundle is shown as `names` gives it (else as its directory): an image pulled into a
+/// scratch directory is named by its reference, its files as `REFERENCE/manifests/...`.
 fn validate(
     dirs: &[PathBuf],
+    names: Option<&[String]>,
     opts: Options,
     registry: Option<&crate::args::RegistryArgs>,
     strict: bool,
     output: Report,
     args: &crate::report::FindingArgs,
 ) -> u8 {
+    let name = |i: usize| {
+        names
+            .and_then(|n| n.get(i).cloned())
+            .unwrap_or_else(|| dirs[i].display().to_string())
+    };
     // The registries are asked (and --password-stdin read) only when ARC checks run.
     let reg = match registry
         .filter(|_| opts.runs("ARC"))
@@ -420,16 +481,26 @@ fn validate(
         Ok(s) => s,
         Err(code) => return code,
     };
-    if let Some(d) = dirs.first() {
-        stream.checking(&d.display().to_string());
+    if !dirs.is_empty() {
+        stream.checking(&name(0));
     }
     rt.block_on(olmctl::validate::each(dirs, opts, reg.as_ref(), |i, r| {
         match r {
-            Ok(findings) => stream.done(&dirs[i].display().to_string(), findings),
+            Ok(mut findings) => {
+                let shown = name(i);
+                if shown != dirs[i].display().to_string() {
+                    for l in findings.iter_mut().filter_map(|f| f.location.as_mut()) {
+                        if let Ok(rel) = l.file.strip_prefix(&dirs[i]) {
+                            l.file = PathBuf::from(format!("{shown}/{}", rel.display())).into();
+                        }
+                    }
+                }
+                stream.done(&shown, findings)
+            }
             Err(e) => stream.unread(e),
         }
-        if let Some(next) = dirs.get(i + 1) {
-            stream.checking(&next.display().to_string());
+        if i + 1 < dirs.len() {
+            stream.checking(&name(i + 1));
         }
     }));
     let what = format!(

@@ -54,24 +54,69 @@ fn not_a_package(package: &str, all: &[&str]) -> String {
 /// exit 2 with the nearest entry. A version, or a `name.vX.Y.Z`, that the package lacks is
 /// taken as a bundle outside the catalog (a pruned one), as OLM resolves an installed CSV by
 /// its name and version whether the catalog still has it or not.
-fn check_from(graphs: &CatalogGraphs<'_>, g: &ChannelGraph<'_>, from: &str) -> Result<(), String> {
+/// `--from` checked against the package: a bundle of it, or a version or CSV name it may have
+/// had (a bundle pruned from the catalog: taken as installed, and said so in the note
+/// returned); refused when it is neither, names another package's CSV, or is newer than every
+/// bundle of the package (nothing could upgrade from it).
+fn check_from(
+    graphs: &CatalogGraphs<'_>,
+    g: &ChannelGraph<'_>,
+    from: &str,
+) -> Result<Option<String>, String> {
     let installed = parse_installed(g, from);
-    let entries: Vec<&str> = graphs
+    let all: Vec<&olmctl::graph::Entry> = graphs
         .packages
         .get(&g.package)
         .into_iter()
         .flat_map(|c| c.values())
-        .flat_map(|c| c.graph.node_weights().map(|e| e.name.as_str()))
+        .flat_map(|c| c.graph.node_weights())
         .collect();
-    if installed.version.is_some() || entries.contains(&from) {
-        return Ok(());
+    let entries: Vec<&str> = all.iter().map(|e| e.name.as_str()).collect();
+    if entries.contains(&from) {
+        return Ok(None);
     }
-    let guess = olmctl::text::nearest(from, entries.iter().copied())
-        .map_or(String::new(), |n| format!(" (did you mean `{n}`?)"));
-    Err(format!(
-        "--from `{from}` is neither a bundle of package `{}` nor a version{guess}: give a CSV name or a version such as 1.2.3",
-        g.package
-    ))
+    let Some(version) = &installed.version else {
+        let guess = olmctl::text::nearest(from, entries.iter().copied())
+            .map_or(String::new(), |n| format!(" (did you mean `{n}`?)"));
+        return Err(format!(
+            "--from `{from}` is neither a bundle of package `{}` nor a version{guess}: give a CSV name or a version such as 1.2.3",
+            g.package
+        ));
+    };
+    let package = esc(&g.package);
+    // A CSV name: its name part (before `.v<version>`) must be one this package's bundles have.
+    if let Some(name) = &installed.name {
+        let stem = |n: &str| n.rfind(".v").map(|i| n[..i].to_string());
+        let ours: std::collections::BTreeSet<String> =
+            entries.iter().filter_map(|e| stem(e)).collect();
+        if !stem(name).is_some_and(|s| ours.contains(&s)) {
+            let shown: Vec<String> = ours
+                .iter()
+                .map(|s| format!("{}.v<version>", esc(s)))
+                .collect();
+            return Err(format!(
+                "--from `{}` is not a bundle of package `{package}`, whose bundles are named {}: give one of them, or a version",
+                esc(from),
+                shown.join(", ")
+            ));
+        }
+    }
+    let newest = all.iter().filter_map(|e| e.version.as_ref()).max();
+    if let Some(newest) = newest
+        && version > newest
+    {
+        return Err(format!(
+            "--from `{}` is newer than every bundle of package `{package}` (the newest is {newest}): nothing upgrades from it",
+            esc(from)
+        ));
+    }
+    if all.iter().any(|e| e.version.as_ref() == Some(version)) {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "note: `{}` is no bundle of package `{package}` in this catalog: taken as an installed version the catalog no longer has (a pruned bundle)",
+        esc(from)
+    )))
 }
 
 fn path_text(p: &UpgradePath) -> String {
@@ -147,9 +192,13 @@ pub fn path(
             return EXIT_USAGE;
         }
     };
-    if let Err(e) = check_from(&graphs, g, from) {
-        crate::term::error(e);
-        return EXIT_USAGE;
+    match check_from(&graphs, g, from) {
+        Ok(Some(note)) => eprintln!("{note}"),
+        Ok(None) => {}
+        Err(e) => {
+            crate::term::error(e);
+            return EXIT_USAGE;
+        }
     }
     let target = match to {
         Some(t) => match parse_installed(g, t)
