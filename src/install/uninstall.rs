@@ -264,7 +264,7 @@ impl Uninstall {
     pub fn deletable_crds(&self, found: &Found) -> (Vec<String>, Vec<KeptCrd>) {
         let csvs = self.package_csvs(found.subscription.as_ref(), &found.csvs);
         let ours: BTreeSet<&str> = csvs.iter().map(|c| s(c, "/metadata/name")).collect();
-        let steps = self.plan_steps(found);
+        let steps = Self::plan_steps(found, &csvs);
         // A step OLM carried out: `Created`, or `Present` when the CRD was there and OLM
         // updated it (an upgrade's CRD steps are all `Present`); catalog/operator.go ::
         // ExecutePlan. Without steps, the bundle read from the catalog, if it was.
@@ -372,9 +372,8 @@ impl Uninstall {
         (delete, kept)
     }
 
-    /// The steps of the namespace's InstallPlans that resolve one of the package's CSVs.
-    fn plan_steps<'a>(&self, found: &'a Found) -> Vec<&'a Value> {
-        let csvs = self.package_csvs(found.subscription.as_ref(), &found.csvs);
+    /// The steps of the namespace's InstallPlans that resolve one of the package's `csvs`.
+    fn plan_steps<'a>(found: &'a Found, csvs: &[&Value]) -> Vec<&'a Value> {
         let ours: BTreeSet<&str> = csvs.iter().map(|c| s(c, "/metadata/name")).collect();
         found
             .install_plans
@@ -390,7 +389,9 @@ impl Uninstall {
     /// of the package's CSVs owns a CRD.
     pub fn needs_bundle(&self, found: &Found) -> bool {
         let csvs = self.package_csvs(found.subscription.as_ref(), &found.csvs);
-        self.delete_crds && self.plan_steps(found).is_empty() && !Self::owned_crds(&csvs).is_empty()
+        self.delete_crds
+            && Self::plan_steps(found, &csvs).is_empty()
+            && !Self::owned_crds(&csvs).is_empty()
     }
 
     /// The phases, and notes and warnings about what is left alone.

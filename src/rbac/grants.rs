@@ -34,6 +34,16 @@ impl Scope {
     }
 }
 
+/// `Kind name`, or `Kind ns/name` in a namespace: how subjects, roles and bindings are named
+/// in messages and matched by name ([`largest_rule`]).
+pub fn described(kind: &str, ns: &str, name: &str) -> String {
+    if ns.is_empty() {
+        format!("{kind} {name}")
+    } else {
+        format!("{kind} {ns}/{name}")
+    }
+}
+
 /// A binding's subject (`rbacv1.Subject`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Subject {
@@ -49,11 +59,7 @@ pub struct Subject {
 impl Subject {
     /// `ServiceAccount ns/name`, `Group name`, `User name`.
     pub fn describe(&self) -> String {
-        if self.namespace.is_empty() {
-            format!("{} {}", self.kind, self.name)
-        } else {
-            format!("{} {}/{}", self.kind, self.namespace, self.name)
-        }
+        described(&self.kind, &self.namespace, &self.name)
     }
 }
 
@@ -72,11 +78,7 @@ pub struct RoleRef {
 impl RoleRef {
     /// `ClusterRole name` or `Role ns/name`.
     pub fn describe(&self) -> String {
-        if self.namespace.is_empty() {
-            format!("{} {}", self.kind, self.name)
-        } else {
-            format!("{} {}/{}", self.kind, self.namespace, self.name)
-        }
+        described(&self.kind, &self.namespace, &self.name)
     }
 }
 
@@ -333,20 +335,13 @@ impl<'a> Sources<'a> {
 /// binding as [`Grant::binding`] does), the first with the longest lists: the one to point at
 /// when the object's rules are too many to compare.
 pub fn largest_rule<'g>(granted: &'g Granted, object: &str) -> Option<&'g Grant> {
-    let size = |r: &Rule| {
-        r.api_groups.len()
-            + r.resources.len()
-            + r.verbs.len()
-            + r.resource_names.len()
-            + r.non_resource_urls.len()
-    };
     let mut best: Option<&Grant> = None;
     for g in granted
         .grants
         .iter()
         .filter(|g| g.binding == object || g.role.describe() == object)
     {
-        if best.is_none_or(|b| size(&g.rule) > size(&b.rule)) {
+        if best.is_none_or(|b| g.rule.lists_len() > b.rule.lists_len()) {
             best = Some(g);
         }
     }
@@ -415,11 +410,7 @@ pub fn granted(objects: &[Value], sources: &[Source]) -> Granted {
             ""
         };
         let binding_name = str_at(o, "/metadata/name");
-        let binding = if binding_ns.is_empty() {
-            format!("{k} {binding_name}")
-        } else {
-            format!("{k} {binding_ns}/{binding_name}")
-        };
+        let binding = described(&k, binding_ns, binding_name);
         let scope = if binding_ns.is_empty() {
             Scope::Cluster
         } else {

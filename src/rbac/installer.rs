@@ -78,10 +78,7 @@ impl std::fmt::Display for Error {
             Error::TooComplex { object, origin } => {
                 if let Some(b) = origin {
                     let (o, rule) = &**b;
-                    let mut shown = rule.compact();
-                    if shown.chars().count() > 160 {
-                        shown = format!("{}...", shown.chars().take(160).collect::<String>());
-                    }
+                    let shown = rule.compact_cut(160);
                     write!(
                         f,
                         "{}:{}: {}: {} (its rule with the longest lists: {})",
@@ -279,7 +276,7 @@ pub fn needs(objects: &[Value], old: &[Value], opts: &Options) -> Vec<Need> {
                 out.push(Need::Hold {
                     namespace: ns.to_string(),
                     rules,
-                    object: described(kind, ns, name),
+                    object: super::grants::described(kind, ns, name),
                     or: Request::resource(
                         "escalate",
                         "rbac.authorization.k8s.io",
@@ -310,7 +307,7 @@ pub fn needs(objects: &[Value], old: &[Value], opts: &Options) -> Vec<Need> {
                     Some(rules) => out.push(Need::Hold {
                         namespace: ns.to_string(),
                         rules,
-                        object: described(kind, ns, name),
+                        object: super::grants::described(kind, ns, name),
                         or: bind,
                     }),
                     None => out.push(Need::Allow(bind)),
@@ -672,15 +669,6 @@ fn pick<'l>(lookups: [&'l Lookup<'l>; 3], x: &Rule) -> Option<(&'l Lookup<'l>, u
         .min_by_key(|(_, _, c)| *c)
 }
 
-/// The length of a rule's lists.
-fn lists_of(x: &Rule) -> usize {
-    x.api_groups.len()
-        + x.resources.len()
-        + x.verbs.len()
-        + x.resource_names.len()
-        + x.non_resource_urls.len()
-}
-
 /// Charges `units` of work; past [`MAX_COVER_WORK`] the minimisation gives up.
 fn charge(work: &mut u64, units: usize) -> Result<(), super::cover::TooManySteps> {
     *work = work.saturating_add(units as u64);
@@ -735,16 +723,16 @@ impl Holding {
             }
         }
         let lookups = [&by_group, &by_resource, &by_name];
-        let pick = |x: &Rule| pick(lookups, x);
+        let picks: Vec<_> = rules.iter().map(|x| pick(lookups, x)).collect();
         // What listing the candidates of every rule costs, charged before anything is listed.
-        let listed = rules
+        let listed = picks
             .iter()
-            .map(|x| pick(x).map_or(near.len(), |(_, _, c)| c))
+            .map(|p| p.map_or(near.len(), |(_, _, c)| c))
             .fold(0usize, usize::saturating_add);
         charge(work, listed)?;
         let mut owners: Vec<Vec<usize>> = Vec::with_capacity(rules.len());
-        for x in rules {
-            let mut maybe = match pick(x) {
+        for (x, p) in rules.iter().zip(picks) {
+            let mut maybe = match p {
                 Some((l, k, _)) => l.list(list_of(x, k)),
                 None => near.to_vec(),
             };
@@ -800,12 +788,12 @@ impl Holding {
             .filter(|&&j| keep[j])
             .map(|&j| &all[j].1)
             .collect();
-        let lists = lists_of(x);
+        let lists = x.lists_len();
         // One kept owner that covers the whole rule (most often its copy, which goes first)
         // answers it, for the work of comparing their lists.
         let copies = owners.iter().filter(|o| **o == x);
         for o in copies.chain(owners.iter().filter(|o| **o != x)) {
-            charge(work, lists.saturating_add(lists_of(o)))?;
+            charge(work, lists.saturating_add(o.lists_len()))?;
             if super::cover::covers_whole(o, x) {
                 return Ok(true);
             }
@@ -873,15 +861,6 @@ impl Holding {
                 self.pending.remove(&k);
             }
         }
-    }
-}
-
-/// `Kind name`, or `Kind ns/name` in a namespace (as [`super::grants`] names roles and bindings).
-fn described(kind: &str, ns: &str, name: &str) -> String {
-    if ns.is_empty() {
-        format!("{kind} {name}")
-    } else {
-        format!("{kind} {ns}/{name}")
     }
 }
 

@@ -52,10 +52,7 @@ impl std::fmt::Display for TooMany {
             Some(o) => format!("{}:{}: {}: ", o.file.display(), o.pos.line, o.path),
             None => String::new(),
         };
-        let mut rule = r.compact();
-        if rule.chars().count() > 160 {
-            rule = format!("{}...", rule.chars().take(160).collect::<String>());
-        }
+        let rule = r.compact_cut(160);
         write!(
             f,
             "{at}the rule {} of {} grants {} rights ({} apiGroups x {} resources x {} verbs x {} resourceNames{}){}: more than the {MAX_RIGHTS} olmctl lists one by one",

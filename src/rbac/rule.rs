@@ -91,6 +91,25 @@ impl Rule {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
+    /// [`Rule::compact`], cut to `max` characters (with `...`) for a message.
+    pub fn compact_cut(&self, max: usize) -> String {
+        let c = self.compact();
+        if c.chars().count() > max {
+            format!("{}...", c.chars().take(max).collect::<String>())
+        } else {
+            c
+        }
+    }
+
+    /// How many values its lists hold in all (the work of comparing it, list by list).
+    pub fn lists_len(&self) -> usize {
+        self.api_groups.len()
+            + self.resources.len()
+            + self.verbs.len()
+            + self.resource_names.len()
+            + self.non_resource_urls.len()
+    }
+
     /// The rule as Kubernetes' `CompactString` writes it in escalation errors:
     /// `{APIGroups:["apps"], Resources:["deployments"], Verbs:["get"]}`.
     pub fn compact(&self) -> String {

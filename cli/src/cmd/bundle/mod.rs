@@ -359,10 +359,11 @@ pub fn run(cmd: BundleCmd) -> u8 {
                         || s.split('/').next().is_some_and(|h| h.contains('.')))
                     && !s.starts_with(['/', '.'])
             };
+            let images: Vec<bool> = dirs.iter().map(|d| image_like(d)).collect();
             let inputs: Vec<&str> = dirs
                 .iter()
-                .map(String::as_str)
-                .filter(|s| image_like(s))
+                .zip(&images)
+                .filter_map(|(d, &image)| image.then_some(d.as_str()))
                 .collect();
             let (pulled, _scratch) = match crate::inputs::pulled(
                 &inputs,
@@ -380,8 +381,9 @@ pub fn run(cmd: BundleCmd) -> u8 {
             let mut pulled = pulled.into_iter();
             let dirs: Vec<PathBuf> = dirs
                 .iter()
-                .map(|given| {
-                    image_like(given)
+                .zip(images)
+                .map(|(given, image)| {
+                    image
                         .then(|| pulled.next().flatten().map(|(_, d)| d))
                         .flatten()
                         .unwrap_or_else(|| PathBuf::from(given))
