@@ -104,3 +104,49 @@ pub async fn image_platforms(names: BTreeSet<String>, opts: &registry::Options) 
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Copies the directory tree `from` to `to`.
+    fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).expect("mkdir");
+        for e in std::fs::read_dir(from).expect("read_dir") {
+            let e = e.expect("entry");
+            let dest = to.join(e.file_name());
+            if e.file_type().expect("type").is_dir() {
+                copy_tree(&e.path(), &dest);
+            } else {
+                std::fs::copy(e.path(), dest).expect("copy");
+            }
+        }
+    }
+
+    /// Each bundle is handed on before the next directory is read: the second directory
+    /// only exists once the first bundle's findings have been handed on, and it is read.
+    #[test]
+    fn each_bundle_is_handed_on_before_the_next_is_read() {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/fixtures/first-day/operators/cloudnative-pg/1.29.2");
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dirs = [tmp.path().join("first"), tmp.path().join("second")];
+        copy_tree(&fixture, &dirs[0]);
+        let mut seen = Vec::new();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        rt.block_on(each(&dirs, Options::default(), None, |i, r| {
+            if i == 0 {
+                assert!(!dirs[1].exists());
+                copy_tree(&fixture, &dirs[1]);
+            }
+            seen.push((i, r.map(|f| f.len())));
+        }));
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert_eq!(seen[0].0, 0);
+        assert_eq!(seen[1].0, 1);
+        let first = seen[0].1.clone().expect("the first bundle is read");
+        assert_eq!(seen[1].1, Ok(first), "{seen:?}");
+    }
+}
