@@ -395,7 +395,7 @@ fn dependencies_are_refused_as_the_resolver_refuses_them() {
                 .join(dir),
         )
         .expect("bundle");
-        let e = olmctl::olmv1::render::manifests(&b, &opts(CertProvider::CertManager, None))
+        let e = olmctl::olmv1::render::for_install(&b, &opts(CertProvider::CertManager, None))
             .unwrap_err();
         assert_eq!(
             e.0,

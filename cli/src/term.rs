@@ -70,6 +70,11 @@ pub fn error(message: impl std::fmt::Display) {
     eprintln!("error: {}", olmctl::text::esc(message));
 }
 
+/// Prints `warning: <message>` to stderr, escaped as [`error`] escapes.
+pub fn warning(message: impl std::fmt::Display) {
+    eprintln!("warning: {}", olmctl::text::esc(message));
+}
+
 /// A tokio runtime for one command.
 pub fn runtime() -> Result<tokio::runtime::Runtime, u8> {
     tokio::runtime::Builder::new_current_thread()

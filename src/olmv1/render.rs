@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::gotype::round_trip;
 use serde_json::{Map, Value, json};
 
 use super::names::{Rule, name_for_base_and_suffix, permission_json, unique_name};
@@ -725,8 +726,11 @@ fn cert_objects(c: &Ctx<'_>) -> Vec<Value> {
         let cert = cert_name(&svc);
         let issuer = name_for_base_and_suffix(&cert, "selfsigned-issuer");
         let ns = c.ns();
+        // `util.ToUnstructured` of the typed objects: their `status` structs are written
+        // empty.
         let mut i = object("cert-manager.io/v1", "Issuer", meta(&issuer, Some(ns)));
         i.insert("spec".into(), json!({"selfSigned": {}}));
+        i.insert("status".into(), json!({}));
         out.push(Value::Object(i));
         let mut crt = object("cert-manager.io/v1", "Certificate", meta(&cert, Some(ns)));
         crt.insert(
@@ -742,6 +746,7 @@ fn cert_objects(c: &Ctx<'_>) -> Vec<Value> {
                 "renewBefore": "24h0m0s",
             }),
         );
+        crt.insert("status".into(), json!({}));
         out.push(Value::Object(crt));
     }
     out
@@ -755,15 +760,27 @@ fn csv_annotations(csv: &Value, bundle: &BundleDir) -> Result<Map<String, Value>
         .as_object()
         .cloned()
         .unwrap_or_default();
-    let extra: Vec<Value> = bundle
-        .properties
-        .as_ref()
-        .and_then(|p| serde_json::from_str::<Value>(&p.node.to_json()).ok())
-        .and_then(|v| v.as_array().cloned())
-        .unwrap_or_default();
-    if extra.is_empty() {
+    // `metadata/properties.yaml` itself (not opm's any-file metadata blocks): absent or empty,
+    // the annotations stay as they are.
+    let file = bundle.dir.join("metadata/properties.yaml");
+    if std::fs::metadata(&file).map_or(true, |m| m.len() == 0) {
         return Ok(a);
     }
+    let doc = crate::fbc::yaml::read_first_document(&file)
+        .map_err(|e| Refused(format!("failed to unmarshal metadata/properties.yaml: {e}")))?;
+    let doc: Value = doc
+        .and_then(|d| serde_json::from_str(&d.to_json()).ok())
+        .unwrap_or_default();
+    // `RegistryV1Properties.Properties`, matched as encoding/json matches a key: exactly, else
+    // without regard to case.
+    let key = doc.as_object().and_then(|m| {
+        m.get("properties").or_else(|| {
+            m.iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("properties"))
+                .map(|(_, v)| v)
+        })
+    });
+    let extra: Vec<Value> = key.and_then(Value::as_array).cloned().unwrap_or_default();
     let mut all: Vec<Value> = match a.get("olm.properties").and_then(Value::as_str) {
         Some(s) => serde_json::from_str::<Vec<Value>>(s).map_err(|e| {
             Refused(format!(
@@ -773,6 +790,11 @@ fn csv_annotations(csv: &Value, bundle: &BundleDir) -> Result<Map<String, Value>
         None => Vec::new(),
     };
     all.extend(extra);
+    // No property at all: `json.Marshal` of a nil slice.
+    if all.is_empty() {
+        a.insert("olm.properties".into(), json!("null"));
+        return Ok(a);
+    }
     let mut s = String::from("[");
     for (i, p) in all.iter().enumerate() {
         if i > 0 {
@@ -846,15 +868,33 @@ fn objects(bundle: &BundleDir) -> Result<Objects, Refused> {
                 match o["kind"].as_str() {
                     Some("ClusterServiceVersion") => {
                         let mut o = o;
-                        super::csv_type::read(&mut o).map_err(|e| {
+                        let parsing = |e: String| {
                             Refused(format!(
                                 "error parsing objects in {}: {e}",
                                 crate::range::go_quote(&format!("manifests/{file}"))
                             ))
-                        })?;
+                        };
+                        super::csv_type::read(&mut o).map_err(parsing)?;
+                        // The deployments' specs are `appsv1.DeploymentSpec`s.
+                        let deployments =
+                            o["spec"]["install"]["spec"]["deployments"].as_array_mut();
+                        for d in deployments.into_iter().flatten() {
+                            if let Some(spec) = d.get_mut("spec") {
+                                *spec = round_trip(spec, "apps.DeploymentSpec").map_err(parsing)?;
+                            }
+                        }
                         csv = Some(o);
                     }
-                    Some("CustomResourceDefinition") => crds.push(o),
+                    Some("CustomResourceDefinition") => {
+                        crds.push(round_trip(&o, "apiext.CustomResourceDefinition").map_err(
+                            |e| {
+                                Refused(format!(
+                                    "error parsing objects in {}: {e}",
+                                    crate::range::go_quote(&format!("manifests/{file}"))
+                                ))
+                            },
+                        )?);
+                    }
                     _ => others.push(o),
                 }
             }
@@ -917,10 +957,17 @@ pub fn check_dependencies(bundle: &BundleDir) -> Result<(), Refused> {
     super::dependencies::no_dependency(&rendered.name, types).map_err(Refused)
 }
 
-/// [`check_dependencies`] (resolution), the manifest provider's refusals (`check_supported`), then
-/// [`render`]: what `olmctl bundle render --olmv1` prints.
-pub fn manifests(bundle: &BundleDir, opts: &Options) -> Result<Vec<Value>, Refused> {
+/// What operator-controller installs for `bundle` from a catalog: [`check_dependencies`] (its
+/// resolver refuses a bundle that declares dependencies), then [`manifests`].
+pub fn for_install(bundle: &BundleDir, opts: &Options) -> Result<Vec<Value>, Refused> {
     check_dependencies(bundle)?;
+    manifests(bundle, opts)
+}
+
+/// The manifest provider's refusals (`check_supported`), then [`render`]: what
+/// `olmctl bundle render --olmv1` prints, as operator-controller's renderer makes it of the
+/// bundle (its resolver's refusals, [`check_dependencies`], are not the renderer's).
+pub fn manifests(bundle: &BundleDir, opts: &Options) -> Result<Vec<Value>, Refused> {
     let objs = objects(bundle)?;
     check_supported(&objs.csv, opts)?;
     // `RegistryV1ManifestProvider.Get`: with the SingleOwnNamespace gate on, or a configuration
@@ -1058,25 +1105,52 @@ fn render_objects(
         targets,
     };
     let annotations = csv_annotations(&csv, bundle)?;
-    let mut out = service_accounts(&c);
-    out.extend(roles(&c));
-    out.extend(cluster_roles(&c));
-    out.extend(crds(&c, &bundle_crds)?);
+    let mut typed = service_accounts(&c);
+    typed.extend(roles(&c));
+    typed.extend(cluster_roles(&c));
+    typed.extend(crds(&c, &bundle_crds)?);
+    let mut out = written(typed);
     out.extend(others(&c, &bundle_others)?);
-    out.extend(deployments(&c, &annotations));
-    out.extend(webhook_configurations(
+    let mut typed = deployments(&c, &annotations);
+    typed.extend(webhook_configurations(
         &c,
         "ValidatingWebhookConfiguration",
         "ValidatingAdmissionWebhook",
     ));
-    out.extend(webhook_configurations(
+    typed.extend(webhook_configurations(
         &c,
         "MutatingWebhookConfiguration",
         "MutatingAdmissionWebhook",
     ));
-    out.extend(webhook_services(&c));
+    typed.extend(webhook_services(&c));
+    out.extend(written(typed));
     out.extend(cert_objects(&c));
     Ok(out)
+}
+
+/// The generated objects as upstream writes them: each is a Go struct of its kind, written by
+/// `encoding/json` ([`round_trip`]). The bundle's other objects stay unstructured.
+fn written(objs: Vec<Value>) -> Vec<Value> {
+    objs.into_iter()
+        .map(|o| {
+            let ty = match o["kind"].as_str().unwrap_or_default() {
+                "ServiceAccount" => "core.ServiceAccount",
+                "Service" => "core.Service",
+                "Role" => "rbac.Role",
+                "RoleBinding" => "rbac.RoleBinding",
+                "ClusterRole" => "rbac.ClusterRole",
+                "ClusterRoleBinding" => "rbac.ClusterRoleBinding",
+                "CustomResourceDefinition" => "apiext.CustomResourceDefinition",
+                "Deployment" => "apps.Deployment",
+                "ValidatingWebhookConfiguration" => "admission.ValidatingWebhookConfiguration",
+                "MutatingWebhookConfiguration" => "admission.MutatingWebhookConfiguration",
+                _ => return o,
+            };
+            // Every value was read into these types already (the CSV and the CRDs as they
+            // were loaded), so the round trip cannot fail here.
+            round_trip(&o, ty).unwrap_or(o)
+        })
+        .collect()
 }
 
 #[cfg(test)]

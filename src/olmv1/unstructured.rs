@@ -46,7 +46,7 @@ pub static STRS: Ty = Ty::List(&STR);
 pub static STR_MAP: Ty = Ty::Map(&STR);
 
 /// What a JSON value is once Go decoded it into `interface{}`.
-enum Src {
+pub(super) enum Src {
     Nil,
     Bool,
     Int(i64),
@@ -56,7 +56,7 @@ enum Src {
     Map,
 }
 
-fn src(v: &Value) -> Src {
+pub(super) fn src(v: &Value) -> Src {
     match v {
         Value::Null => Src::Nil,
         Value::Bool(_) => Src::Bool,
@@ -74,7 +74,7 @@ fn src(v: &Value) -> Src {
 
 impl Src {
     /// `reflect.Kind.String()`.
-    fn kind(&self) -> &'static str {
+    pub(super) fn kind(&self) -> &'static str {
         match self {
             Src::Nil => "invalid",
             Src::Bool => "bool",
@@ -112,7 +112,7 @@ fn number_text(s: &Src) -> String {
 }
 
 /// An integer type: the int64 Go holds after the conversion (then truncated by the caller).
-fn integer(v: &Value, go_type: &str) -> Result<i64, String> {
+pub(super) fn integer(v: &Value, go_type: &str) -> Result<i64, String> {
     match src(v) {
         Src::Int(i) => Ok(i),
         Src::Float(f) if f == f.trunc() => Ok(go_float_to_int64(f)),
@@ -122,7 +122,7 @@ fn integer(v: &Value, go_type: &str) -> Result<i64, String> {
 }
 
 /// `IntOrString.UnmarshalJSON`: a string, or a number `encoding/json` puts into an int32.
-fn int_or_string(v: &Value) -> Result<(), String> {
+pub(super) fn int_or_string(v: &Value) -> Result<(), String> {
     let s = src(v);
     let what = match &s {
         Src::Nil | Src::Str => return Ok(()),

@@ -323,7 +323,7 @@ fn installer_rbac_v1(
         single_own_namespace: false,
         deployment_config: None,
     };
-    let objects = olmctl::olmv1::render::manifests(&bundle, &opts).map_err(|r| {
+    let objects = olmctl::olmv1::render::for_install(&bundle, &opts).map_err(|r| {
         format!(
             "{}: operator-controller would not install this bundle: {r}",
             chosen.image
@@ -437,7 +437,7 @@ fn apply(
             }
             None => {
                 if let Some(note) = i.guess_note() {
-                    eprintln!("warning: {}", olmctl::text::esc(note));
+                    crate::term::warning(note);
                 }
             }
         }

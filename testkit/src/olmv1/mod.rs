@@ -683,7 +683,7 @@ fn operator_controller(inner: &mut Inner, ce: &Value) {
             single_own_namespace: false,
             deployment_config: None,
         };
-        let mut objects = olmctl::olmv1::render::manifests(&b, &opts).map_err(|e| wrap(e.0))?;
+        let mut objects = olmctl::olmv1::render::for_install(&b, &opts).map_err(|e| wrap(e.0))?;
         if s(ce, "/spec/install/preflight/crdUpgradeSafety/enforcement") != "None" {
             preflight(&api, &objects).map_err(wrap)?;
         }

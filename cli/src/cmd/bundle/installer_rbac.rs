@@ -55,7 +55,7 @@ fn rendered(arg: &str, a: &InstallerRbacArgs) -> Result<Rendered, u8> {
         .to_string();
     // operator-controller v1.10: the line whose spec.serviceAccount is honoured.
     let opts = a.render.options(&a.install_namespace, "1.10");
-    olmctl::olmv1::render::manifests(&bundle, &opts)
+    olmctl::olmv1::render::for_install(&bundle, &opts)
         .map(|o| {
             let sources = olmctl::rbac::grants::sources(&bundle);
             (o, package, (sources, bundle.dir.clone()))

@@ -1,5 +1,5 @@
 //! `olmctl bundle permissions BUNDLE [--olmv1 --install-namespace NS] [--diff OLD]`: every right
-//! the bundle's RBAC grants, as OLM v1 ([`olmctl::olmv1::render::manifests`]) or OLM v0
+//! the bundle's RBAC grants, as OLM v1 ([`olmctl::olmv1::render::for_install`]) or OLM v0
 //! ([`olmctl::rbac::v0::objects`]) creates it, flagged where it matters
 //! ([`olmctl::rbac::review`]); with `--diff`, what an upgrade adds and removes.
 
@@ -69,7 +69,7 @@ fn objects(
 ) -> Result<Vec<serde_json::Value>, String> {
     if a.olmv1 {
         let opts = a.render.options(&a.install_namespace, "1.11");
-        olmctl::olmv1::render::manifests(bundle, &opts)
+        olmctl::olmv1::render::for_install(bundle, &opts)
             .map_err(|r| format!("operator-controller would not install this bundle: {r}"))
     } else {
         Ok(olmctl::rbac::v0::objects(all, &a.install_namespace))

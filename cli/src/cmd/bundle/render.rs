@@ -63,6 +63,13 @@ pub fn run(a: RenderArgs) -> u8 {
     }
     match olmctl::olmv1::render::manifests(&bundle, &opts) {
         Ok(objs) => {
+            // What the renderer makes of it; from a catalog, the resolver refuses it first.
+            if let Err(refused) = olmctl::olmv1::render::check_dependencies(&bundle) {
+                crate::term::warning(format_args!(
+                    "{}: operator-controller's resolver would not install this bundle from a catalog: {refused}; these are the objects its renderer makes of it",
+                    esc(&a.bundle)
+                ));
+            }
             out(&a.output.render(&objs));
             EXIT_OK
         }
