@@ -4,7 +4,9 @@
 //! - sufficient: installing the rendered manifests as the installer ServiceAccount passes the
 //!   test cluster's RBAC authorizer (`olmctl_testkit::api::rbac`, kubernetes
 //!   `plugin/pkg/auth/authorizer/rbac`) for every request operator-controller v1.10's RBAC
-//!   preflight checks, and the escalation check the RBAC storages run on every Role,
+//!   preflight checks, for each object's create and patch at its resource's real scope (a
+//!   webhook configuration rendered with a namespace is still cluster-scoped), and the
+//!   escalation check the RBAC storages run on every Role,
 //!   ClusterRole and binding it writes (`olmctl_testkit::api::rbac::escalation`, kubernetes
 //!   `pkg/registry/rbac`); an upgrade from the previous version also deletes what the new
 //!   version drops;
@@ -78,6 +80,41 @@ fn resource(kind: &str) -> String {
     .to_string()
 }
 
+/// Whether the API server serves `o`'s kind namespaced: the test cluster's discovery table,
+/// the CRDs among `objects` (as the test cluster reads a CRD, or its `spec.scope` for one it
+/// cannot serve), else the scope upstream gives the kinds bundles ship that it does not serve
+/// (admissionregistration, scheduling, policy and networking of Kubernetes; the add-ons'
+/// CRDs).
+fn served_namespaced(o: &Value, objects: &[Value]) -> bool {
+    let (g, kind) = (group(o), s(o, "/kind"));
+    if let Some(r) = olmctl_testkit::api::resources::builtins()
+        .into_iter()
+        .find(|r| r.group == g && r.kind == kind)
+    {
+        return r.namespaced;
+    }
+    for crd in objects
+        .iter()
+        .filter(|c| s(c, "/kind") == "CustomResourceDefinition")
+    {
+        if s(crd, "/spec/group") == g && s(crd, "/spec/names/kind") == kind {
+            return olmctl_testkit::api::resources::from_crd(crd)
+                .map_or(s(crd, "/spec/scope") == "Namespaced", |r| r.namespaced);
+        }
+    }
+    !matches!(
+        kind,
+        "ValidatingWebhookConfiguration"
+            | "MutatingWebhookConfiguration"
+            | "PriorityClass"
+            | "ConsoleYAMLSample"
+            | "ConsoleQuickStart"
+            | "ConsoleCLIDownload"
+            | "ConsoleLink"
+            | "ConsolePlugin"
+    )
+}
+
 fn group(o: &Value) -> String {
     s(o, "/apiVersion")
         .rsplit_once('/')
@@ -137,6 +174,18 @@ fn failures(installer: &[Value], objects: &[Value], old: &[Value], first: bool) 
         }
         ask("list", g, r, "", "", &state);
         ask("watch", g, r, "", "", &state);
+    }
+    // The apply itself (Helm as the ServiceAccount): each object created, then patched, at
+    // its resource's scope: the API server ignores the namespace of a cluster-scoped object.
+    for o in objects {
+        let (g, r) = (group(o), resource(s(o, "/kind")));
+        let ns = if served_namespaced(o, objects) {
+            s(o, "/metadata/namespace")
+        } else {
+            ""
+        };
+        ask("create", &g, &r, ns, "", &state);
+        ask("patch", &g, &r, ns, s(o, "/metadata/name"), &state);
     }
     // extManagementPerms.
     ask(

@@ -31,6 +31,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde_json::{Value, json};
 
 use super::rule::{Request, Rule, allows, allows_named, guess_resource};
+use super::scope::Scopes;
 
 /// Why the RBAC could not be derived.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,19 +178,25 @@ fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
         .unwrap_or_default()
 }
 
-/// A rendered object's kind as group and resource, namespace and name.
-fn key(o: &Value) -> (String, String, String, String) {
+/// A rendered object's kind as group and resource, the namespace of a request about it (none
+/// for a cluster-scoped kind, whatever its `metadata.namespace`) and its name.
+fn key(o: &Value, scopes: &Scopes) -> (String, String, String, String) {
     (
         group_of(str_at(o, "/apiVersion")).to_string(),
         guess_resource(str_at(o, "/kind")),
-        str_at(o, "/metadata/namespace").to_string(),
+        scopes.request_namespace(o).to_string(),
         str_at(o, "/metadata/name").to_string(),
     )
 }
 
 /// Every need to install `objects` (and to delete the objects of `old` they do not have).
+/// A request's scope is its resource's ([`Scopes`]): a webhook configuration rendered with a
+/// namespace is still created at cluster scope, so a Role cannot grant it.
 pub fn needs(objects: &[Value], old: &[Value], opts: &Options) -> Vec<Need> {
     let mut out = Vec::new();
+    let mut scopes = Scopes::of(old);
+    scopes.extend(Scopes::of(objects));
+    let key = |o: &Value| key(o, &scopes);
     let mut gvrs: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
     for o in objects {
         let (g, r, ns, name) = key(o);

@@ -14,4 +14,5 @@ pub mod make;
 pub mod review;
 pub mod rights;
 pub mod rule;
+pub mod scope;
 pub mod v0;
