@@ -360,3 +360,56 @@ fn installer_rbac_prints_the_derivation() {
     assert!(text.starts_with("# The installer ServiceAccount of ClusterExtension argocd-operator for operator-controller v1.10 and\n"), "{text}");
     assert!(text.contains("  name: argocd-operator-installer\n"));
 }
+
+/// `bind`, `escalate` and `impersonate` limited by `resourceNames` are each flagged (PERM003),
+/// naming the roles or users: `bind` on the admin ClusterRole is all of admin.
+#[test]
+fn escalation_verbs_on_named_objects_are_flagged() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("kube-green");
+    let src = olmctl_testdata::fixture_operators().join("kube-green/0.7.1");
+    for sub in ["manifests", "metadata"] {
+        std::fs::create_dir_all(dir.join(sub)).expect("mkdir");
+        for e in std::fs::read_dir(src.join(sub)).expect("read") {
+            let e = e.expect("entry");
+            std::fs::copy(e.path(), dir.join(sub).join(e.file_name())).expect("copy");
+        }
+    }
+    let csv = dir.join("manifests/kube-green.clusterserviceversion.yaml");
+    let text = std::fs::read_to_string(&csv).expect("csv");
+    let rules = "      clusterPermissions:\n      - rules:\n        - apiGroups: [rbac.authorization.k8s.io]\n          resources: [clusterroles]\n          verbs: [bind]\n          resourceNames: [konflux-admin, konflux-viewer]\n        - apiGroups: [rbac.authorization.k8s.io]\n          resources: [roles]\n          verbs: [escalate, get]\n          resourceNames: [editor]\n        - apiGroups: [\"\"]\n          resources: [serviceaccounts]\n          verbs: [impersonate]\n          resourceNames: [builder]\n        - apiGroups: [rbac.authorization.k8s.io]\n          resources: [clusterroles]\n          verbs: [get]\n          resourceNames: [konflux-admin]\n";
+    std::fs::write(
+        &csv,
+        text.replacen("      clusterPermissions:\n      - rules:\n", rules, 1),
+    )
+    .expect("write");
+    let (_, doc) = json(&["bundle", "permissions", &dir.display().to_string()]);
+    let perm003: Vec<(String, String)> = doc["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["code"] == "PERM003")
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap_or_default().to_string(),
+                f["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let at = |i: usize| format!("spec.install.spec.clusterPermissions[0].rules[{i}]");
+    for (i, what) in [
+        (
+            0,
+            "bind on clusterroles named konflux-admin, konflux-viewer",
+        ),
+        (1, "escalate on roles named editor"),
+        (2, "impersonate on serviceaccounts named builder"),
+    ] {
+        assert!(
+            perm003.iter().any(|(p, m)| *p == at(i) && m.contains(what)),
+            "rule {i}: {what}: {perm003:#?}"
+        );
+    }
+    // `get` on a named role is no escalation.
+    assert!(!perm003.iter().any(|(p, _)| *p == at(3)), "{perm003:#?}");
+}

@@ -62,6 +62,61 @@ fn probe(rule: &Rule, verbs: &[&str], group: &str, resources: &[&str]) -> Vec<(S
     hits
 }
 
+/// [`probe`], and for a rule limited by `resourceNames` the requests for those names: the
+/// hits with the names they are limited to (empty: any name).
+fn probe_named(
+    rule: &Rule,
+    verbs: &[&str],
+    group: &str,
+    resources: &[&str],
+) -> Vec<(String, String, Vec<String>)> {
+    let mut hits: Vec<(String, String, Vec<String>)> = probe(rule, verbs, group, resources)
+        .into_iter()
+        .map(|(v, r)| (v, r, Vec::new()))
+        .collect();
+    for r in resources {
+        let (res, sub) = r.split_once('/').unwrap_or((r, ""));
+        for v in verbs {
+            if hits.iter().any(|(hv, hr, _)| hv == v && hr == r) {
+                continue;
+            }
+            let names: Vec<String> = rule
+                .resource_names
+                .iter()
+                .filter(|n| {
+                    let mut req = Request::resource(v, group, res).named(n);
+                    req.subresource = sub.to_string();
+                    allows(rule, &req)
+                })
+                .cloned()
+                .collect();
+            if !names.is_empty() {
+                hits.push(((*v).to_string(), (*r).to_string(), names));
+            }
+        }
+    }
+    hits
+}
+
+/// `bind, escalate on clusterroles named admin, edit`: [`hits_text`] of named hits.
+fn named_hits_text(hits: &[(String, String, Vec<String>)]) -> String {
+    let plain: Vec<(String, String)> = hits
+        .iter()
+        .map(|(v, r, _)| (v.clone(), r.clone()))
+        .collect();
+    let names: BTreeSet<&str> = hits
+        .iter()
+        .flat_map(|(_, _, n)| n.iter().map(String::as_str))
+        .collect();
+    let any_name = hits.iter().any(|(_, _, n)| n.is_empty());
+    let mut text = hits_text(&plain);
+    if !names.is_empty() && !any_name {
+        text.push_str(" named ");
+        text.push_str(&names.into_iter().collect::<Vec<_>>().join(", "));
+    }
+    text
+}
+
 /// `get, list on secrets`: the verbs and resources of probe hits.
 fn hits_text(hits: &[(String, String)]) -> String {
     let verbs: BTreeSet<&str> = hits.iter().map(|(v, _)| v.as_str()).collect();
@@ -116,19 +171,21 @@ fn rule_findings(g: &Grant, cx: &Context) -> Vec<(&'static crate::diag::Code, Se
             format!("a wildcard in {}", wild.join(", ")),
         ));
     }
-    let mut escalation = probe(
+    // Limited by resourceNames, each is still an escalation: `bind` on the admin ClusterRole
+    // grants all of admin.
+    let mut escalation = probe_named(
         r,
         &["escalate", "bind"],
         "rbac.authorization.k8s.io",
         &["roles", "clusterroles"],
     );
-    escalation.extend(probe(
+    escalation.extend(probe_named(
         r,
         &["impersonate"],
         "",
         &["users", "groups", "serviceaccounts"],
     ));
-    escalation.extend(probe(
+    escalation.extend(probe_named(
         r,
         &["impersonate"],
         "authentication.k8s.io",
@@ -138,7 +195,7 @@ fn rule_findings(g: &Grant, cx: &Context) -> Vec<(&'static crate::diag::Code, Se
         out.push((
             &ESCALATION_VERBS,
             lower(Error, &g.scope),
-            hits_text(&escalation),
+            named_hits_text(&escalation),
         ));
     }
     let secrets = probe(r, &["get", "list", "watch"], "", &["secrets"]);
