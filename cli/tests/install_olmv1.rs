@@ -617,3 +617,84 @@ fn what_the_crds_refuse_is_refused_before_anything_is_written() {
     assert!(api.get("", "namespaces", "", NS).is_none());
     assert!(api.list(GROUP, "clusterextensions").is_empty());
 }
+
+/// `install --olmv1 --print --service-account` without registry access (GitOps): the bundle
+/// from `--bundle-dir` (or resolved in `--catalog-dir`) gives the installer RBAC offline; when
+/// nothing can be read the manifests are printed without it, a warning says so, and only
+/// `--require-rbac` makes that exit 3.
+#[test]
+fn v1_10_print_derives_the_installer_rbac_offline_or_says_it_cannot() {
+    let (fbc, _) = catalog();
+    // Nothing listens on port 1: every pull fails at once.
+    let file = fbc.path().join(PKG).join("catalog.json");
+    let text = std::fs::read_to_string(&file).expect("catalog");
+    std::fs::write(
+        &file,
+        text.replace("quay.io/example", "127.0.0.1:1/example"),
+    )
+    .expect("write");
+    let catalog_dir = fbc.path().display().to_string();
+    let bundle = bundle_dir().display().to_string();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "install",
+            PKG,
+            "--olmv1",
+            "--catalog",
+            "127.0.0.1:1/example/catalog:v1",
+            "--channel",
+            "alpha",
+            "-n",
+            NS,
+            "--service-account",
+            "installer",
+            "--print",
+            "--timeout",
+            "20s",
+        ];
+        args.extend_from_slice(extra);
+        run_olmctl(&args, &[])
+    };
+    let installer_role = "  name: installer-clusterrole\n";
+    // From the bundle directory: the RBAC, nothing pulled.
+    let printed = ok(&run(&["--bundle-dir", &bundle]));
+    assert!(printed.contains(installer_role), "{printed}");
+    assert!(printed.contains("kind: ClusterExtension\n"), "{printed}");
+
+    // Nothing readable: the manifests without the installer RBAC, and why, exit 0.
+    let o = run(&[]);
+    let printed = ok(&o);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!printed.contains(installer_role), "{printed}");
+    assert!(printed.contains("kind: ClusterExtension\n"), "{printed}");
+    assert!(printed.contains("kind: ClusterCatalog\n"), "{printed}");
+    assert!(
+        stderr.starts_with("warning: ")
+            && stderr.contains("127.0.0.1:1/example/catalog:v1")
+            && stderr.contains("the installer ServiceAccount installer and its RBAC are left out of the manifests (pass --catalog-dir DIR or --bundle-dir DIR to derive them offline)"),
+        "{stderr}"
+    );
+    // --require-rbac: the same manifests, exit 3.
+    let o = run(&["--require-rbac"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), printed);
+
+    // The catalog copy resolves the bundle, whose image cannot be pulled: said by its name.
+    let o = run(&["--catalog-dir", &catalog_dir]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("127.0.0.1:1/example/argocd-operator-bundle@sha256:"),
+        "{stderr}"
+    );
+    // A bundle directory of another package is an error, not a fallback.
+    let other = olmctl_testdata::fixture_operators().join("kube-green/0.7.1");
+    let o = run(&["--bundle-dir", other.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("the bundle is of package kube-green, not argocd-operator"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -134,6 +134,17 @@ pub struct InstallArgs {
     /// (spec.serviceAccount.name; its RBAC: `olmctl bundle installer-rbac`).
     #[arg(long, value_name = "NAME", requires = "olmv1")]
     service_account: Option<String>,
+    /// OLM v1 with --service-account: the bundle the extension resolves to, as a bundle
+    /// directory, to derive the installer RBAC from instead of resolving it in the catalog and
+    /// pulling its image (with --catalog-dir the catalog is read from that directory instead).
+    /// With --print and nothing to read, the manifests are printed without the installer RBAC
+    /// and a warning says so.
+    #[arg(long, value_name = "DIR", requires = "service_account")]
+    bundle_dir: Option<PathBuf>,
+    /// With --service-account --print: exit 3 when the installer RBAC cannot be derived (the
+    /// manifests are still printed without it).
+    #[arg(long, requires = "service_account")]
+    require_rbac: bool,
     #[command(flatten)]
     one_bundle: run_bundle::BundleArgs,
     #[command(flatten)]
@@ -228,7 +239,10 @@ fn run_v1(a: InstallArgs) -> u8 {
     let v0_only = [
         (a.catalog_source.is_some(), "--catalog-source"),
         (a.starting_csv.is_some(), "--starting-csv"),
-        (a.catalog_dir.is_some(), "--catalog-dir"),
+        (
+            a.catalog_dir.is_some() && a.service_account.is_none(),
+            "--catalog-dir (without --service-account)",
+        ),
         (!a.target_namespace.is_empty(), "--target-namespace"),
         (a.no_operator_group, "--no-operator-group"),
         (a.approval.is_some(), "--approval"),
@@ -269,52 +283,128 @@ fn run_v1(a: InstallArgs) -> u8 {
     let mut i = i;
     let timeout = a.live.timeout;
     let (connection, waiting) = a.live.split();
+    let mut code = EXIT_OK;
     if i.service_account.is_some() {
-        // The catalog to resolve the bundle in: the image given, or the one the existing
-        // ClusterCatalog serves (read from the cluster; not with --print, which connects to
-        // nothing).
-        let image = match &i.catalog {
-            olmctl::install::olmv1::Catalog::Image(image) => Some(image.clone()),
-            olmctl::install::olmv1::Catalog::Existing(name) if !a.print => {
-                crate::cluster::cluster_catalog_image(&connection, name, timeout)
+        // The catalog to resolve the bundle in: the directory given, the image given, or the
+        // one the existing ClusterCatalog serves (read from the cluster; not with --print,
+        // which connects to nothing).
+        let source = match (&a.bundle_dir, &a.catalog_dir, &i.catalog) {
+            (Some(d), _, _) => Ok(RbacSource::BundleDir(d)),
+            (None, Some(d), _) => Ok(RbacSource::CatalogDir(d)),
+            (None, None, olmctl::install::olmv1::Catalog::Image(image)) => {
+                Ok(RbacSource::CatalogImage(image.clone()))
             }
-            olmctl::install::olmv1::Catalog::Existing(_) => None,
-        };
-        if let Some(image) = image {
-            match installer_rbac_v1(&i, &image, timeout) {
-                Ok(objs) => i.installer_rbac = objs,
-                Err(e) => {
-                    error(e);
-                    return EXIT_USAGE;
+            (None, None, olmctl::install::olmv1::Catalog::Existing(name)) if !a.print => {
+                match crate::cluster::cluster_catalog_image(&connection, name, timeout) {
+                    Some(image) => Ok(RbacSource::CatalogImage(image)),
+                    None => Err(RbacError::Unreadable(format!(
+                        "ClusterCatalog {name}: no image to read the bundle from"
+                    ))),
                 }
+            }
+            (None, None, olmctl::install::olmv1::Catalog::Existing(name)) => {
+                Err(RbacError::Unreadable(format!(
+                    "ClusterCatalog {name}'s image is on the cluster, which --print does not reach"
+                )))
+            }
+        };
+        match source.and_then(|s| installer_rbac_v1(&i, s, timeout)) {
+            Ok(objs) => i.installer_rbac = objs,
+            Err(RbacError::Unreadable(e)) if a.print => {
+                crate::term::warning(format_args!(
+                    "{e}: the installer ServiceAccount {} and its RBAC are left out of the manifests (pass --catalog-dir DIR or --bundle-dir DIR to derive them offline)",
+                    i.service_account.as_deref().unwrap_or_default()
+                ));
+                if a.require_rbac {
+                    code = EXIT_NO_RBAC;
+                }
+            }
+            Err(RbacError::Unreadable(e) | RbacError::Failed(e)) => {
+                error(e);
+                return EXIT_USAGE;
             }
         }
     }
     if a.print {
         out(&olmctl::olmv1::render::to_yaml(&i.manifests()));
-        return EXIT_OK;
+        return code;
     }
     crate::cluster::run_install_v1(i, connection, waiting)
 }
 
+/// `install --print --service-account --require-rbac`: the manifests were printed without the
+/// installer RBAC, which could not be derived.
+const EXIT_NO_RBAC: u8 = 3;
+
+/// Where the installer RBAC's bundle comes from.
+enum RbacSource<'a> {
+    /// The bundle itself (`--bundle-dir`).
+    BundleDir(&'a std::path::Path),
+    /// A copy of the catalog (`--catalog-dir`): resolved there, the bundle's image pulled.
+    CatalogDir(&'a std::path::Path),
+    /// The catalog image: pulled, resolved, the bundle's image pulled.
+    CatalogImage(String),
+}
+
+/// Why the installer RBAC was not derived.
+enum RbacError {
+    /// An image could not be pulled (with --print, the manifests go out without the RBAC).
+    Unreadable(String),
+    /// Anything else: a directory given cannot be read, the package does not resolve, the
+    /// bundle is refused.
+    Failed(String),
+}
+
 /// The installer ServiceAccount and RBAC for the bundle a new extension resolves to: the
-/// catalog image pulled, the bundle chosen as operator-controller chooses it
-/// ([`olmctl::olmv1::resolve::for_install`]), its image pulled, rendered as v1.10 renders it,
-/// and [`olmctl::rbac::installer::installer_rbac`].
+/// catalog read, the bundle chosen as operator-controller chooses it
+/// ([`olmctl::olmv1::resolve::for_install`]), its image pulled (or the bundle directory given),
+/// rendered as v1.10 renders it, and [`olmctl::rbac::installer::installer_rbac`].
 fn installer_rbac_v1(
     i: &olmctl::install::olmv1::InstallV1,
-    catalog: &str,
+    source: RbacSource<'_>,
     timeout: Duration,
-) -> Result<Vec<serde_json::Value>, String> {
+) -> Result<Vec<serde_json::Value>, RbacError> {
+    use RbacError::{Failed, Unreadable};
     use olmctl::oci::deliver::Want;
     let pulled = |image: &str, want: Want| crate::inputs::pulled_dir(image, want, timeout);
-    let (dir, _catalog_scratch) = pulled(catalog, Want::Catalog)?;
-    let cfg = olmctl::fbc::load::load_catalog(&[dir])?.cfg;
-    let chosen =
-        olmctl::olmv1::resolve::for_install(&cfg, &i.package, &i.channels, i.version.as_deref())
-            .map_err(|e| format!("{catalog}: {e}"))?;
-    let (bdir, _bundle_scratch) = pulled(&chosen.image, Want::Bundle)?;
-    let bundle = olmctl::bundle::load::load_bundle(&bdir).map_err(|e| e.to_string())?;
+    let resolve = |cfg: &olmctl::fbc::decl::DeclarativeConfig, catalog: &str| {
+        olmctl::olmv1::resolve::for_install(cfg, &i.package, &i.channels, i.version.as_deref())
+            .map_err(|e| Failed(format!("{catalog}: {e}")))
+    };
+    let given = matches!(source, RbacSource::BundleDir(_));
+    let (bdir, _scratch, shown) = match source {
+        RbacSource::BundleDir(d) => (d.to_path_buf(), None, d.display().to_string()),
+        RbacSource::CatalogDir(d) => {
+            let cfg = olmctl::fbc::load::load_catalog(&[d.to_path_buf()])
+                .map_err(Failed)?
+                .cfg;
+            let chosen = resolve(&cfg, &d.display().to_string())?;
+            let (b, scratch) = pulled(&chosen.image, Want::Bundle).map_err(Unreadable)?;
+            (b, Some(scratch), chosen.image)
+        }
+        RbacSource::CatalogImage(catalog) => {
+            let (dir, _catalog_scratch) = pulled(&catalog, Want::Catalog).map_err(Unreadable)?;
+            let cfg = olmctl::fbc::load::load_catalog(&[dir])
+                .map_err(Unreadable)?
+                .cfg;
+            let chosen = resolve(&cfg, &catalog)?;
+            let (b, scratch) = pulled(&chosen.image, Want::Bundle).map_err(Unreadable)?;
+            (b, Some(scratch), chosen.image)
+        }
+    };
+    let bundle =
+        olmctl::bundle::load::load_bundle(&bdir).map_err(|e| Failed(format!("{shown}: {e}")))?;
+    let package = bundle
+        .annotation(olmctl::bundle::load::keys::PACKAGE)
+        .unwrap_or_default();
+    // A bundle directory given stands for the resolved bundle: it must be of the package.
+    if given && package != i.package {
+        return Err(Failed(format!(
+            "{shown}: the bundle is of package {}, not {}",
+            olmctl::text::esc(package),
+            olmctl::text::esc(&i.package)
+        )));
+    }
     let opts = olmctl::olmv1::render::Options {
         install_namespace: i.namespace.clone(),
         watch_namespace: None,
@@ -324,10 +414,9 @@ fn installer_rbac_v1(
         deployment_config: None,
     };
     let objects = olmctl::olmv1::render::for_install(&bundle, &opts).map_err(|r| {
-        format!(
-            "{}: operator-controller would not install this bundle: {r}",
-            chosen.image
-        )
+        Failed(format!(
+            "{shown}: operator-controller would not install this bundle: {r}"
+        ))
     })?;
     olmctl::rbac::installer::installer_rbac(
         &objects,
@@ -344,7 +433,7 @@ fn installer_rbac_v1(
             &olmctl::rbac::grants::sources(&bundle),
             &bundle.dir,
         );
-        format!("{}: {e}", chosen.image)
+        Failed(format!("{shown}: {e}"))
     })
 }
 
