@@ -12,16 +12,27 @@ use olmctl_cli::cluster::Waiting;
 use olmctl_cli::cluster::install_v1;
 use olmctl_cli::cluster::ui::Recorder;
 use olmctl_testkit::api::ApiServer;
-use olmctl_testkit::olmv1::{CatalogImage, GROUP, Line, OlmV1};
+use olmctl_testkit::olmv1::{CatalogImage, GROUP, Line, OlmV1, Rendered};
 use serde_json::{Value, json};
 
 const IMAGE: &str = "quay.io/example/catalog:v1";
 const PKG: &str = "argocd-operator";
-const NS: &str = "argocd";
+const NS: &str = "argocd-system";
 
 fn bundle_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/data/olmv1-render/bundles/argocd-operator.v0.6.0")
+}
+
+/// What operator-controller's renderer made of the bundle for install namespace
+/// `argocd-system` (its own regression data, `all-namespaces`): what the double applies.
+fn recorded() -> Rendered {
+    Rendered::expected_manifests(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+            "../tests/data/olmv1-render/expected-manifests/argocd-operator.v0.6.0/all-namespaces",
+        ),
+        NS,
+    )
 }
 
 /// A catalog with the package, channel `alpha` and the one bundle.
@@ -40,7 +51,7 @@ fn catalog() -> (tempfile::TempDir, CatalogImage) {
     std::fs::write(dir.path().join(PKG).join("catalog.json"), text).expect("write");
     let content = CatalogImage {
         dir: dir.path().to_path_buf(),
-        bundles: [("argocd-operator.v0.6.0".to_string(), bundle_dir())].into(),
+        bundles: [("argocd-operator.v0.6.0".to_string(), recorded())].into(),
         digest: None,
     };
     (dir, content)
@@ -99,14 +110,14 @@ fn installs_and_reports_the_installed_bundle() {
     assert_eq!(
         ui.lines,
         [
-            "Namespace argocd created",
+            "Namespace argocd-system created",
             "ClusterCatalog argocd-operator-catalog created",
             "ClusterExtension argocd-operator created",
             "ClusterCatalog argocd-operator-catalog: Progressing=True (Succeeded: Successfully unpacked and stored content from resolved source)",
             "ClusterCatalog argocd-operator-catalog: Serving=True (Available: Serving desired content from resolved source)",
             "ClusterExtension argocd-operator: Progressing=True (Succeeded: Desired state reached)",
             "ClusterExtension argocd-operator: Installed=True (Succeeded: Installed bundle quay.io/example/argocd-operator-bundle@sha256:1111111111111111111111111111111111111111111111111111111111111111 successfully)",
-            "installed argocd-operator.v0.6.0 (0.6.0) in namespace argocd",
+            "installed argocd-operator.v0.6.0 (0.6.0) in namespace argocd-system",
         ]
     );
     // The objects operator-controller applied carry its owner labels; the extension passed the
@@ -136,7 +147,7 @@ fn installs_and_reports_the_installed_bundle() {
     assert_eq!(
         ui.lines[..3],
         [
-            "Namespace argocd created".replace("created", "unchanged"),
+            "Namespace argocd-system created".replace("created", "unchanged"),
             "ClusterCatalog argocd-operator-catalog unchanged".into(),
             "ClusterExtension argocd-operator unchanged".into()
         ]
@@ -181,7 +192,7 @@ fn a_crd_change_the_preflight_refuses_is_shown() {
         .find(|l| l.starts_with("ClusterExtension argocd-operator: Progressing=True (Retrying: "))
         .expect("retrying");
     assert!(
-        line.contains("error for resolved bundle \"argocd-operator.v0.6.0\" with version \"0.6.0\": validating upgrade for CRD \"argocdexports.argoproj.io\": v1alpha1: ^.spec.legacy: existingFieldRemoval: "),
+        line.contains("error for resolved bundle \"argocd-operator.v0.6.0\" with version \"0.6.0\": validating upgrade for CRD \"argocdexports.argoproj.io\": existingFieldRemoval: removed field : v1alpha1.^.spec.legacy)"),
         "{line}"
     );
     assert!(
@@ -257,7 +268,7 @@ fn v1_10_installs_as_the_service_account() {
         .iter()
         .find(|l| l.contains("Retrying: error for resolved bundle"))
         .expect("retrying");
-    assert!(line.contains("deployments.apps is forbidden: User \"system:serviceaccount:argocd:installer\" cannot create resource \"deployments\" in API group \"apps\" in the namespace \"argocd\""), "{line}");
+    assert!(line.contains("deployments.apps is forbidden: User \"system:serviceaccount:argocd-system:installer\" cannot create resource \"deployments\" in API group \"apps\" in the namespace \"argocd-system\""), "{line}");
 
     // The whole installer RBAC: installed.
     for o in &full {
@@ -268,7 +279,7 @@ fn v1_10_installs_as_the_service_account() {
     assert_eq!(code, 0, "{:?} {:?}", ui.lines, ui.errors);
     assert_eq!(
         ui.lines.last().unwrap(),
-        "installed argocd-operator.v0.6.0 (0.6.0) in namespace argocd"
+        "installed argocd-operator.v0.6.0 (0.6.0) in namespace argocd-system"
     );
     assert!(
         v1.steps()
@@ -385,7 +396,7 @@ fn v1_10_install_derives_the_installer_rbac_from_the_catalog() {
     let lines: Vec<&str> = out.lines().collect();
     // The installer's objects and the extension, in the order they are created.
     let installer = [
-        "ServiceAccount argocd/installer created",
+        "ServiceAccount argocd-system/installer created",
         "ClusterRole installer-clusterrole created",
         "ClusterRoleBinding installer-binding created",
         "ClusterRole installer-rbac-clusterrole created",
@@ -395,14 +406,14 @@ fn v1_10_install_derives_the_installer_rbac_from_the_catalog() {
     assert_eq!(
         lines[..2],
         [
-            "Namespace argocd created",
+            "Namespace argocd-system created",
             "ClusterCatalog argocd-operator-catalog created",
         ]
     );
     assert_eq!(lines[2..8], installer);
     assert_eq!(
         lines.last().copied(),
-        Some("installed argocd-operator.v0.6.0 (0.6.0) in namespace argocd")
+        Some("installed argocd-operator.v0.6.0 (0.6.0) in namespace argocd-system")
     );
     let ce = api
         .get(GROUP, "clusterextensions", "", PKG)
@@ -423,7 +434,7 @@ fn v1_10_install_derives_the_installer_rbac_from_the_catalog() {
     };
     let out = uninstall(&[]);
     assert!(
-        out.ends_with("ServiceAccount argocd/installer deleted\n"),
+        out.ends_with("ServiceAccount argocd-system/installer deleted\n"),
         "{out}"
     );
     assert!(api.get("", "serviceaccounts", NS, "installer").is_none());
@@ -460,11 +471,11 @@ fn v1_10_install_derives_the_installer_rbac_from_the_catalog() {
     assert_eq!(lines[..6], installer, "{out}");
     assert_eq!(
         lines.last().copied(),
-        Some("installed argocd-operator.v0.6.0 (0.6.0) in namespace argocd")
+        Some("installed argocd-operator.v0.6.0 (0.6.0) in namespace argocd-system")
     );
 
     let out = uninstall(&["--delete-cluster-catalog"]);
-    assert!(out.ends_with("ServiceAccount argocd/installer deleted\nClusterCatalog argocd-operator-catalog deleted\n"), "{out}");
+    assert!(out.ends_with("ServiceAccount argocd-system/installer deleted\nClusterCatalog argocd-operator-catalog deleted\n"), "{out}");
     assert!(api.get(GROUP, "clusterextensions", "", PKG).is_none());
     assert!(api.get("", "serviceaccounts", NS, "installer").is_none());
 }
@@ -477,27 +488,19 @@ fn v1_10_install_derives_the_installer_rbac_from_the_catalog() {
 fn v1_10_leaves_a_leftover_the_installer_may_not_delete() {
     let api = ApiServer::new();
     let v1 = OlmV1::start(&api, Line::V1_10);
-    let (keep, mut content) = catalog();
-    // 0.6.1: the same bundle, renamed, replacing 0.6.0, without its manager ConfigMap.
-    let next = keep.path().join("argocd-operator.v0.6.1");
-    olmctl_testdata::copy_tree(&bundle_dir(), &next);
-    let manifests = next.join("manifests");
-    std::fs::remove_file(manifests.join("argocd-operator-manager-config_v1_configmap.yaml"))
-        .expect("rm");
-    let csv = manifests.join("argocd-operator.v0.6.0.clusterserviceversion.yaml");
-    let text = std::fs::read_to_string(&csv)
-        .expect("csv")
-        .replace(
-            "name: argocd-operator.v0.6.0",
-            "name: argocd-operator.v0.6.1",
-        )
-        .replace("version: 0.6.0", "version: 0.6.1");
-    std::fs::remove_file(&csv).expect("rm");
-    std::fs::write(
-        manifests.join("argocd-operator.v0.6.1.clusterserviceversion.yaml"),
-        text,
-    )
-    .expect("write");
+    let (_keep, mut content) = catalog();
+    // 0.6.1: replacing 0.6.0, rendered as 0.6.0 without its manager ConfigMap (no recording
+    // exists of a 0.6.1: these are upstream's 0.6.0 objects less that one).
+    let Rendered::Objects { objects, .. } = recorded() else {
+        panic!("recorded objects")
+    };
+    let next = Rendered::Objects {
+        namespace: NS.into(),
+        objects: objects
+            .into_iter()
+            .filter(|o| o["kind"] != "ConfigMap")
+            .collect(),
+    };
     let file = content.dir.join(PKG).join("catalog.json");
     let mut text = std::fs::read_to_string(&file).expect("catalog");
     text = text.replace(
@@ -513,7 +516,7 @@ fn v1_10_leaves_a_leftover_the_installer_may_not_delete() {
     std::fs::write(&file, text).expect("write");
     content
         .bundles
-        .insert("argocd-operator.v0.6.1".into(), next.clone());
+        .insert("argocd-operator.v0.6.1".into(), next);
     v1.serve(IMAGE, content);
 
     // The installer: a ServiceAccount allowed every verb but delete.

@@ -89,7 +89,7 @@ impl World {
 
     /// The catalog now has versions `first..=last` (a new image, a new digest).
     async fn publish(&mut self, tag: &str, first: u32, last: u32) {
-        let t = publish(&self.api, &self.olm, self.dir.path(), tag, first, last).await;
+        let t = publish(&self.api, &self.olm, self.dir.path(), tag, first, last, NS).await;
         self.servers.push(t);
     }
 
@@ -496,7 +496,7 @@ async fn a_step_two_catalogs_offer_at_the_same_priority_is_held() {
     w.installed_at_3(4).await;
     // The mirror: the same versions as another image, both served by one catalogd.
     let mirror_dir = w.dir.path().join("catalog-mirror");
-    let content = render_catalog(&mirror_dir, 3, 4);
+    let content = render_catalog(&mirror_dir, 3, 4, NS);
     w.olm.serve("quay.io/mirror/catalog:1", content);
     w.api.insert(
         "clustercatalogs",

@@ -65,7 +65,7 @@ async fn cluster_with(rbac: &[(String, Value)], csv: &Value, ns: &str) -> (ApiSe
     api.use_system_clock();
     let olm = olmctl_testkit::olmv1::OlmV1::start(&api, olmctl_testkit::olmv1::Line::V1_11);
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = olmv1::publish(&api, &olm, dir.path(), "1", 3, 4).await;
+    let server = olmv1::publish(&api, &olm, dir.path(), "1", 3, 4, NS).await;
     let mut ce = olmv1::extension("0.0.3");
     ce["spec"]["namespace"] = json!(NS);
     api.insert("clusterextensions", ce);

@@ -11,7 +11,6 @@
 pub mod crdver;
 pub mod facts;
 pub mod policy;
-pub mod preflight;
 pub mod schema;
 mod schema_change;
 mod schema_diff;

@@ -241,6 +241,26 @@ pub fn builtins() -> Vec<Resource> {
         ),
     ];
     for (plural, kind) in [
+        (
+            "validatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration",
+        ),
+        (
+            "mutatingwebhookconfigurations",
+            "MutatingWebhookConfiguration",
+        ),
+    ] {
+        v.push(builtin(
+            "admissionregistration.k8s.io",
+            "v1",
+            plural,
+            kind,
+            false,
+            false,
+            &[],
+        ));
+    }
+    for (plural, kind) in [
         ("selfsubjectaccessreviews", "SelfSubjectAccessReview"),
         ("selfsubjectrulesreviews", "SelfSubjectRulesReview"),
     ] {

@@ -442,6 +442,14 @@ impl ApiServer {
         v
     }
 
+    /// The resource `apiVersion` and `kind` are served as (its plural, and whether it is
+    /// namespaced), as discovery has it: the built-in kinds and the stored CRDs'.
+    pub fn served(&self, api_version: &str, kind: &str) -> Option<(String, bool)> {
+        let st = self.inner.state.lock().expect("lock");
+        st.resource_of(api_version, kind)
+            .map(|r| (r.plural.clone(), r.namespaced))
+    }
+
     /// The object at a key, if any (storage version).
     pub fn get(&self, group: &str, plural: &str, namespace: &str, name: &str) -> Option<Value> {
         let st = self.inner.state.lock().expect("lock");

@@ -25,9 +25,13 @@
 //!   before anything is written, skipped with `enforcement: None`; objects labelled with their
 //!   owner; uninstalled with the extension).
 //!
-//! The bundle is rendered with olmctl's renderer (`olmctl::olmv1::render`, itself checked
-//! against operator-controller's regression data) and the preflight is olmctl's crdify rules
-//! (`--preflight olmv1`); under v1.10 each object is authorized as the ServiceAccount by the
+//! The double never renders and never asks olmctl: a catalog image carries, for each bundle,
+//! what operator-controller's renderer made of it ([`Rendered`]: `shared/fixtures/olmv1-render`
+//! or upstream's regression data), or upstream's refusal; a skipRange is read by its own
+//! blang reading ([`blang`]) and the CRD upgrade-safety preflight is its own ([`crdify`]), both
+//! written from upstream's source. Objects are written at their resource's scope (a
+//! cluster-scoped object's namespace is ignored, as the API server ignores it). Under v1.10
+//! each object is authorized as the ServiceAccount by the
 //! test cluster's RBAC authorizer and escalation check before it is written: `create` for a
 //! new object, `patch` by name and the update's escalation check for one that exists (Helm's
 //! `Client.Update`), and the old release's leftovers are deleted only where it may get and
@@ -44,6 +48,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
+mod blang;
+mod crdify;
+
 use crate::api::ApiServer;
 use crate::api::rbac::escalation::{check_update, check_write};
 use crate::api::rbac::{Attributes, Decision, UserInfo, authorize, forbidden_status};
@@ -51,14 +58,67 @@ use crate::api::rbac::{Attributes, Decision, UserInfo, authorize, forbidden_stat
 /// OLM v1's API group.
 pub const GROUP: &str = "olm.operatorframework.io";
 
-/// A catalog image the double can "pull": its FBC directory, and the bundle directories its
-/// `olm.bundle` blobs name (by bundle name).
+/// What operator-controller's renderer made of a bundle, recorded from upstream (the double
+/// never renders: it applies what upstream rendered).
+#[derive(Debug, Clone)]
+pub enum Rendered {
+    /// The objects, rendered for the install namespace `namespace` (v1.11's renderer: the
+    /// double takes `olm.operatorNamespace` off the pods for v1.10, whose renderer did not set
+    /// it).
+    Objects {
+        /// The install namespace they were rendered for.
+        namespace: String,
+        /// The objects, in the order they are applied.
+        objects: Vec<Value>,
+    },
+    /// Upstream refused the bundle: its message.
+    Refused(String),
+}
+
+impl Rendered {
+    /// One recording of `shared/fixtures/olmv1-render` (`<package>/<version>.<variant>.json`:
+    /// the objects or the refusal, install namespace `olmv1-system`).
+    pub fn recorded(file: &std::path::Path) -> Rendered {
+        let text =
+            std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let v: Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        match v["objects"].as_array() {
+            Some(objects) => Rendered::Objects {
+                namespace: s(&v, "/install_namespace").to_string(),
+                objects: objects.clone(),
+            },
+            None => Rendered::Refused(s(&v, "/error").to_string()),
+        }
+    }
+
+    /// One case of operator-controller's own regression data
+    /// (`test/regression/convert/testdata/expected-manifests/<bundle>/<case>/`, one object per
+    /// file), rendered for `namespace`.
+    pub fn expected_manifests(dir: &std::path::Path, namespace: &str) -> Rendered {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        files.sort();
+        Rendered::Objects {
+            namespace: namespace.to_string(),
+            objects: files
+                .iter()
+                .flat_map(|f| crate::fixtures::yaml_file(f))
+                .collect(),
+        }
+    }
+}
+
+/// A catalog image the double can "pull": its FBC directory, and what upstream renders of
+/// each bundle its `olm.bundle` blobs name (by bundle name).
 #[derive(Debug, Clone)]
 pub struct CatalogImage {
     /// The FBC directory.
     pub dir: PathBuf,
-    /// Bundle name → bundle directory (manifests/ and metadata/).
-    pub bundles: BTreeMap<String, PathBuf>,
+    /// Bundle name → what operator-controller renders of it.
+    pub bundles: BTreeMap<String, Rendered>,
     /// The image's manifest digest (`sha256:...`) when it was pushed to a real registry:
     /// catalogd's `status.resolvedSource` then names it, as a client pulling it expects.
     /// Otherwise a digest is made up from the reference.
@@ -473,7 +533,7 @@ fn resolve(
                             .as_array()
                             .is_some_and(|sk| sk.iter().any(|x| x == iname))
                         || e["skipRange"].as_str().is_some_and(|r| {
-                            olmctl::range::Range::parse(r).is_ok_and(|r| r.contains(iversion))
+                            blang::Range::parse(r).is_some_and(|r| r.contains(iversion))
                         })
                 })
             {
@@ -547,8 +607,19 @@ fn resolve(
     Err(msg.trim_end().to_string())
 }
 
-fn resource_of(kind: &str) -> String {
-    olmctl::rbac::rule::guess_resource(kind)
+/// The resource an object is written as, and the namespace of the request: discovery's plural
+/// and scope (a cluster-scoped object's `metadata.namespace` is ignored, as the API server
+/// ignores it); a kind not served is written under its lowercase plural where it says.
+fn served<'a>(api: &ApiServer, o: &'a Value) -> (String, &'a str) {
+    let kind = s(o, "/kind");
+    match api.served(s(o, "/apiVersion"), kind) {
+        Some((plural, true)) => (plural, s(o, "/metadata/namespace")),
+        Some((plural, false)) => (plural, ""),
+        None => (
+            format!("{}s", kind.to_lowercase()),
+            s(o, "/metadata/namespace"),
+        ),
+    }
 }
 
 /// The CRD upgrade-safety preflight (`crdupgradesafety.Preflight`): each rendered CRD against
@@ -568,7 +639,7 @@ fn preflight(api: &ApiServer, objects: &[Value]) -> Result<(), String> {
         ) else {
             continue;
         };
-        let problems = olmctl::checks::safety::preflight::crd_preflight_olmv1(&live, crd);
+        let problems = crdify::preflight(&live, crd);
         if !problems.is_empty() {
             errs.push(format!(
                 "validating upgrade for CRD {}: {}",
@@ -670,20 +741,28 @@ fn operator_controller(inner: &mut Inner, ce: &Value) {
                 crate::api::selectors::go_quote(&bundle.version.to_string())
             )
         };
-        let dir = content
-            .bundles
-            .get(&bundle.name)
-            .ok_or_else(|| wrap("bundle content not found".into()))?;
-        let b = olmctl::bundle::load::load_bundle(dir).map_err(|e| wrap(e.to_string()))?;
-        let opts = olmctl::olmv1::render::Options {
-            install_namespace: ns.clone(),
-            watch_namespace: None,
-            cert_provider: olmctl::olmv1::render::CertProvider::CertManager,
-            operator_namespace_annotation: inner.line == Line::V1_11,
-            single_own_namespace: false,
-            deployment_config: None,
+        let mut objects = match content.bundles.get(&bundle.name) {
+            None => return Err(wrap("bundle content not found".into())),
+            Some(Rendered::Refused(e)) => return Err(wrap(e.clone())),
+            Some(Rendered::Objects { namespace, .. }) if *namespace != ns => {
+                // A test set-up error: the recording is for another install namespace.
+                return Err(wrap(format!(
+                    "the double holds the rendering of this bundle for install namespace {namespace}, not {ns}"
+                )));
+            }
+            Some(Rendered::Objects { objects, .. }) => objects.clone(),
         };
-        let mut objects = olmctl::olmv1::render::for_install(&b, &opts).map_err(|e| wrap(e.0))?;
+        if inner.line == Line::V1_10 {
+            // v1.10's renderer (b5f05bbf) sets no olm.operatorNamespace on the pods.
+            for o in objects.iter_mut().filter(|o| o["kind"] == "Deployment") {
+                if let Some(a) = o
+                    .pointer_mut("/spec/template/metadata/annotations")
+                    .and_then(Value::as_object_mut)
+                {
+                    a.remove("olm.operatorNamespace");
+                }
+            }
+        }
         if s(ce, "/spec/install/preflight/crdUpgradeSafety/enforcement") != "None" {
             preflight(&api, &objects).map_err(wrap)?;
         }
@@ -695,8 +774,7 @@ fn operator_controller(inner: &mut Inner, ce: &Value) {
                     .rsplit_once('/')
                     .map_or("", |(g, _)| g)
                     .to_string();
-                let (resource, namespace) =
-                    (resource_of(s(o, "/kind")), s(o, "/metadata/namespace"));
+                let (resource, namespace) = served(&api, o);
                 // Helm's `Client.Update` creates what is new and patches what exists (by
                 // name: the escalation check of an update sees the request's name).
                 let old = api.get(&g, &resource, namespace, s(o, "/metadata/name"));
@@ -732,7 +810,13 @@ fn operator_controller(inner: &mut Inner, ce: &Value) {
             o["metadata"]["labels"]["olm.operatorframework.io/owner-kind"] =
                 json!("ClusterExtension");
             o["metadata"]["labels"]["olm.operatorframework.io/owner-name"] = json!(name);
-            api.insert(&resource_of(s(o, "/kind")), o.clone());
+            let (plural, namespace) = served(&api, o);
+            if namespace.is_empty()
+                && let Some(m) = o["metadata"].as_object_mut()
+            {
+                m.remove("namespace");
+            }
+            api.insert(&plural, o.clone());
         }
         let now_keys: Vec<(String, String, String, String)> = objects
             .iter()
@@ -742,7 +826,7 @@ fn operator_controller(inner: &mut Inner, ce: &Value) {
                         .rsplit_once('/')
                         .map_or("", |(g, _)| g)
                         .to_string(),
-                    resource_of(s(o, "/kind")),
+                    served(&api, o).0,
                     s(o, "/metadata/namespace").to_string(),
                     s(o, "/metadata/name").to_string(),
                 )
