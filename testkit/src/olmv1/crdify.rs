@@ -82,12 +82,12 @@ fn refused_change(a: &Value, b: &Value) -> bool {
     }
     // Enum values may be added, not removed.
     let enum_of = |v: &Value| -> Option<Vec<Value>> { v.get("enum")?.as_array().cloned() };
-    if let (Some(ea), Some(eb)) = (enum_of(&a), enum_of(&b)) {
-        if ea.iter().all(|x| eb.contains(x)) {
-            for s in [&mut a, &mut b] {
-                if let Some(m) = s.as_object_mut() {
-                    m.remove("enum");
-                }
+    if let (Some(ea), Some(eb)) = (enum_of(&a), enum_of(&b))
+        && ea.iter().all(|x| eb.contains(x))
+    {
+        for s in [&mut a, &mut b] {
+            if let Some(m) = s.as_object_mut() {
+                m.remove("enum");
             }
         }
     }
