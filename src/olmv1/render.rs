@@ -864,16 +864,17 @@ fn objects(bundle: &BundleDir) -> Result<Objects, Refused> {
                 }
                 _ => vec![doc],
             };
+            // `fsBundleSource.GetBundle`'s wrapping of a file's decoding error.
+            let parsing = |e: String| {
+                Refused(format!(
+                    "error parsing objects in {}: {e}",
+                    crate::range::go_quote(&format!("manifests/{file}"))
+                ))
+            };
             for o in items {
                 match o["kind"].as_str() {
                     Some("ClusterServiceVersion") => {
                         let mut o = o;
-                        let parsing = |e: String| {
-                            Refused(format!(
-                                "error parsing objects in {}: {e}",
-                                crate::range::go_quote(&format!("manifests/{file}"))
-                            ))
-                        };
                         super::csv_type::read(&mut o).map_err(parsing)?;
                         // The deployments' specs are `appsv1.DeploymentSpec`s.
                         let deployments =
@@ -886,14 +887,9 @@ fn objects(bundle: &BundleDir) -> Result<Objects, Refused> {
                         csv = Some(o);
                     }
                     Some("CustomResourceDefinition") => {
-                        crds.push(round_trip(&o, "apiext.CustomResourceDefinition").map_err(
-                            |e| {
-                                Refused(format!(
-                                    "error parsing objects in {}: {e}",
-                                    crate::range::go_quote(&format!("manifests/{file}"))
-                                ))
-                            },
-                        )?);
+                        crds.push(
+                            round_trip(&o, "apiext.CustomResourceDefinition").map_err(parsing)?,
+                        );
                     }
                     _ => others.push(o),
                 }
